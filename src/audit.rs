@@ -1,0 +1,207 @@
+//! The audit log: one TSV row per call, in a file per UTC day.
+//!
+//! `<state-dir>/audit-YYYY-MM-DD.tsv`, columns: timestamp, command, exit code,
+//! duration in ms. Each row is a single `write` to a file opened for appending, so
+//! concurrent calls never interleave. A failed write is a warning on stderr, never a
+//! failed call.
+
+use std::fs::OpenOptions;
+use std::io::{self, Write};
+use std::path::{Path, PathBuf};
+
+use chrono::{DateTime, Utc};
+
+/// One call, as it is logged.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Row<'a> {
+    pub at: DateTime<Utc>,
+    pub command: &'a str,
+    pub code: i32,
+    pub ms: u128,
+}
+
+impl Row<'_> {
+    /// The row as written, with its newline.
+    pub fn to_line(&self) -> String {
+        format!(
+            "{}\t{}\t{}\t{}\n",
+            self.at.format("%Y-%m-%dT%H:%M:%S%.3fZ"),
+            escape(self.command),
+            self.code,
+            self.ms
+        )
+    }
+}
+
+/// The day's log file in `dir`.
+pub fn path(dir: &Path, at: DateTime<Utc>) -> PathBuf {
+    dir.join(format!("audit-{}.tsv", at.format("%Y-%m-%d")))
+}
+
+/// Appends `row` to its day's file, creating the directory on first use.
+pub fn append(dir: &Path, row: &Row<'_>) -> io::Result<()> {
+    std::fs::create_dir_all(dir)?;
+    let mut file = OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(path(dir, row.at))?;
+    let line = row.to_line();
+    let written = file.write(line.as_bytes())?;
+    if written != line.len() {
+        return Err(io::Error::new(
+            io::ErrorKind::WriteZero,
+            format!("short write: {written} of {} bytes", line.len()),
+        ));
+    }
+    Ok(())
+}
+
+/// Appends `row`, or warns on stderr why it could not.
+pub fn record(dir: &Path, row: &Row<'_>) {
+    if let Err(e) = append(dir, row) {
+        tracing::warn!(dir = %dir.display(), error = %e, "audit row not written");
+    }
+}
+
+/// Escapes a command so that a row stays one line and the command can be recovered:
+/// `\` → `\\`, tab → `\t`, newline → `\n`, CR → `\r`.
+pub fn escape(command: &str) -> String {
+    let mut out = String::with_capacity(command.len());
+    for c in command.chars() {
+        match c {
+            '\\' => out.push_str("\\\\"),
+            '\t' => out.push_str("\\t"),
+            '\n' => out.push_str("\\n"),
+            '\r' => out.push_str("\\r"),
+            c => out.push(c),
+        }
+    }
+    out
+}
+
+/// The inverse of [`escape`].
+pub fn unescape(field: &str) -> String {
+    let mut out = String::with_capacity(field.len());
+    let mut chars = field.chars();
+    while let Some(c) = chars.next() {
+        if c != '\\' {
+            out.push(c);
+            continue;
+        }
+        match chars.next() {
+            Some('t') => out.push('\t'),
+            Some('n') => out.push('\n'),
+            Some('r') => out.push('\r'),
+            Some(other) => out.push(other),
+            None => out.push('\\'),
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use chrono::TimeZone;
+
+    fn at() -> DateTime<Utc> {
+        Utc.with_ymd_and_hms(2026, 4, 26, 14, 32, 1).unwrap() + chrono::Duration::milliseconds(234)
+    }
+
+    #[test]
+    fn row_format() {
+        let row = Row {
+            at: at(),
+            command: "git pull origin dev",
+            code: 0,
+            ms: 536,
+        };
+        assert_eq!(
+            row.to_line(),
+            "2026-04-26T14:32:01.234Z\tgit pull origin dev\t0\t536\n"
+        );
+    }
+
+    #[test]
+    fn escaping_is_reversible_and_one_line() {
+        for command in [
+            "a\tb",
+            "a\nb",
+            "a\r\nb",
+            "back\\slash",
+            "\\n literal",
+            "x\\",
+            "é\t✓",
+        ] {
+            let escaped = escape(command);
+            assert!(!escaped.contains(['\t', '\n', '\r']), "{escaped:?}");
+            assert_eq!(unescape(&escaped), command);
+        }
+        assert_eq!(escape("a\tb\nc\rd\\e"), "a\\tb\\nc\\rd\\\\e");
+    }
+
+    #[test]
+    fn daily_file_name_is_utc() {
+        let dir = Path::new("/s");
+        assert_eq!(path(dir, at()), Path::new("/s/audit-2026-04-26.tsv"));
+    }
+
+    #[test]
+    fn append_creates_dir_and_appends() {
+        let tmp = tempfile::tempdir().unwrap();
+        let dir = tmp.path().join("new/state");
+        append(
+            &dir,
+            &Row {
+                at: at(),
+                command: "one",
+                code: 0,
+                ms: 1,
+            },
+        )
+        .unwrap();
+        append(
+            &dir,
+            &Row {
+                at: at(),
+                command: "two",
+                code: -1,
+                ms: 0,
+            },
+        )
+        .unwrap();
+        let text = std::fs::read_to_string(path(&dir, at())).unwrap();
+        assert_eq!(
+            text,
+            "2026-04-26T14:32:01.234Z\tone\t0\t1\n2026-04-26T14:32:01.234Z\ttwo\t-1\t0\n"
+        );
+    }
+
+    #[test]
+    fn unwritable_dir_is_an_error_not_a_panic() {
+        let tmp = tempfile::tempdir().unwrap();
+        let file = tmp.path().join("a-file");
+        std::fs::write(&file, "").unwrap();
+        assert!(
+            append(
+                &file,
+                &Row {
+                    at: at(),
+                    command: "x",
+                    code: 0,
+                    ms: 0
+                }
+            )
+            .is_err()
+        );
+        record(
+            &file,
+            &Row {
+                at: at(),
+                command: "x",
+                code: 0,
+                ms: 0,
+            },
+        );
+    }
+}

@@ -1,0 +1,284 @@
+//! Streaming capture of one output stream, in bounded memory.
+//!
+//! Layer 1 pushes chunks as they arrive; only what Layer 2 can show is kept in memory
+//! (the head, and for stderr also the tail), the counts Layer 2 decides by are kept
+//! as numbers, and once a stream is past what Layer 2 shows whole, everything is
+//! streamed into a spill file in the state dir (`cmd-N.txt` for stdout,
+//! `stderr-N.txt` for stderr). Memory per stream stays near [`HEAD_BYTES`] plus
+//! [`TAIL_BYTES`], whatever the command writes.
+
+use std::fs::{File, OpenOptions};
+use std::io::{self, Write};
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+
+/// Most bytes of stdout that Layer 2 shows (the seed's 50 KB).
+pub const SHOW_BYTES: usize = 51_200;
+
+/// Most lines of stdout that Layer 2 shows.
+pub const SHOW_LINES: usize = 200;
+
+/// Bytes kept from the start of a stream: what Layer 2 shows, plus a partial UTF-8
+/// character (at most 3 more bytes) so the cut decodes the same as the whole would.
+pub const HEAD_BYTES: usize = SHOW_BYTES + 4;
+
+/// Bytes kept from the end of stderr, so a long failing build still shows its end.
+pub const TAIL_BYTES: usize = SHOW_BYTES / 2 + 4;
+
+/// Bytes looked at by the control-character rule of the binary guard.
+pub const BINARY_SAMPLE: usize = 1024;
+
+/// Which stream a sink captures; stdout spills to `cmd-N.txt`, stderr to `stderr-N.txt`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Stream {
+    Stdout,
+    Stderr,
+}
+
+/// Hands out spill files that never overwrite an existing one.
+///
+/// N counts up from 1 per prefix; a name that exists (a restarted server, a second
+/// server on the same state dir) is skipped by creating each file exclusively.
+#[derive(Debug)]
+pub struct Spiller {
+    dir: PathBuf,
+    next_stdout: AtomicU64,
+    next_stderr: AtomicU64,
+}
+
+impl Spiller {
+    pub fn new(dir: impl Into<PathBuf>) -> Arc<Spiller> {
+        Arc::new(Spiller {
+            dir: dir.into(),
+            next_stdout: AtomicU64::new(1),
+            next_stderr: AtomicU64::new(1),
+        })
+    }
+
+    pub fn dir(&self) -> &Path {
+        &self.dir
+    }
+
+    /// Creates the next free `cmd-N.txt` or `stderr-N.txt`.
+    pub fn create(&self, stream: Stream) -> io::Result<(File, PathBuf)> {
+        let (prefix, counter) = match stream {
+            Stream::Stdout => ("cmd", &self.next_stdout),
+            Stream::Stderr => ("stderr", &self.next_stderr),
+        };
+        std::fs::create_dir_all(&self.dir)?;
+        loop {
+            let n = counter.fetch_add(1, Ordering::Relaxed);
+            let path = self.dir.join(format!("{prefix}-{n}.txt"));
+            match OpenOptions::new().write(true).create_new(true).open(&path) {
+                Ok(file) => return Ok((file, path)),
+                Err(e) if e.kind() == io::ErrorKind::AlreadyExists => continue,
+                Err(e) => return Err(e),
+            }
+        }
+    }
+}
+
+/// Where the full output went once it was too long to show whole.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Spill {
+    /// The whole captured stream is in this file.
+    Written(PathBuf),
+    /// The file could not be created or written; the message says why.
+    Failed(String),
+}
+
+/// What a stream left behind: the parts Layer 2 shows and the numbers it decides by.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Captured {
+    /// The first [`HEAD_BYTES`] bytes (all of them when the stream is shorter).
+    pub head: Vec<u8>,
+    /// The last [`TAIL_BYTES`] bytes of stderr; empty for stdout.
+    pub tail: Vec<u8>,
+    /// Bytes captured (at most the cap).
+    pub total_bytes: u64,
+    /// Lines captured: `\n` ends a line, and a last line without one still counts.
+    pub lines: u64,
+    /// Newlines captured.
+    pub newlines: u64,
+    /// Stdout only: a NUL byte anywhere, or too many control bytes at the start.
+    pub binary: bool,
+    /// The stream reached the output cap; what came after was not kept.
+    pub capped: bool,
+    /// The spill file, once the stream was longer than Layer 2 shows whole.
+    pub spill: Option<Spill>,
+}
+
+impl Captured {
+    /// Captures a whole byte string at once, as Layer 1 would have streamed it.
+    pub fn from_bytes(stream: Stream, bytes: &[u8], cap: u64, spiller: &Arc<Spiller>) -> Captured {
+        let mut sink = Sink::new(stream, cap, spiller.clone());
+        sink.push(bytes);
+        sink.finish()
+    }
+
+    /// More than Layer 2 shows whole: over [`SHOW_LINES`] lines or [`SHOW_BYTES`] bytes.
+    pub fn overflows(&self) -> bool {
+        self.total_bytes > SHOW_BYTES as u64 || self.lines > SHOW_LINES as u64
+    }
+
+    /// Deletes the spill file, when its content will never be named to anybody.
+    pub fn discard_spill(&mut self) {
+        if let Some(Spill::Written(path)) = self.spill.take() {
+            let _ = std::fs::remove_file(path);
+        }
+    }
+}
+
+/// The binary guard's control-byte rule: more than 10% of `sample` are control bytes
+/// (0–31 other than TAB, LF, CR).
+///
+/// Like ripgrep's binary detection this is a heuristic: a text file in UTF-16 or a
+/// log full of escape codes may be called binary, and binary data that happens to
+/// look like text past its first kilobyte without a NUL is not caught.
+pub fn mostly_control(sample: &[u8]) -> bool {
+    let control = sample
+        .iter()
+        .filter(|&&b| b < 32 && !matches!(b, b'\t' | b'\n' | b'\r'))
+        .count();
+    control * 10 > sample.len()
+}
+
+/// Receives one stream's chunks; see the module docs.
+#[derive(Debug)]
+pub struct Sink {
+    stream: Stream,
+    cap: u64,
+    spiller: Arc<Spiller>,
+    out: Captured,
+    /// Ring buffer of the stream's end (stderr only), oldest byte at `tail_start`.
+    tail_start: usize,
+    file: Option<File>,
+    last_byte: Option<u8>,
+}
+
+impl Sink {
+    pub fn new(stream: Stream, cap: u64, spiller: Arc<Spiller>) -> Sink {
+        Sink {
+            stream,
+            cap,
+            spiller,
+            out: Captured::default(),
+            tail_start: 0,
+            file: None,
+            last_byte: None,
+        }
+    }
+
+    /// True once the cap is reached: the caller stops the command.
+    pub fn capped(&self) -> bool {
+        self.out.capped
+    }
+
+    /// Takes one chunk. Bytes past the cap are dropped and mark the stream capped.
+    pub fn push(&mut self, chunk: &[u8]) {
+        let room = self.cap.saturating_sub(self.out.total_bytes);
+        let chunk = if chunk.len() as u64 >= room {
+            self.out.capped = true;
+            &chunk[..room as usize]
+        } else {
+            chunk
+        };
+        if chunk.is_empty() {
+            return;
+        }
+
+        let was_binary = self.out.binary;
+        if self.stream == Stream::Stdout && !self.out.binary {
+            self.out.binary = chunk.contains(&0) || self.sample_is_control(chunk);
+        }
+
+        self.out.newlines += chunk.iter().filter(|&&b| b == b'\n').count() as u64;
+        self.out.total_bytes += chunk.len() as u64;
+        self.last_byte = chunk.last().copied();
+        self.out.lines = self.out.newlines + u64::from(self.last_byte != Some(b'\n'));
+
+        if self.out.binary {
+            // Binary output is never shown nor kept: drop what was spilled.
+            if !was_binary {
+                self.file = None;
+                self.out.discard_spill();
+            }
+            self.keep_head(chunk);
+            return;
+        }
+
+        if self.out.spill.is_none() && self.out.overflows() {
+            // Everything before this chunk is still in the head: until now the stream
+            // was short enough to show whole.
+            self.out.spill = Some(match self.spiller.create(self.stream) {
+                Ok((mut file, path)) => match file.write_all(&self.out.head) {
+                    Ok(()) => {
+                        self.file = Some(file);
+                        Spill::Written(path)
+                    }
+                    Err(e) => Spill::Failed(format!("{}: {e}", path.display())),
+                },
+                Err(e) => Spill::Failed(format!("{}: {e}", self.spiller.dir().display())),
+            });
+        }
+        if let Some(file) = &mut self.file
+            && let Err(e) = file.write_all(chunk)
+        {
+            self.file = None;
+            self.out.spill = Some(Spill::Failed(e.to_string()));
+        }
+        self.keep_head(chunk);
+        if self.stream == Stream::Stderr {
+            self.keep_tail(chunk);
+        }
+    }
+
+    /// Ends the stream and hands over what Layer 2 needs.
+    pub fn finish(mut self) -> Captured {
+        if self.stream == Stream::Stdout
+            && !self.out.binary
+            && self.out.head.len() < BINARY_SAMPLE
+            && mostly_control(&self.out.head)
+        {
+            self.out.binary = true;
+            self.out.discard_spill();
+        }
+        if self.stream == Stream::Stderr {
+            self.out.tail.rotate_left(self.tail_start);
+        }
+        self.out
+    }
+
+    fn sample_is_control(&self, chunk: &[u8]) -> bool {
+        let have = self.out.head.len().min(BINARY_SAMPLE);
+        if have == BINARY_SAMPLE {
+            return false;
+        }
+        let take = chunk.len().min(BINARY_SAMPLE - have);
+        let mut sample = self.out.head[..have].to_vec();
+        sample.extend_from_slice(&chunk[..take]);
+        // Judge only on the full sample, or at the end of a shorter stream (below).
+        sample.len() == BINARY_SAMPLE && mostly_control(&sample)
+    }
+
+    fn keep_head(&mut self, chunk: &[u8]) {
+        let room = HEAD_BYTES.saturating_sub(self.out.head.len());
+        self.out
+            .head
+            .extend_from_slice(&chunk[..chunk.len().min(room)]);
+    }
+
+    fn keep_tail(&mut self, chunk: &[u8]) {
+        let tail = &mut self.out.tail;
+        let chunk = &chunk[chunk.len().saturating_sub(TAIL_BYTES)..];
+        for &b in chunk {
+            if tail.len() < TAIL_BYTES {
+                tail.push(b);
+            } else {
+                tail[self.tail_start] = b;
+                self.tail_start = (self.tail_start + 1) % TAIL_BYTES;
+            }
+        }
+    }
+}

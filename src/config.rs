@@ -1,0 +1,136 @@
+//! Start-up configuration: command-line flags, each with an environment variable.
+//!
+//! Built once in `main` and shared read-only by every call. A flag wins over its
+//! environment variable, which wins over the default.
+
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use clap::Parser;
+
+/// Settings of one forge-bash server.
+#[derive(Debug, Clone, Parser)]
+#[command(
+    name = "forge-bash",
+    version,
+    about = "A stdio MCP server with one tool, run(command): bash for LLM agents.",
+    long_about = "A stdio MCP server with one tool, run(command): bash for LLM agents.\n\n\
+        It speaks newline-delimited JSON-RPC on stdin/stdout. Each call runs `bash -c` in \
+        the working directory, refuses rm, bounds what the model sees and writes one audit \
+        row. Logs go to stderr (filter them with RUST_LOG)."
+)]
+pub struct Config {
+    /// Working directory of every command.
+    #[arg(long, env = "FORGE_BASH_WORKDIR", default_value = "/workspace")]
+    pub workdir: PathBuf,
+
+    /// Seconds a command may run before its process group is killed.
+    #[arg(long, env = "FORGE_BASH_TIMEOUT_SECS", default_value_t = 300,
+          value_parser = clap::value_parser!(u64).range(1..))]
+    pub timeout_secs: u64,
+
+    /// Bytes kept of each of stdout and stderr; reaching it stops the command.
+    #[arg(long, env = "FORGE_BASH_MAX_OUTPUT_BYTES", default_value_t = 52_428_800,
+          value_parser = clap::value_parser!(u64).range(1..))]
+    pub max_output_bytes: u64,
+
+    /// Directory of overflow files (cmd-N.txt) and audit logs (audit-YYYY-MM-DD.tsv).
+    #[arg(long, env = "FORGE_BASH_STATE_DIR", default_value = "/tmp/forge-bash")]
+    pub state_dir: PathBuf,
+
+    /// Milliseconds between progress notifications for calls that ask for them.
+    #[arg(long, env = "FORGE_BASH_PROGRESS_INTERVAL_MS", default_value_t = 5_000,
+          value_parser = clap::value_parser!(u64).range(1..), hide = true)]
+    pub progress_interval_ms: u64,
+}
+
+impl Config {
+    /// A configuration with the defaults, for tests and embedders.
+    pub fn with_dirs(workdir: impl Into<PathBuf>, state_dir: impl Into<PathBuf>) -> Config {
+        Config {
+            workdir: workdir.into(),
+            timeout_secs: 300,
+            max_output_bytes: 52_428_800,
+            state_dir: state_dir.into(),
+            progress_interval_ms: 5_000,
+        }
+    }
+
+    pub fn timeout(&self) -> Duration {
+        Duration::from_secs(self.timeout_secs)
+    }
+
+    pub fn progress_interval(&self) -> Duration {
+        Duration::from_millis(self.progress_interval_ms)
+    }
+}
+}
+
+/// The shell every command runs in: `bash` found on `PATH`, else `/bin/sh`.
+pub fn find_shell() -> PathBuf {
+    let path = std::env::var_os("PATH").unwrap_or_default();
+    std::env::split_paths(&path)
+        .map(|dir| dir.join("bash"))
+        .find(|candidate| is_executable(candidate))
+        .unwrap_or_else(|| PathBuf::from("/bin/sh"))
+}
+
+fn is_executable(path: &Path) -> bool {
+    use std::os::unix::fs::PermissionsExt;
+    path.metadata()
+        .is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn defaults_are_the_seeds() {
+        let config = Config::try_parse_from(["forge-bash"]).unwrap();
+        // The environment of the test run may set these; only check when it does not.
+        if std::env::var_os("FORGE_BASH_WORKDIR").is_none() {
+            assert_eq!(config.workdir, PathBuf::from("/workspace"));
+        }
+        if std::env::var_os("FORGE_BASH_TIMEOUT_SECS").is_none() {
+            assert_eq!(config.timeout_secs, 300);
+        }
+        if std::env::var_os("FORGE_BASH_MAX_OUTPUT_BYTES").is_none() {
+            assert_eq!(config.max_output_bytes, 50 * 1024 * 1024);
+        }
+        if std::env::var_os("FORGE_BASH_STATE_DIR").is_none() {
+            assert_eq!(config.state_dir, PathBuf::from("/tmp/forge-bash"));
+        }
+    }
+
+    #[test]
+    fn flags_parse() {
+        let config = Config::try_parse_from([
+            "forge-bash",
+            "--workdir",
+            "/w",
+            "--timeout-secs",
+            "7",
+            "--max-output-bytes",
+            "1024",
+            "--state-dir",
+            "/s",
+        ])
+        .unwrap();
+        assert_eq!(config.workdir, PathBuf::from("/w"));
+        assert_eq!(config.timeout_secs, 7);
+        assert_eq!(config.max_output_bytes, 1024);
+        assert_eq!(config.state_dir, PathBuf::from("/s"));
+    }
+
+    #[test]
+    fn zero_timeout_is_refused() {
+        assert!(Config::try_parse_from(["forge-bash", "--timeout-secs", "0"]).is_err());
+    }
+
+    #[test]
+    fn shell_is_found() {
+        let shell = find_shell();
+        assert!(shell.ends_with("bash") || shell == Path::new("/bin/sh"));
+    }
+}

@@ -1,0 +1,29 @@
+//! forge-bash: a stdio MCP server with one tool, `run(command)`.
+//!
+//! # Layout
+//!
+//! A `run` call flows through these modules in this order:
+//!
+//! - [`guard`]: the rm guard. A chain parser refuses any command that would run `rm`;
+//!   nothing of a refused chain runs.
+//! - [`exec`]: Layer 1. `bash -c` in the workdir, in its own process group, with stdin
+//!   at `/dev/null`, a timeout and an output cap. It streams both pipes through
+//!   [`capture`], which keeps only what Layer 2 can show and spills the rest to a file.
+//! - [`present`]: Layer 2. Binary guard, overflow notice, stderr block and the
+//!   `[exit:N | Xms]` footer, as one pure function.
+//! - [`audit`]: one row per call in a daily TSV file.
+//!
+//! [`server`] ties them into an rmcp `ServerHandler`; [`stdio`] sits between the real
+//! stdin/stdout and rmcp so that piped input is fully answered before exit, malformed
+//! lines get a JSON-RPC error, and SIGTERM stops every running command cleanly.
+//! [`config`] and [`environ`] are read once at start-up.
+
+pub mod audit;
+pub mod capture;
+pub mod config;
+pub mod environ;
+pub mod exec;
+pub mod guard;
+pub mod present;
+pub mod server;
+pub mod stdio;

@@ -1,0 +1,80 @@
+//! The `forge-bash` binary: configuration, logging to stderr, and the stdio server.
+
+use std::process::ExitCode;
+
+use clap::Parser;
+use tracing_subscriber::EnvFilter;
+
+use forge_bash::config::{self, Config};
+use forge_bash::server::Server;
+use forge_bash::{environ, stdio};
+
+fn main() -> ExitCode {
+    // SAFETY: nothing has started a thread yet; the runtime is built below.
+    let injected = unsafe { environ::inject() };
+    let config = Config::parse();
+    tracing_subscriber::fmt()
+        .with_writer(std::io::stderr)
+        .with_ansi(false)
+        .with_env_filter(
+            EnvFilter::try_from_default_env()
+                .unwrap_or_else(|_| EnvFilter::new("warn,forge_bash=info")),
+        )
+        .init();
+    tracing::debug!(injected, source = environ::SOURCE, "environment injected");
+    if !config.workdir.is_dir() {
+        tracing::warn!(
+            workdir = %config.workdir.display(),
+            "working directory does not exist; every call will fail until it does"
+        );
+    }
+    let shell = config::find_shell();
+    let runtime = match tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+    {
+        Ok(runtime) => runtime,
+        Err(e) => {
+            tracing::error!(error = %e, "cannot start the async runtime");
+            return ExitCode::FAILURE;
+        }
+    };
+    let server = Server::new(config, shell);
+    let result = runtime.block_on(stdio::serve(
+        server,
+        tokio::io::stdin(),
+        tokio::io::stdout(),
+        shutdown_signal(),
+    ));
+    // Do not wait for the thread blocked reading stdin.
+    runtime.shutdown_background();
+    match result {
+        Ok(ending) => {
+            tracing::info!(?ending, "forge-bash stopped");
+            ExitCode::SUCCESS
+        }
+        Err(e) => {
+            tracing::error!(error = %e, "forge-bash failed");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+/// SIGTERM (how LibreChat stops its MCP servers) or SIGINT.
+async fn shutdown_signal() {
+    use tokio::signal::unix::{SignalKind, signal};
+    let term = signal(SignalKind::terminate());
+    let int = signal(SignalKind::interrupt());
+    match (term, int) {
+        (Ok(mut term), Ok(mut int)) => {
+            tokio::select! {
+                _ = term.recv() => {}
+                _ = int.recv() => {}
+            }
+        }
+        _ => {
+            tracing::warn!("cannot listen for SIGTERM/SIGINT");
+            std::future::pending::<()>().await;
+        }
+    }
+}

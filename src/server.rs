@@ -1,0 +1,273 @@
+//! The MCP face: one tool, `run`, and the path of a call through the layers.
+//!
+//! guard → exec → present, with an audit row for every call that names a command.
+//! The server also keeps the lifecycle handles that [`crate::stdio`] needs: a tracker
+//! of running calls (drained before exit) and a shutdown token (SIGTERM stops every
+//! command).
+
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Instant;
+
+use rmcp::model::{
+    CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, Implementation,
+    JsonObject, ListToolsResult, PaginatedRequestParams, ProgressNotificationParam,
+    ServerCapabilities, ServerConfig, Tool, ToolAnnotations,
+};
+use rmcp::service::RequestContext;
+use rmcp::{ErrorData as McpError, RoleServer, ServerHandler};
+use serde_json::Value;
+use tokio_util::sync::CancellationToken;
+use tokio_util::task::TaskTracker;
+
+use crate::capture::Spiller;
+use crate::config::Config;
+use crate::present::Answer;
+use crate::{audit, exec, guard, present};
+
+/// The one tool's name.
+pub const TOOL: &str = "run";
+
+/// The description of the tool's one parameter.
+pub const COMMAND_DESCRIPTION: &str = "Full command string, including pipes and chain operators.";
+
+/// The forge-bash MCP server. Cheap to clone; clones share everything.
+#[derive(Debug, Clone)]
+pub struct Server {
+    inner: Arc<Inner>,
+}
+
+#[derive(Debug)]
+struct Inner {
+    config: Config,
+    shell: PathBuf,
+    spiller: Arc<Spiller>,
+    calls: TaskTracker,
+    shutdown: CancellationToken,
+    tool: Tool,
+    info: ServerConfig,
+}
+
+impl Server {
+    pub fn new(config: Config, shell: PathBuf) -> Server {
+        let workdir = config.workdir.display().to_string();
+        let tool = Tool::new(TOOL, tool_description(&workdir), input_schema())
+            .with_title("Forge Bash")
+            .with_annotations(
+                ToolAnnotations::with_title("Forge Bash")
+                    .read_only(false)
+                    .destructive(true)
+                    .idempotent(false)
+                    .open_world(true),
+            );
+        let info = ServerConfig::new(ServerCapabilities::builder().enable_tools().build())
+            .with_server_info(Implementation::new("forge-bash", env!("CARGO_PKG_VERSION")))
+            .with_instructions(instructions(&workdir));
+        let spiller = Spiller::new(&config.state_dir);
+        Server {
+            inner: Arc::new(Inner {
+                config,
+                shell,
+                spiller,
+                calls: TaskTracker::new(),
+                shutdown: CancellationToken::new(),
+                tool,
+                info,
+            }),
+        }
+    }
+
+    /// Running calls; each holds a token of this tracker until its audit row is written.
+    pub fn calls(&self) -> &TaskTracker {
+        &self.inner.calls
+    }
+
+    /// Cancelling it stops every running command (and any that starts later).
+    pub fn shutdown(&self) -> &CancellationToken {
+        &self.inner.shutdown
+    }
+
+    /// Runs one command through guard, Layer 1, Layer 2 and the audit log.
+    pub async fn run(&self, command: &str, cancel: CancellationToken) -> Answer {
+        let _running = self.inner.calls.token();
+        let config = &self.inner.config;
+        let started = Instant::now();
+        if guard::check(command).is_blocked() {
+            self.audit(command, present::BLOCKED_CODE, 0);
+            return present::blocked();
+        }
+        let job = exec::Job {
+            shell: &self.inner.shell,
+            command,
+            workdir: &config.workdir,
+            timeout: config.timeout(),
+            cap: config.max_output_bytes,
+            spiller: &self.inner.spiller,
+        };
+        let shutdown = self.inner.shutdown.clone();
+        let stop = async move {
+            tokio::select! {
+                () = cancel.cancelled() => exec::Stop::Cancelled,
+                () = shutdown.cancelled() => exec::Stop::ShutDown,
+            }
+        };
+        let result = exec::run(job, stop).await;
+        let ms = started.elapsed().as_millis();
+        match result {
+            Ok(mut out) => {
+                if !present::shows_stderr(&out) {
+                    out.stderr.discard_spill();
+                }
+                let answer =
+                    present::render(&out, ms, config.timeout_secs, config.max_output_bytes);
+                self.audit(command, out.code, ms);
+                answer
+            }
+            Err(e) => {
+                self.audit(command, 1, ms);
+                present::failure(&e.to_string(), ms)
+            }
+        }
+    }
+
+    fn audit(&self, command: &str, code: i32, ms: u128) {
+        let row = audit::Row {
+            at: chrono::Utc::now(),
+            command,
+            code,
+            ms,
+        };
+        audit::record(&self.inner.config.state_dir, &row);
+    }
+}
+
+impl ServerHandler for Server {
+    fn get_info(&self) -> ServerConfig {
+        self.inner.info.clone()
+    }
+
+    async fn list_tools(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _ctx: RequestContext<RoleServer>,
+    ) -> Result<ListToolsResult, McpError> {
+        Ok(ListToolsResult::with_all_items(vec![
+            self.inner.tool.clone(),
+        ]))
+    }
+
+    fn get_tool(&self, name: &str) -> Option<Tool> {
+        (name == TOOL).then(|| self.inner.tool.clone())
+    }
+
+    async fn call_tool(
+        &self,
+        request: CallToolRequestParams,
+        ctx: RequestContext<RoleServer>,
+    ) -> Result<CallToolResponse, McpError> {
+        if request.name != TOOL {
+            return Err(McpError::invalid_params(
+                format!(
+                    "tool not found: {} (the only tool is `{TOOL}`)",
+                    request.name
+                ),
+                None,
+            ));
+        }
+        let command = match command_argument(request.arguments.as_ref()) {
+            Ok(command) => command,
+            Err(message) => {
+                return Ok(CallToolResult::error(vec![ContentBlock::text(message)]).into());
+            }
+        };
+        let _progress = ctx.meta.get_progress_token().map(|token| {
+            let peer = ctx.peer.clone();
+            let every = self.inner.config.progress_interval();
+            AbortOnDrop(tokio::spawn(async move {
+                let started = tokio::time::Instant::now();
+                let mut ticks = tokio::time::interval_at(started + every, every);
+                loop {
+                    ticks.tick().await;
+                    let secs = started.elapsed().as_secs();
+                    let param = ProgressNotificationParam::new(token.clone(), secs as f64)
+                        .with_message(format!("running for {secs} s"));
+                    if peer.notify_progress(param).await.is_err() {
+                        return;
+                    }
+                }
+            }))
+        });
+        let answer = self.run(command, ctx.ct.clone()).await;
+        let content = vec![ContentBlock::text(answer.text)];
+        let result = if answer.is_error {
+            CallToolResult::error(content)
+        } else {
+            CallToolResult::success(content)
+        };
+        Ok(result.into())
+    }
+}
+
+/// Aborts a background task (the progress ticker) when the call it serves ends, so
+/// that the ticker never delays or outlives the result.
+struct AbortOnDrop(tokio::task::JoinHandle<()>);
+
+impl Drop for AbortOnDrop {
+    fn drop(&mut self) {
+        self.0.abort();
+    }
+}
+
+/// The `command` argument, or the message an agent needs to fix its call.
+fn command_argument(arguments: Option<&JsonObject>) -> Result<&str, String> {
+    match arguments.and_then(|a| a.get("command")) {
+        Some(Value::String(command)) => Ok(command),
+        Some(other) => Err(format!(
+            "ERROR: Invalid arguments: `command` must be a string, got {}",
+            json_kind(other)
+        )),
+        None => Err("ERROR: Invalid arguments: missing required string `command`".to_owned()),
+    }
+}
+
+fn json_kind(value: &Value) -> &'static str {
+    match value {
+        Value::Null => "null",
+        Value::Bool(_) => "a boolean",
+        Value::Number(_) => "a number",
+        Value::String(_) => "a string",
+        Value::Array(_) => "an array",
+        Value::Object(_) => "an object",
+    }
+}
+
+/// The tool description the model reads.
+pub fn tool_description(workdir: &str) -> String {
+    format!(
+        "Execute a shell command or pipeline in {workdir}, supporting operators |, &&, ||, ;. \
+         rm is blocked — use uvilo-trash instead. All commands are audit-logged."
+    )
+}
+
+/// The server instructions.
+pub fn instructions(workdir: &str) -> String {
+    format!(
+        "Bash execution in {workdir}. Supports chains (| && || ;).\n\
+         rm is blocked — use uvilo-trash instead. All commands are audit-logged."
+    )
+}
+
+fn input_schema() -> JsonObject {
+    let schema = serde_json::json!({
+        "type": "object",
+        "properties": {
+            "command": { "type": "string", "description": COMMAND_DESCRIPTION }
+        },
+        "required": ["command"],
+        "additionalProperties": false
+    });
+    match schema {
+        Value::Object(object) => object,
+        _ => unreachable!("a JSON object literal"),
+    }
+}
