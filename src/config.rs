@@ -64,7 +64,6 @@ impl Config {
         Duration::from_millis(self.progress_interval_ms)
     }
 }
-}
 
 /// The shell every command runs in: `bash` found on `PATH`, else `/bin/sh`.
 pub fn find_shell() -> PathBuf {
