@@ -1,1 +1,21 @@
-//! placeholder
+//! End-to-end tests: each spawns the built `forge-bash` binary with its own temporary
+//! workdir and state dir and speaks JSON-RPC over its stdin/stdout.
+
+mod support;
+
+// Identity, handshake, piped input and concurrency.
+mod protocol;
+// Malformed and hostile input.
+mod bad_input;
+// Flags, environment variables, --help and --version.
+mod config;
+// Layer 1: workdir, stdin, timeout, process groups, background children, exit codes.
+mod execution;
+// Layer 2 through the real binary: the spec's examples, overflow files, binary output.
+mod presentation;
+// The rm guard end to end: a blocked chain runs nothing.
+mod guard;
+// The audit log.
+mod audit;
+// Cancellation, shutdown, progress and leaks.
+mod lifecycle;

@@ -1,0 +1,100 @@
+use std::collections::HashSet;
+use std::time::Duration;
+
+use crate::support::{Options, Server, eventually, is_error};
+
+fn today() -> String {
+    chrono::Utc::now().format("%Y-%m-%d").to_string()
+}
+
+#[test]
+fn rows_for_every_kind_of_call() {
+    let mut server = Options::default().timeout(1).start();
+    server.run("echo hello");
+    server.run("rm x");
+    server.run("sleep 5");
+    server.run("exit 7");
+    server.run("echo a\u{0}b");
+    let file = server.state.join(format!("audit-{}.tsv", today()));
+    assert!(file.exists(), "daily file named by the UTC date");
+    let rows = server.audit_rows();
+    let summary: Vec<(&str, &str)> = rows
+        .iter()
+        .map(|r| (r[1].as_str(), r[2].as_str()))
+        .collect();
+    assert_eq!(
+        summary,
+        [
+            ("echo hello", "0"),
+            ("rm x", "-1"),
+            ("sleep 5", "124"),
+            ("exit 7", "7"),
+            ("echo a\u{0}b", "1")
+        ]
+    );
+    for row in &rows {
+        assert_eq!(row.len(), 4, "{row:?}");
+        let at = chrono::DateTime::parse_from_rfc3339(&row[0]).expect("ISO-8601");
+        assert_eq!(row[0].len(), "2026-04-26T14:32:01.234Z".len(), "{}", row[0]);
+        assert!(row[0].ends_with('Z'));
+        assert!(at.timestamp() > 0);
+        row[3].parse::<u64>().expect("duration in ms");
+    }
+    assert_eq!(rows[1][3], "0");
+    assert!(rows[2][3].parse::<u64>().unwrap() >= 1000);
+}
+
+#[test]
+fn commands_are_escaped_into_one_line() {
+    let mut server = Server::start(Options::default());
+    let command = "printf 'a\\tb\\n'\techo \"tab\"\r\necho back\\\\slash";
+    server.run(command);
+    let rows = server.audit_rows();
+    assert_eq!(rows.len(), 1);
+    assert_eq!(
+        rows[0][1],
+        "printf 'a\\\\tb\\\\n'\\techo \"tab\"\\r\\necho back\\\\\\\\slash"
+    );
+    assert_eq!(forge_bash::audit::unescape(&rows[0][1]), command);
+}
+
+#[test]
+fn concurrent_calls_give_whole_rows() {
+    let mut server = Server::start(Options::default());
+    let ids: Vec<u64> = (0..50)
+        .map(|i| server.start_call(&format!("echo call-{i} {}", "x".repeat(2000))))
+        .collect();
+    for id in ids {
+        server.response(id);
+    }
+    let rows = server.audit_rows();
+    assert_eq!(rows.len(), 50);
+    let commands: HashSet<&str> = rows.iter().map(|r| r[1].as_str()).collect();
+    assert_eq!(commands.len(), 50);
+    for row in &rows {
+        assert_eq!(row.len(), 4);
+        assert!(row[1].starts_with("echo call-") && row[1].ends_with(&"x".repeat(2000)));
+        assert_eq!(row[2], "0");
+    }
+}
+
+#[test]
+fn unwritable_state_dir_still_answers_and_warns() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("not-a-dir");
+    std::fs::write(&file, "").unwrap();
+    let state = file.join("state");
+    let mut server = Options::default().state(&state).start();
+    let response = server.call("echo fine");
+    assert!(!is_error(&response));
+    assert!(crate::support::text(&response).starts_with("fine\n"));
+    assert!(eventually(Duration::from_secs(5), || server
+        .stderr()
+        .contains("audit row not written")));
+    // Overflow cannot be written either: the answer says so and still shows the head.
+    let answer = server.run("seq 1 500");
+    assert!(
+        answer.contains("\n200\nOutput truncated. Full output could not be written:"),
+        "{answer}"
+    );
+}

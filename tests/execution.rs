@@ -1,0 +1,185 @@
+use std::os::unix::fs::PermissionsExt;
+use std::time::{Duration, Instant};
+
+use crate::support::{
+    Groups, Options, Server, alive, eventually, is_error, mask_ms, read_pid, text,
+};
+
+#[test]
+fn runs_in_the_workdir_with_stdin_at_dev_null() {
+    let mut server = Server::start(Options::default());
+    let pwd = server.run("pwd");
+    assert_eq!(
+        mask_ms(&pwd),
+        format!("{}\n\n[exit:0 | Xms]", server.workdir.display())
+    );
+    let started = Instant::now();
+    assert_eq!(mask_ms(&server.run("cat")), "\n[exit:0 | Xms]");
+    assert_eq!(
+        mask_ms(&server.run("read x; echo \"got:$x:$?\"")),
+        "got::1\n\n[exit:0 | Xms]"
+    );
+    assert!(started.elapsed() < Duration::from_secs(5));
+    // The server still reads the protocol afterwards: stdin was not consumed.
+    assert!(server.run("echo after").starts_with("after\n"));
+}
+
+#[test]
+fn bash_is_the_shell() {
+    let mut server = Server::start(Options::default());
+    assert!(
+        server
+            .run("echo $BASH_VERSION")
+            .chars()
+            .next()
+            .unwrap()
+            .is_ascii_digit()
+    );
+    assert!(
+        server
+            .run("ls /nonexistent | cat; echo ${PIPESTATUS[0]}")
+            .starts_with("2\n")
+    );
+}
+
+#[test]
+fn timeout_kills_the_whole_group() {
+    let mut server = Options::default().timeout(1).start();
+    let mut groups = Groups::default();
+    let started = Instant::now();
+    let id = server.start_call("echo $$ > pgid; bash -c 'echo $$ > inner; sleep 600' & echo $! > child; echo partial; wait");
+    let pgid = read_pid(&server.workdir.join("pgid"));
+    groups.0.push(pgid);
+    let inner = read_pid(&server.workdir.join("inner"));
+    let response = server.response(id);
+    let elapsed = started.elapsed();
+    assert!(
+        elapsed < Duration::from_secs(5),
+        "timeout answered after {elapsed:?}"
+    );
+    assert!(is_error(&response));
+    assert_eq!(
+        mask_ms(&text(&response)),
+        "ERROR: Command timed out after 1 s.\npartial\n\n[exit:124 | Xms]"
+    );
+    // The grandchild `bash -c 'sleep 600'` and its sleep are gone, not only the shell.
+    assert!(eventually(Duration::from_secs(2), || !alive(inner) && !alive(pgid)));
+    let sleeps = descendants_running("sleep 600", pgid);
+    assert!(sleeps.is_empty(), "still alive: {sleeps:?}");
+    assert_eq!(server.audit_rows().last().unwrap()[2], "124");
+}
+
+/// Processes of group `pgid` whose command line contains `needle`.
+fn descendants_running(needle: &str, pgid: i32) -> Vec<i32> {
+    let mut found = Vec::new();
+    for entry in std::fs::read_dir("/proc").unwrap().flatten() {
+        let Ok(pid) = entry.file_name().to_string_lossy().parse::<i32>() else {
+            continue;
+        };
+        let Ok(stat) = std::fs::read_to_string(format!("/proc/{pid}/stat")) else {
+            continue;
+        };
+        let fields: Vec<&str> = stat
+            .rsplit(')')
+            .next()
+            .unwrap_or("")
+            .split_whitespace()
+            .collect();
+        let group: i32 = fields.get(2).and_then(|f| f.parse().ok()).unwrap_or(0);
+        let cmdline = std::fs::read(format!("/proc/{pid}/cmdline")).unwrap_or_default();
+        let cmdline = String::from_utf8_lossy(&cmdline).replace('\0', " ");
+        if group == pgid && cmdline.contains(needle) && alive(pid) {
+            found.push(pid);
+        }
+    }
+    found
+}
+
+#[test]
+fn background_children_do_not_hold_the_call_and_survive_it() {
+    let mut server = Server::start(Options::default());
+    let mut groups = Groups::default();
+    let started = Instant::now();
+    let answer = server.run(
+        "echo $$ > pgid; sleep 30 & echo $! > bg; (sleep 1; echo late; touch survived) & echo started",
+    );
+    let elapsed = started.elapsed();
+    groups.0.push(read_pid(&server.workdir.join("pgid")));
+    assert!(answer.starts_with("started\n"), "{answer}");
+    assert!(
+        elapsed < Duration::from_secs(2),
+        "answered after {elapsed:?}"
+    );
+    let bg = read_pid(&server.workdir.join("bg"));
+    assert!(alive(bg), "the background sleep was killed");
+    // The subshell writes to the pipe after the answer; it must not die of SIGPIPE.
+    let survived = server.workdir.join("survived");
+    assert!(
+        eventually(Duration::from_secs(5), || survived.exists()),
+        "killed by SIGPIPE"
+    );
+    assert!(alive(bg));
+}
+
+#[test]
+fn exit_codes() {
+    let mut server = Server::start(Options::default());
+    assert_eq!(mask_ms(&server.run("exit 3")), "\n[exit:3 | Xms]");
+    let killed = server.call("kill -9 $$");
+    assert_eq!(mask_ms(&text(&killed)), "\n[exit:137 | Xms]");
+    assert!(
+        !is_error(&killed),
+        "a command that ran to its end is not a tool error"
+    );
+    assert_eq!(mask_ms(&server.run("false")), "\n[exit:1 | Xms]");
+}
+
+#[test]
+fn unspawnable_shell_gives_the_execution_failure_text() {
+    let dir = tempfile::tempdir().unwrap();
+    let fake = dir.path().join("bash");
+    std::fs::write(&fake, b"\x7fELF garbage that cannot be executed").unwrap();
+    std::fs::set_permissions(&fake, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let mut server = Options::default()
+        .env("PATH", dir.path().display().to_string())
+        .start();
+    let response = server.call("echo hi");
+    assert!(is_error(&response));
+    assert_eq!(
+        mask_ms(&text(&response)),
+        format!(
+            "ERROR: Execution failed: cannot start {}: Exec format error (os error 8)\n[exit:1 | Xms]",
+            fake.display()
+        )
+    );
+    assert_eq!(server.audit_rows()[0][2], "1");
+}
+
+#[test]
+fn output_cap_stops_the_command_and_keeps_the_head() {
+    let mut server = Options::default()
+        .arg("--max-output-bytes")
+        .arg("1048576")
+        .start();
+    let mut groups = Groups::default();
+    let started = Instant::now();
+    let response = server.call("echo $$ > pgid; yes");
+    groups.0.push(read_pid(&server.workdir.join("pgid")));
+    assert!(started.elapsed() < Duration::from_secs(10));
+    let answer = text(&response);
+    assert!(answer.starts_with("y\ny\ny\n"), "{}", &answer[..40]);
+    let overflow = server.state.join("cmd-1.txt");
+    assert_eq!(
+        mask_ms(&answer[answer.find("\nOutput truncated").unwrap()..]),
+        format!(
+            "\nOutput truncated. Full output written to {}\n\
+             Output limit of 1 MB reached; the command was stopped.\n[exit:137 | Xms]",
+            overflow.display()
+        )
+    );
+    assert!(is_error(&response));
+    // The overflow file holds exactly the captured head: the cap.
+    assert_eq!(std::fs::metadata(&overflow).unwrap().len(), 1_048_576);
+    let pgid = read_pid(&server.workdir.join("pgid"));
+    assert!(eventually(Duration::from_secs(2), || !alive(pgid)));
+}

@@ -1,0 +1,204 @@
+use std::time::{Duration, Instant};
+
+use serde_json::json;
+
+use crate::support::{Groups, Options, Server, alive, eventually, read_pid, text};
+
+#[test]
+fn cancellation_kills_the_group_logs_and_serves_on() {
+    let mut server = Server::start(Options::default());
+    server.initialize();
+    let mut groups = Groups::default();
+    let id = server.start_call("echo $$ > pgid; bash -c 'echo $$ > inner; sleep 600' & wait");
+    let pgid = read_pid(&server.workdir.join("pgid"));
+    groups.0.push(pgid);
+    let inner = read_pid(&server.workdir.join("inner"));
+    assert!(alive(inner));
+    let cancelled_at = Instant::now();
+    server.send(&json!({
+        "jsonrpc": "2.0",
+        "method": "notifications/cancelled",
+        "params": {"requestId": id, "reason": "user stopped the response"}
+    }));
+    assert!(eventually(Duration::from_secs(5), || !alive(inner) && !alive(pgid)));
+    let gone_after = cancelled_at.elapsed();
+    assert!(
+        gone_after < Duration::from_secs(1),
+        "group gone only after {gone_after:?}"
+    );
+    assert!(eventually(Duration::from_secs(5), || server
+        .audit_rows()
+        .len()
+        == 1));
+    assert_eq!(server.audit_rows()[0][2], "130");
+    assert!(server.run("echo next").starts_with("next\n"));
+    // No response is sent for the cancelled request.
+    assert!(server.drain_buffered().iter().all(|m| m["id"] != json!(id)));
+}
+
+fn shutdown_by(signal: libc::c_int) {
+    let mut server = Server::start(Options::default());
+    server.initialize();
+    let mut groups = Groups::default();
+    for name in ["a", "b"] {
+        server.start_call(&format!(
+            "echo $$ > {name}; bash -c 'echo $$ > {name}-inner; sleep 600' & wait"
+        ));
+    }
+    let pgids = [
+        read_pid(&server.workdir.join("a")),
+        read_pid(&server.workdir.join("b")),
+    ];
+    groups.0.extend(pgids);
+    let inners = [
+        read_pid(&server.workdir.join("a-inner")),
+        read_pid(&server.workdir.join("b-inner")),
+    ];
+    let started = Instant::now();
+    // SAFETY: a plain syscall to the server process this test spawned.
+    unsafe { libc::kill(server.pid() as libc::pid_t, signal) };
+    let status = server
+        .wait_exit(Duration::from_secs(10))
+        .expect("server exited");
+    let took = started.elapsed();
+    assert!(status.success(), "{status:?}; stderr:\n{}", server.stderr());
+    assert!(took < Duration::from_secs(2), "exit took {took:?}");
+    for pid in pgids.into_iter().chain(inners) {
+        assert!(
+            eventually(Duration::from_secs(1), || !alive(pid)),
+            "{pid} survived"
+        );
+    }
+    let rows = server.audit_rows();
+    assert_eq!(rows.len(), 2, "{rows:?}");
+    assert!(rows.iter().all(|r| r[2] == "143"));
+}
+
+#[test]
+fn sigterm_stops_everything_and_exits_zero() {
+    shutdown_by(libc::SIGTERM);
+}
+
+#[test]
+fn sigint_stops_everything_and_exits_zero() {
+    shutdown_by(libc::SIGINT);
+}
+
+#[test]
+fn eof_drains_instead_of_killing() {
+    let mut server = Server::start(Options::default());
+    let id = server.start_call("sleep 2; echo drained");
+    server.close_stdin();
+    assert!(text(&server.response(id)).starts_with("drained\n"));
+    let status = server
+        .wait_exit(Duration::from_secs(10))
+        .expect("exit after drain");
+    assert!(status.success());
+}
+
+fn progress_call(server: &mut Server, command: &str, token: &str) -> u64 {
+    server.request(
+        "tools/call",
+        json!({"name": "run", "arguments": {"command": command}, "_meta": {"progressToken": token}}),
+    )
+}
+
+#[test]
+fn progress_notifications_while_running() {
+    let mut server = Options::default()
+        .env("FORGE_BASH_PROGRESS_INTERVAL_MS", "200")
+        .start();
+    server.initialize();
+    let id = progress_call(&mut server, "sleep 1.5; echo finished", "tok-1");
+    let first = server.wait_for("progress", |m| m["method"] == "notifications/progress");
+    let second = server.wait_for("progress", |m| m["method"] == "notifications/progress");
+    assert_eq!(first["params"]["progressToken"], "tok-1");
+    assert!(
+        second["params"]["progress"].as_f64().unwrap()
+            >= first["params"]["progress"].as_f64().unwrap()
+    );
+    assert!(
+        first["params"]["message"]
+            .as_str()
+            .unwrap()
+            .starts_with("running for ")
+    );
+    let started = Instant::now();
+    assert!(text(&server.response(id)).starts_with("finished\n"));
+    assert!(started.elapsed() < Duration::from_secs(5));
+    // The ticker stops with the call: nothing arrives after the result.
+    server.drain_buffered();
+    std::thread::sleep(Duration::from_millis(600));
+    let late: Vec<_> = server
+        .drain_buffered()
+        .into_iter()
+        .filter(|m| m["method"] == "notifications/progress")
+        .collect();
+    assert!(late.is_empty(), "{late:?}");
+}
+
+#[test]
+fn progress_never_delays_the_result_when_stdin_closes() {
+    let mut server = Options::default()
+        .env("FORGE_BASH_PROGRESS_INTERVAL_MS", "100")
+        .start();
+    server.initialize();
+    let id = progress_call(&mut server, "sleep 1; echo through", "tok-2");
+    server.wait_for("progress", |m| m["method"] == "notifications/progress");
+    server.close_stdin();
+    let started = Instant::now();
+    assert!(text(&server.response(id)).starts_with("through\n"));
+    assert!(started.elapsed() < Duration::from_secs(3));
+    assert!(
+        server
+            .wait_exit(Duration::from_secs(5))
+            .expect("exit")
+            .success()
+    );
+}
+
+fn fd_count(pid: u32) -> usize {
+    std::fs::read_dir(format!("/proc/{pid}/fd"))
+        .unwrap()
+        .count()
+}
+
+fn thread_count(pid: u32) -> usize {
+    std::fs::read_dir(format!("/proc/{pid}/task"))
+        .unwrap()
+        .count()
+}
+
+#[test]
+fn no_fd_or_thread_leaks() {
+    let mut server = Server::start(Options::default());
+    server.initialize();
+    // Warm up: the runtime's threads exist once a few calls have run.
+    for _ in 0..20 {
+        server.run("echo warm");
+    }
+    let (fds, threads) = (fd_count(server.pid()), thread_count(server.pid()));
+    for i in 0..1000 {
+        let answer = server.run(&format!("echo {i}"));
+        assert!(answer.starts_with(&format!("{i}\n")));
+    }
+    for _ in 0..10 {
+        let ids: Vec<u64> = (0..20)
+            .map(|i| server.start_call(&format!("echo burst {i} >&2; exit 1")))
+            .collect();
+        for id in ids {
+            server.response(id);
+        }
+    }
+    let pid = server.pid();
+    assert!(
+        eventually(Duration::from_secs(15), || fd_count(pid) <= fds),
+        "open fds grew from {fds} to {}",
+        fd_count(pid)
+    );
+    assert!(
+        eventually(Duration::from_secs(15), || thread_count(pid) <= threads),
+        "threads grew from {threads} to {}",
+        thread_count(pid)
+    );
+}

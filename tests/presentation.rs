@@ -1,0 +1,173 @@
+use serde_json::json;
+
+use crate::support::{Options, Server, is_error, mask_ms, text};
+
+#[test]
+fn the_five_examples_byte_for_byte() {
+    let mut server = Server::start(Options::default());
+    assert_eq!(
+        mask_ms(&server.run("echo hello")),
+        "hello\n\n[exit:0 | Xms]"
+    );
+    assert_eq!(
+        mask_ms(&server.run("ls /nonexistent")),
+        "\n--- stderr ---\nls: cannot access '/nonexistent': No such file or directory\n\n[exit:2 | Xms]"
+    );
+    assert_eq!(mask_ms(&server.run("true")), "\n[exit:0 | Xms]");
+    let lines: Vec<String> = (1..=200).map(|n| n.to_string()).collect();
+    assert_eq!(
+        mask_ms(&server.run("seq 1 1000")),
+        format!(
+            "{}\nOutput truncated. Full output written to {}\n[exit:0 | Xms]",
+            lines.join("\n"),
+            server.state.join("cmd-1.txt").display()
+        )
+    );
+    let blocked = server.call("rm x");
+    assert_eq!(
+        text(&blocked),
+        "rm is blocked. Use the uvilo-trash MCP tool instead.\n[exit:-1 | 0ms]"
+    );
+    assert!(is_error(&blocked));
+}
+
+#[test]
+fn overflow_file_holds_everything_and_is_never_overwritten() {
+    let dir = tempfile::tempdir().unwrap();
+    let state = dir.path().join("state");
+    std::fs::create_dir(&state).unwrap();
+    std::fs::write(state.join("cmd-1.txt"), "keep me").unwrap();
+
+    let mut first = Options::default().state(&state).start();
+    let answer = first.run("seq 1 100000");
+    assert!(
+        answer.contains(&format!(
+            "Full output written to {}",
+            state.join("cmd-2.txt").display()
+        )),
+        "{answer}"
+    );
+    let full: String = (1..=100_000).map(|n| format!("{n}\n")).collect();
+    assert_eq!(
+        std::fs::read_to_string(state.join("cmd-2.txt")).unwrap(),
+        full
+    );
+    assert_eq!(
+        std::fs::read_to_string(state.join("cmd-1.txt")).unwrap(),
+        "keep me"
+    );
+
+    // A second server on the same state dir takes the next free N.
+    let mut second = Options::default().state(&state).start();
+    let answer = second.run("seq 1 300");
+    assert!(
+        answer.contains(&format!(
+            "Full output written to {}",
+            state.join("cmd-3.txt").display()
+        )),
+        "{answer}"
+    );
+    let answer = first.run("seq 1 300");
+    assert!(answer.contains("cmd-4.txt"), "{answer}");
+}
+
+#[test]
+fn thresholds_through_the_binary() {
+    let mut server = Server::start(Options::default());
+    assert!(!server.run("seq 1 200").contains("truncated"));
+    assert!(server.run("seq 1 201").contains("Output truncated"));
+    assert!(
+        !server
+            .run("head -c 51200 /dev/zero | tr '\\0' a")
+            .contains("truncated")
+    );
+    let over = server.run("head -c 51201 /dev/zero | tr '\\0' a");
+    let (shown, _) = over.split_once("\nOutput truncated").unwrap();
+    assert_eq!(shown.len(), 51_200);
+}
+
+#[test]
+fn a_huge_line_is_cut_on_a_character_boundary() {
+    let mut server = Server::start(Options::default());
+    // 51199 ASCII bytes, then two-byte characters: one straddles the cut.
+    let answer = server
+        .run("head -c 51199 /dev/zero | tr '\\0' a; for i in $(seq 1 200000); do printf 'é'; done");
+    let (shown, hint) = answer
+        .split_once("\nOutput truncated. Full output written to ")
+        .unwrap();
+    assert_eq!(shown.len(), 51_199);
+    assert!(hint.contains("cmd-1.txt"));
+}
+
+#[test]
+fn invalid_utf8_and_binary() {
+    let mut server = Server::start(Options::default());
+    assert_eq!(
+        mask_ms(&server.run("printf 'caf\\xe9\\n'")),
+        "caf\u{FFFD}\n\n[exit:0 | Xms]"
+    );
+    let binary = server.call("printf 'a\\0b'");
+    assert_eq!(
+        mask_ms(&text(&binary)),
+        "Binary output detected. Use: file <path> or: xxd <path> | head -20\n[exit:0 | Xms]"
+    );
+    assert!(is_error(&binary));
+    // A long stream that turns binary late leaves no overflow file behind.
+    let late = server.call("seq 1 100000; printf '\\0'");
+    assert!(text(&late).starts_with("Binary output detected."));
+    let spilled: Vec<_> = std::fs::read_dir(&server.state)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|n| n.starts_with("cmd-"))
+        .collect();
+    assert!(spilled.is_empty(), "{spilled:?}");
+}
+
+#[test]
+fn stderr_is_shown_only_on_failure_and_bounded() {
+    let mut server = Server::start(Options::default());
+    assert_eq!(
+        mask_ms(&server.run("echo out; echo warn >&2")),
+        "out\n\n[exit:0 | Xms]"
+    );
+    assert_eq!(
+        mask_ms(&server.run("echo out; echo bad >&2; exit 4")),
+        "out\n\n--- stderr ---\nbad\n\n[exit:4 | Xms]"
+    );
+    let answer = server.run("for i in $(seq 1 20000); do echo \"err $i\"; done >&2; exit 1");
+    assert!(
+        answer.starts_with("\n--- stderr ---\nerr 1\nerr 2\n"),
+        "{}",
+        &answer[..60]
+    );
+    assert!(answer.contains("\nerr 100\n[... 19800 lines"), "{answer}");
+    assert!(answer.contains("\nerr 19901\n"));
+    assert!(mask_ms(&answer).ends_with("err 20000\n\n[exit:1 | Xms]"));
+    let file = server.state.join("stderr-1.txt");
+    assert!(answer.contains(&format!("full stderr in {} ...]", file.display())));
+    let full: String = (1..=20000).map(|n| format!("err {n}\n")).collect();
+    assert_eq!(std::fs::read_to_string(file).unwrap(), full);
+    // A long stderr of a successful command leaves no file behind.
+    server.run("seq 1 1000 >&2");
+    assert!(!server.state.join("stderr-2.txt").exists());
+}
+
+#[test]
+fn is_error_follows_the_spec() {
+    let mut server = Options::default().timeout(1).start();
+    let cases = [
+        ("exit 5", false),
+        ("rm x", true),
+        ("printf '\\0'", true),
+        ("sleep 3", true),
+        ("true", false),
+    ];
+    for (command, expected) in cases {
+        let response = server.call(command);
+        assert_eq!(
+            response["result"]["isError"],
+            json!(expected),
+            "{command}: {response}"
+        );
+    }
+}

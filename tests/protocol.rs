@@ -1,0 +1,145 @@
+use std::time::{Duration, Instant};
+
+use serde_json::{Value, json};
+
+use crate::support::{Options, Server, pipe_through, text};
+
+#[test]
+fn identity_and_tool_list() {
+    let mut server = Server::start(Options::default());
+    let init = server.initialize();
+    let info = &init["result"]["serverInfo"];
+    assert_eq!(info["name"], "forge-bash");
+    assert_eq!(info["version"], env!("CARGO_PKG_VERSION"));
+    let workdir = server.workdir.display().to_string();
+    let instructions = init["result"]["instructions"].as_str().unwrap();
+    assert_eq!(
+        instructions,
+        format!(
+            "Bash execution in {workdir}. Supports chains (| && || ;).\n\
+             rm is blocked — use uvilo-trash instead. All commands are audit-logged."
+        )
+    );
+    assert!(init["result"]["capabilities"]["tools"].is_object());
+
+    let id = server.request("tools/list", json!({}));
+    let list = server.response(id);
+    let tools = list["result"]["tools"].as_array().unwrap();
+    assert_eq!(tools.len(), 1, "{list}");
+    let tool = &tools[0];
+    assert_eq!(tool["name"], "run");
+    assert_eq!(
+        tool["description"],
+        format!(
+            "Execute a shell command or pipeline in {workdir}, supporting operators |, &&, ||, ;. \
+             rm is blocked — use uvilo-trash instead. All commands are audit-logged."
+        )
+    );
+    let schema = &tool["inputSchema"];
+    assert_eq!(schema["type"], "object");
+    assert_eq!(schema["required"], json!(["command"]));
+    let properties = schema["properties"].as_object().unwrap();
+    assert_eq!(properties.len(), 1);
+    assert_eq!(properties["command"]["type"], "string");
+    assert_eq!(
+        properties["command"]["description"],
+        "Full command string, including pipes and chain operators."
+    );
+    let annotations = &tool["annotations"];
+    assert_eq!(annotations["title"], "Forge Bash");
+    assert_eq!(annotations["readOnlyHint"], false);
+    assert_eq!(annotations["destructiveHint"], true);
+    assert_eq!(annotations["openWorldHint"], true);
+    server.assert_stdout_is_protocol();
+}
+
+#[test]
+fn initialize_then_call() {
+    let mut server = Server::start(Options::default());
+    server.initialize();
+    let response = server.call("echo hello");
+    assert!(text(&response).starts_with("hello\n\n[exit:0 | "));
+    assert_eq!(response["result"]["isError"], false);
+    let id = server.request("ping", json!({}));
+    assert!(server.response(id)["result"].is_object());
+}
+
+#[test]
+fn seed_smoke_test_one_line_then_eof() {
+    let dir = tempfile::tempdir().unwrap();
+    let state = dir.path().join("state");
+    let line = r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"run","arguments":{"command":"echo hello"}}}"#;
+    let args = [
+        "--workdir",
+        dir.path().to_str().unwrap(),
+        "--state-dir",
+        state.to_str().unwrap(),
+    ];
+    let (stdout, stderr, status) = pipe_through(&args, format!("{line}\n").as_bytes());
+    assert!(status.success(), "{stderr}");
+    let lines: Vec<&str> = stdout.lines().collect();
+    assert_eq!(lines.len(), 1, "{stdout}");
+    let response: Value = serde_json::from_str(lines[0]).unwrap();
+    assert_eq!(response["id"], 1);
+    assert!(text(&response).starts_with("hello\n\n[exit:0 | "));
+    // The audit log was created.
+    assert_eq!(crate::support::audit_rows(&state).len(), 1);
+}
+
+#[test]
+fn piped_requests_are_all_answered_before_exit() {
+    let dir = tempfile::tempdir().unwrap();
+    let state = dir.path().join("state");
+    let args = [
+        "--workdir",
+        dir.path().to_str().unwrap(),
+        "--state-dir",
+        state.to_str().unwrap(),
+    ];
+    let call = |id: u32, command: &str| {
+        json!({"jsonrpc": "2.0", "id": id, "method": "tools/call",
+               "params": {"name": "run", "arguments": {"command": command}}})
+        .to_string()
+    };
+    // The last line has no trailing newline, and is still served.
+    let input = format!(
+        "{}\n{}\n{}",
+        call(1, "sleep 8; echo done"),
+        call(2, "echo quick"),
+        call(3, "echo last")
+    );
+    let started = Instant::now();
+    let (stdout, stderr, status) = pipe_through(&args, input.as_bytes());
+    assert!(status.success(), "{stderr}");
+    let responses: Vec<Value> = stdout
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    let by_id = |id: u32| {
+        responses
+            .iter()
+            .find(|r| r["id"] == id)
+            .unwrap_or_else(|| panic!("no answer to {id}: {stdout}"))
+    };
+    assert!(text(by_id(1)).starts_with("done\n\n[exit:0 | "));
+    assert!(text(by_id(2)).starts_with("quick\n"));
+    assert!(text(by_id(3)).starts_with("last\n"));
+    assert_eq!(responses.len(), 3);
+    assert!(started.elapsed() >= Duration::from_secs(8));
+}
+
+#[test]
+fn concurrent_calls_run_in_parallel() {
+    let mut server = Server::start(Options::default());
+    server.initialize();
+    let started = Instant::now();
+    let ids: Vec<u64> = (0..8).map(|_| server.start_call("sleep 1")).collect();
+    for id in ids {
+        assert!(text(&server.response(id)).starts_with("\n[exit:0 | "));
+    }
+    let elapsed = started.elapsed();
+    assert!(
+        elapsed < Duration::from_secs(3),
+        "8 × sleep 1 took {elapsed:?}"
+    );
+}

@@ -1,0 +1,421 @@
+//! A forge-bash child process and the JSON-RPC plumbing to talk to it.
+
+use std::collections::VecDeque;
+use std::io::{BufRead, BufReader, Read, Write};
+use std::path::{Path, PathBuf};
+use std::process::{Child, ChildStdin, Command, ExitStatus, Stdio};
+use std::sync::mpsc::{Receiver, RecvTimeoutError, channel};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use serde_json::{Value, json};
+
+pub const BIN: &str = env!("CARGO_BIN_EXE_forge-bash");
+
+/// How long any single answer may take before a test fails (generous on purpose).
+pub const PATIENCE: Duration = Duration::from_secs(30);
+
+/// Options for starting a server.
+#[derive(Default)]
+pub struct Options {
+    pub args: Vec<String>,
+    pub env: Vec<(String, String)>,
+    /// Use this workdir instead of a fresh one.
+    pub workdir: Option<PathBuf>,
+    /// Use this state dir instead of a fresh one.
+    pub state: Option<PathBuf>,
+}
+
+impl Options {
+    pub fn arg(mut self, arg: impl Into<String>) -> Options {
+        self.args.push(arg.into());
+        self
+    }
+
+    pub fn env(mut self, key: &str, value: impl Into<String>) -> Options {
+        self.env.push((key.to_owned(), value.into()));
+        self
+    }
+
+    pub fn timeout(self, secs: u64) -> Options {
+        self.arg("--timeout-secs").arg(secs.to_string())
+    }
+
+    pub fn state(mut self, dir: &Path) -> Options {
+        self.state = Some(dir.to_owned());
+        self
+    }
+
+    pub fn workdir(mut self, dir: &Path) -> Options {
+        self.workdir = Some(dir.to_owned());
+        self
+    }
+
+    pub fn start(self) -> Server {
+        Server::start(self)
+    }
+}
+
+/// A running forge-bash with its own directories.
+pub struct Server {
+    pub child: Child,
+    stdin: Option<ChildStdin>,
+    messages: Receiver<Value>,
+    buffered: VecDeque<Value>,
+    /// Every line the server wrote to stdout, raw.
+    pub raw_lines: Arc<Mutex<Vec<String>>>,
+    pub stderr: Arc<Mutex<String>>,
+    pub workdir: PathBuf,
+    pub state: PathBuf,
+    _dir: tempfile::TempDir,
+    next_id: u64,
+}
+
+impl Server {
+    pub fn start(options: Options) -> Server {
+        let dir = tempfile::tempdir().unwrap();
+        let workdir = options.workdir.unwrap_or_else(|| {
+            let w = dir.path().join("work");
+            std::fs::create_dir(&w).unwrap();
+            w
+        });
+        let state = options.state.unwrap_or_else(|| dir.path().join("state"));
+        let mut command = Command::new(BIN);
+        command
+            .arg("--workdir")
+            .arg(&workdir)
+            .arg("--state-dir")
+            .arg(&state)
+            .args(&options.args)
+            .env("RUST_LOG", "forge_bash=debug,warn")
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped());
+        for (key, value) in &options.env {
+            command.env(key, value);
+        }
+        let mut child = command.spawn().expect("spawn forge-bash");
+        let stdin = child.stdin.take();
+        let (messages, raw_lines) = read_stdout(child.stdout.take().unwrap());
+        let stderr = read_all(child.stderr.take().unwrap());
+        Server {
+            child,
+            stdin,
+            messages,
+            buffered: VecDeque::new(),
+            raw_lines,
+            stderr,
+            workdir,
+            state,
+            _dir: dir,
+            next_id: 1000,
+        }
+    }
+
+    pub fn pid(&self) -> u32 {
+        self.child.id()
+    }
+
+    /// Writes raw bytes to the server's stdin.
+    pub fn send_raw(&mut self, bytes: &[u8]) {
+        let stdin = self.stdin.as_mut().expect("stdin open");
+        stdin.write_all(bytes).unwrap();
+        stdin.flush().unwrap();
+    }
+
+    pub fn send(&mut self, message: &Value) {
+        let mut line = message.to_string().into_bytes();
+        line.push(b'\n');
+        self.send_raw(&line);
+    }
+
+    pub fn close_stdin(&mut self) {
+        self.stdin = None;
+    }
+
+    pub fn fresh_id(&mut self) -> u64 {
+        self.next_id += 1;
+        self.next_id
+    }
+
+    /// Sends a request and returns its id.
+    pub fn request(&mut self, method: &str, params: Value) -> u64 {
+        let id = self.fresh_id();
+        self.send(&json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}));
+        id
+    }
+
+    pub fn initialize(&mut self) -> Value {
+        let id = self.request(
+            "initialize",
+            json!({
+                "protocolVersion": "2025-06-18",
+                "capabilities": {},
+                "clientInfo": {"name": "forge-bash-tests", "version": "0"}
+            }),
+        );
+        let response = self.response(id);
+        self.send(&json!({"jsonrpc": "2.0", "method": "notifications/initialized"}));
+        response
+    }
+
+    /// Starts a `run` call and returns its id.
+    pub fn start_call(&mut self, command: &str) -> u64 {
+        self.request(
+            "tools/call",
+            json!({"name": "run", "arguments": {"command": command}}),
+        )
+    }
+
+    /// Runs a command and returns the whole response.
+    pub fn call(&mut self, command: &str) -> Value {
+        let id = self.start_call(command);
+        self.response(id)
+    }
+
+    /// Runs a command and returns the answer text.
+    pub fn run(&mut self, command: &str) -> String {
+        text(&self.call(command))
+    }
+
+    /// The next message matching `pred`, keeping the others for later.
+    pub fn wait_for(&mut self, what: &str, pred: impl Fn(&Value) -> bool) -> Value {
+        self.try_wait_for(PATIENCE, &pred)
+            .unwrap_or_else(|| panic!("no {what} within {PATIENCE:?}; stderr:\n{}", self.stderr()))
+    }
+
+    pub fn try_wait_for(
+        &mut self,
+        patience: Duration,
+        pred: &dyn Fn(&Value) -> bool,
+    ) -> Option<Value> {
+        if let Some(at) = self.buffered.iter().position(pred) {
+            return self.buffered.remove(at);
+        }
+        let deadline = Instant::now() + patience;
+        loop {
+            let left = deadline.saturating_duration_since(Instant::now());
+            match self.messages.recv_timeout(left) {
+                Ok(message) if pred(&message) => return Some(message),
+                Ok(message) => self.buffered.push_back(message),
+                Err(RecvTimeoutError::Timeout | RecvTimeoutError::Disconnected) => return None,
+            }
+        }
+    }
+
+    pub fn response(&mut self, id: u64) -> Value {
+        self.wait_for(&format!("response {id}"), |m| {
+            m["id"] == json!(id) && m.get("method").is_none()
+        })
+    }
+
+    /// Messages received and not yet taken.
+    pub fn drain_buffered(&mut self) -> Vec<Value> {
+        while let Ok(message) = self.messages.try_recv() {
+            self.buffered.push_back(message);
+        }
+        self.buffered.drain(..).collect()
+    }
+
+    pub fn stderr(&self) -> String {
+        self.stderr.lock().unwrap().clone()
+    }
+
+    /// Waits for the process to exit.
+    pub fn wait_exit(&mut self, patience: Duration) -> Option<ExitStatus> {
+        let deadline = Instant::now() + patience;
+        loop {
+            if let Some(status) = self.child.try_wait().unwrap() {
+                return Some(status);
+            }
+            if Instant::now() > deadline {
+                return None;
+            }
+            std::thread::sleep(Duration::from_millis(10));
+        }
+    }
+
+    /// Asserts that every line written to stdout is a JSON-RPC 2.0 message.
+    pub fn assert_stdout_is_protocol(&self) {
+        for line in self.raw_lines.lock().unwrap().iter() {
+            let value: Value = serde_json::from_str(line)
+                .unwrap_or_else(|e| panic!("stdout line is not JSON ({e}): {line:?}"));
+            assert_eq!(value["jsonrpc"], "2.0", "not JSON-RPC: {line}");
+        }
+    }
+
+    /// The audit rows written so far, split into their four fields.
+    pub fn audit_rows(&self) -> Vec<Vec<String>> {
+        audit_rows(&self.state)
+    }
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// The text of a `run` result.
+pub fn text(response: &Value) -> String {
+    response["result"]["content"][0]["text"]
+        .as_str()
+        .unwrap_or_else(|| panic!("no text in {response}"))
+        .to_owned()
+}
+
+pub fn is_error(response: &Value) -> bool {
+    response["result"]["isError"] == json!(true)
+}
+
+/// Replaces the milliseconds of every `[exit:N | Xms]` footer with `X`.
+pub fn mask_ms(text: &str) -> String {
+    let Some(at) = text.rfind(" | ") else {
+        return text.to_owned();
+    };
+    let tail = &text[at + 3..];
+    match tail.strip_suffix("ms]") {
+        Some(ms) if ms.chars().all(|c| c.is_ascii_digit()) => format!("{} | Xms]", &text[..at]),
+        _ => text.to_owned(),
+    }
+}
+
+pub fn audit_rows(state: &Path) -> Vec<Vec<String>> {
+    let Ok(entries) = std::fs::read_dir(state) else {
+        return Vec::new();
+    };
+    let mut rows = Vec::new();
+    let mut files: Vec<PathBuf> = entries
+        .map(|e| e.unwrap().path())
+        .filter(|p| {
+            p.file_name()
+                .unwrap()
+                .to_string_lossy()
+                .starts_with("audit-")
+        })
+        .collect();
+    files.sort();
+    for file in files {
+        let content = std::fs::read_to_string(file).unwrap();
+        assert!(
+            content.is_empty() || content.ends_with('\n'),
+            "rows end with a newline"
+        );
+        for line in content.lines() {
+            rows.push(line.split('\t').map(str::to_owned).collect());
+        }
+    }
+    rows
+}
+
+/// Waits until `cond` holds, up to `patience`.
+pub fn eventually(patience: Duration, cond: impl Fn() -> bool) -> bool {
+    let deadline = Instant::now() + patience;
+    loop {
+        if cond() {
+            return true;
+        }
+        if Instant::now() > deadline {
+            return false;
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    }
+}
+
+/// Whether a process exists and is not a zombie.
+pub fn alive(pid: i32) -> bool {
+    match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
+        Ok(stat) => {
+            let state = stat.rsplit(')').next().unwrap_or("").trim_start();
+            !state.starts_with('Z') && !state.starts_with('X')
+        }
+        Err(_) => false,
+    }
+}
+
+/// Reads a pid a command wrote into the workdir, waiting for it to appear.
+pub fn read_pid(path: &Path) -> i32 {
+    assert!(
+        eventually(PATIENCE, || std::fs::read_to_string(path)
+            .is_ok_and(|s| s.ends_with('\n'))),
+        "no pid file {}",
+        path.display()
+    );
+    std::fs::read_to_string(path)
+        .unwrap()
+        .trim()
+        .parse()
+        .unwrap()
+}
+
+/// Kills, on drop, the process groups a test started through the server, so that a
+/// failing test leaves nothing behind. Only groups recorded by the test itself.
+#[derive(Default)]
+pub struct Groups(pub Vec<i32>);
+
+impl Drop for Groups {
+    fn drop(&mut self) {
+        for &pgid in &self.0 {
+            if pgid > 1 {
+                // SAFETY: plain syscall on a group id this test recorded.
+                unsafe { libc::killpg(pgid, libc::SIGKILL) };
+            }
+        }
+    }
+}
+
+fn read_stdout(stdout: impl Read + Send + 'static) -> (Receiver<Value>, Arc<Mutex<Vec<String>>>) {
+    let (tx, rx) = channel();
+    let raw = Arc::new(Mutex::new(Vec::new()));
+    let raw_lines = raw.clone();
+    std::thread::spawn(move || {
+        for line in BufReader::new(stdout).lines() {
+            let Ok(line) = line else { return };
+            raw.lock().unwrap().push(line.clone());
+            if let Ok(value) = serde_json::from_str::<Value>(&line)
+                && tx.send(value).is_err()
+            {
+                return;
+            }
+        }
+    });
+    (rx, raw_lines)
+}
+
+fn read_all(stream: impl Read + Send + 'static) -> Arc<Mutex<String>> {
+    let out = Arc::new(Mutex::new(String::new()));
+    let sink = out.clone();
+    std::thread::spawn(move || {
+        let mut reader = BufReader::new(stream);
+        let mut line = String::new();
+        while reader.read_line(&mut line).is_ok_and(|n| n > 0) {
+            sink.lock().unwrap().push_str(&line);
+            line.clear();
+        }
+    });
+    out
+}
+
+/// Runs the binary to completion with `input` piped in, like the README's smoke test.
+pub fn pipe_through(args: &[&str], input: &[u8]) -> (String, String, ExitStatus) {
+    let mut child = Command::new(BIN)
+        .args(args)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    let input = input.to_vec();
+    let writer = std::thread::spawn(move || {
+        let _ = stdin.write_all(&input);
+    });
+    let output = child.wait_with_output().unwrap();
+    writer.join().unwrap();
+    (
+        String::from_utf8(output.stdout).unwrap(),
+        String::from_utf8_lossy(&output.stderr).into_owned(),
+        output.status,
+    )
+}
