@@ -170,7 +170,7 @@ impl Sink {
         }
     }
 
-    /// True once the cap is reached: the caller stops the command.
+    /// True once the stream went past the cap: the caller stops the command.
     pub fn capped(&self) -> bool {
         self.out.capped
     }
@@ -178,7 +178,7 @@ impl Sink {
     /// Takes one chunk. Bytes past the cap are dropped and mark the stream capped.
     pub fn push(&mut self, chunk: &[u8]) {
         let room = self.cap.saturating_sub(self.out.total_bytes);
-        let chunk = if chunk.len() as u64 >= room {
+        let chunk = if chunk.len() as u64 > room {
             self.out.capped = true;
             &chunk[..room as usize]
         } else {
@@ -280,5 +280,84 @@ impl Sink {
                 self.tail_start = (self.tail_start + 1) % TAIL_BYTES;
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn spiller() -> (tempfile::TempDir, Arc<Spiller>) {
+        let dir = tempfile::tempdir().unwrap();
+        let spiller = Spiller::new(dir.path());
+        (dir, spiller)
+    }
+
+    #[test]
+    fn cap_boundary() {
+        let (_dir, spiller) = spiller();
+        let exact = Captured::from_bytes(Stream::Stdout, &[b'a'; 100], 100, &spiller);
+        assert!(!exact.capped);
+        assert_eq!(exact.total_bytes, 100);
+        let over = Captured::from_bytes(Stream::Stdout, &[b'a'; 101], 100, &spiller);
+        assert!(over.capped);
+        assert_eq!(over.total_bytes, 100);
+    }
+
+    #[test]
+    fn chunking_does_not_change_the_result() {
+        let (_dir, spiller) = spiller();
+        let data: Vec<u8> = (0..30_000u32)
+            .flat_map(|n| format!("line {n}\n").into_bytes())
+            .collect();
+        let whole = Captured::from_bytes(Stream::Stderr, &data, u64::MAX, &spiller);
+        for chunk in [1, 7, 4096, 65_536] {
+            let mut sink = Sink::new(Stream::Stderr, u64::MAX, spiller.clone());
+            for piece in data.chunks(chunk) {
+                sink.push(piece);
+            }
+            let got = sink.finish();
+            assert_eq!(got.head, whole.head);
+            assert_eq!(got.tail, whole.tail, "chunk {chunk}");
+            assert_eq!(got.tail, data[data.len() - TAIL_BYTES..]);
+            assert_eq!(
+                (got.lines, got.newlines, got.total_bytes),
+                (30_000, 30_000, data.len() as u64)
+            );
+            let Some(Spill::Written(path)) = &got.spill else {
+                panic!("no spill")
+            };
+            assert_eq!(std::fs::read(path).unwrap(), data);
+        }
+    }
+
+    #[test]
+    fn memory_is_bounded() {
+        let (_dir, spiller) = spiller();
+        let mut sink = Sink::new(Stream::Stdout, u64::MAX, spiller);
+        let chunk = vec![b'x'; 65_536];
+        for _ in 0..200 {
+            sink.push(&chunk);
+        }
+        let got = sink.finish();
+        assert_eq!(got.head.len(), HEAD_BYTES);
+        assert!(got.tail.is_empty());
+        assert_eq!(got.total_bytes, 200 * 65_536);
+    }
+
+    #[test]
+    fn spill_names_skip_existing_files() {
+        let (dir, spiller) = spiller();
+        std::fs::write(dir.path().join("cmd-1.txt"), "old").unwrap();
+        let (_, first) = spiller.create(Stream::Stdout).unwrap();
+        let (_, second) = spiller.create(Stream::Stdout).unwrap();
+        let (_, err) = spiller.create(Stream::Stderr).unwrap();
+        assert_eq!(first, dir.path().join("cmd-2.txt"));
+        assert_eq!(second, dir.path().join("cmd-3.txt"));
+        assert_eq!(err, dir.path().join("stderr-1.txt"));
+        assert_eq!(
+            std::fs::read_to_string(dir.path().join("cmd-1.txt")).unwrap(),
+            "old"
+        );
     }
 }

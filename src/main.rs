@@ -40,13 +40,13 @@ fn main() -> ExitCode {
         }
     };
     let server = Server::new(config, shell);
-    let result = runtime.block_on(stdio::serve(
-        server,
-        tokio::io::stdin(),
-        tokio::io::stdout(),
-        shutdown_signal(),
-    ));
-    // Do not wait for the thread blocked reading stdin.
+    let result = runtime.block_on(async {
+        // Non-blocking pipes when the client gave us pipes (as MCP clients do); the
+        // blocking handles otherwise (a terminal, a file).
+        let (input, output) = rmcp::transport::stdio_pipes();
+        stdio::serve(server, input, output, shutdown_signal()).await
+    });
+    // Do not wait for a thread blocked reading a non-pipe stdin.
     runtime.shutdown_background();
     match result {
         Ok(ending) => {

@@ -1,0 +1,267 @@
+//! Benchmark of the release binary: start-up, per-call overhead against the floor the
+//! operating system sets, concurrency, and memory.
+//!
+//! Run with `cargo run --release --example bench`. It builds the release binary,
+//! spawns it as a client would, and prints a table of medians next to the targets.
+//! Figures, not assertions: nothing here fails on a slow machine.
+
+use std::collections::HashMap;
+use std::io::{BufRead, BufReader, Write};
+use std::path::{Path, PathBuf};
+use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use serde_json::{Value, json};
+
+const COLD_STARTS: usize = 30;
+const ROUND_TRIPS: usize = 300;
+
+fn main() {
+    let binary = build_release();
+    let dir = tempfile::tempdir().expect("temp dir");
+    let work = dir.path().join("work");
+    std::fs::create_dir(&work).unwrap();
+    let state = dir.path().join("state");
+
+    let cold = median(
+        (0..COLD_STARTS)
+            .map(|_| cold_start(&binary, &work, &state))
+            .collect(),
+    );
+
+    let mut server = Client::spawn(&binary, &work, &state);
+    server.initialize();
+    for _ in 0..20 {
+        server.call("true");
+    }
+    let run_true = median(
+        (0..ROUND_TRIPS)
+            .map(|_| {
+                let started = Instant::now();
+                server.call("true");
+                started.elapsed()
+            })
+            .collect(),
+    );
+    let floor = median((0..ROUND_TRIPS).map(|_| spawn_floor()).collect());
+
+    let concurrent = median(
+        (0..3)
+            .map(|_| {
+                let started = Instant::now();
+                let ids: Vec<u64> = (0..8).map(|_| server.start_call("sleep 1")).collect();
+                for id in ids {
+                    server.response(id);
+                }
+                started.elapsed()
+            })
+            .collect(),
+    );
+    std::thread::sleep(Duration::from_millis(200));
+    let idle_rss = status_kb(server.child.id(), "VmRSS");
+    drop(server);
+
+    // One command writing 50 MB of text, on a fresh server so VmHWM is this call's peak.
+    let mut big = Client::spawn(&binary, &work, &state);
+    big.initialize();
+    let started = Instant::now();
+    let answer = big.call("yes 'forty bytes of text, again and again...' | head -c 50000000");
+    let big_wall = started.elapsed();
+    let big_peak = status_kb(big.child.id(), "VmHWM");
+    assert!(answer.contains("Output truncated"), "{answer}");
+    drop(big);
+
+    let size = std::fs::metadata(&binary).map(|m| m.len()).unwrap_or(0);
+    let ms = |d: Duration| format!("{:.2} ms", d.as_secs_f64() * 1e3);
+    let mb = |kb: u64| format!("{:.1} MB", kb as f64 / 1024.0);
+    let rows = [
+        ("spawn → initialize response", ms(cold), "≤ 3 ms".to_owned()),
+        (
+            "run(\"true\") round trip",
+            ms(run_true),
+            format!(
+                "≤ floor + 0.5 ms = {}",
+                ms(floor + Duration::from_micros(500))
+            ),
+        ),
+        (
+            "floor: spawn + wait `bash -c true`, piped",
+            ms(floor),
+            "—".to_owned(),
+        ),
+        (
+            "8 concurrent `sleep 1`",
+            ms(concurrent),
+            "≈ 1000 ms".to_owned(),
+        ),
+        ("50 MB command: wall time", ms(big_wall), "—".to_owned()),
+        (
+            "50 MB command: server peak RSS (VmHWM)",
+            mb(big_peak),
+            "≤ 24 MB".to_owned(),
+        ),
+        ("idle RSS (VmRSS)", mb(idle_rss), "≤ 8 MB".to_owned()),
+        (
+            "release binary",
+            format!("{:.2} MB", size as f64 / 1048576.0),
+            "≤ 4 MB".to_owned(),
+        ),
+    ];
+    eprintln!(
+        "forge-bash {} on {} cores",
+        env!("CARGO_PKG_VERSION"),
+        cores()
+    );
+    let mut out = std::io::stdout().lock();
+    writeln!(out, "| measure | median | target |").unwrap();
+    writeln!(out, "|---|---|---|").unwrap();
+    for (what, value, target) in rows {
+        writeln!(out, "| {what} | {value} | {target} |").unwrap();
+    }
+}
+
+fn build_release() -> PathBuf {
+    let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".to_owned());
+    let status = Command::new(cargo)
+        .args(["build", "--release", "--bin", "forge-bash"])
+        .status()
+        .expect("run cargo build");
+    assert!(status.success(), "cargo build --release failed");
+    let target = std::env::var("CARGO_TARGET_DIR").unwrap_or_else(|_| "target".to_owned());
+    Path::new(&target).join("release/forge-bash")
+}
+
+fn cold_start(binary: &Path, work: &Path, state: &Path) -> Duration {
+    let started = Instant::now();
+    let mut client = Client::spawn(binary, work, state);
+    client.initialize();
+    let elapsed = started.elapsed();
+    drop(client);
+    elapsed
+}
+
+fn spawn_floor() -> Duration {
+    let started = Instant::now();
+    let output = Command::new("bash")
+        .args(["-c", "true"])
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .output()
+        .expect("spawn bash");
+    assert!(output.status.success());
+    started.elapsed()
+}
+
+fn median(mut samples: Vec<Duration>) -> Duration {
+    samples.sort();
+    samples[samples.len() / 2]
+}
+
+fn status_kb(pid: u32, field: &str) -> u64 {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap_or_default();
+    status
+        .lines()
+        .find_map(|l| l.strip_prefix(&format!("{field}:")))
+        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
+        .unwrap_or(0)
+}
+
+fn cores() -> usize {
+    std::thread::available_parallelism().map_or(1, |n| n.get())
+}
+
+struct Client {
+    child: Child,
+    stdin: ChildStdin,
+    stdout: BufReader<ChildStdout>,
+    next_id: u64,
+    /// Responses that arrived before they were asked for.
+    early: HashMap<u64, Value>,
+}
+
+impl Client {
+    fn spawn(binary: &Path, work: &Path, state: &Path) -> Client {
+        let mut child = Command::new(binary)
+            .arg("--workdir")
+            .arg(work)
+            .arg("--state-dir")
+            .arg(state)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("spawn forge-bash");
+        let stdin = child.stdin.take().unwrap();
+        let stdout = BufReader::new(child.stdout.take().unwrap());
+        Client {
+            child,
+            stdin,
+            stdout,
+            next_id: 0,
+            early: HashMap::new(),
+        }
+    }
+
+    fn send(&mut self, message: Value) -> u64 {
+        self.next_id += 1;
+        let mut message = message;
+        message["id"] = json!(self.next_id);
+        writeln!(self.stdin, "{message}").unwrap();
+        self.next_id
+    }
+
+    fn response(&mut self, id: u64) -> Value {
+        if let Some(value) = self.early.remove(&id) {
+            return value;
+        }
+        loop {
+            let mut line = String::new();
+            assert!(
+                self.stdout.read_line(&mut line).unwrap() > 0,
+                "server closed stdout"
+            );
+            let value: Value = serde_json::from_str(&line).unwrap();
+            match value["id"].as_u64() {
+                Some(got) if got == id => return value,
+                Some(other) => {
+                    self.early.insert(other, value);
+                }
+                None => {}
+            }
+        }
+    }
+
+    fn initialize(&mut self) {
+        let id = self.send(json!({"jsonrpc": "2.0", "method": "initialize", "params": {
+            "protocolVersion": "2025-06-18", "capabilities": {},
+            "clientInfo": {"name": "bench", "version": "0"}}}));
+        self.response(id);
+        writeln!(
+            self.stdin,
+            r#"{{"jsonrpc":"2.0","method":"notifications/initialized"}}"#
+        )
+        .unwrap();
+    }
+
+    fn start_call(&mut self, command: &str) -> u64 {
+        self.send(json!({"jsonrpc": "2.0", "method": "tools/call",
+            "params": {"name": "run", "arguments": {"command": command}}}))
+    }
+
+    fn call(&mut self, command: &str) -> String {
+        let id = self.start_call(command);
+        let response = self.response(id);
+        response["result"]["content"][0]["text"]
+            .as_str()
+            .unwrap_or_default()
+            .to_owned()
+    }
+}
+
+impl Drop for Client {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
