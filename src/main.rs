@@ -50,7 +50,7 @@ fn main() -> ExitCode {
     runtime.shutdown_background();
     match result {
         Ok(ending) => {
-            tracing::info!(?ending, "forge-bash stopped");
+            tracing::debug!(?ending, "forge-bash stopped");
             ExitCode::SUCCESS
         }
         Err(e) => {

@@ -183,3 +183,22 @@ fn output_cap_stops_the_command_and_keeps_the_head() {
     let pgid = read_pid(&server.workdir.join("pgid"));
     assert!(eventually(Duration::from_secs(2), || !alive(pgid)));
 }
+
+#[test]
+fn memory_stays_bounded_at_the_default_cap() {
+    let mut server = Server::start(Options::default());
+    let answer = server.run("yes 'forty bytes of text, again and again...'");
+    assert!(answer.contains("Output limit of 50 MB reached; the command was stopped."));
+    let overflow = server.state.join("cmd-1.txt");
+    assert_eq!(std::fs::metadata(overflow).unwrap().len(), 50 * 1024 * 1024);
+    let status = std::fs::read_to_string(format!("/proc/{}/status", server.pid())).unwrap();
+    let peak_kb: u64 = status
+        .lines()
+        .find_map(|l| l.strip_prefix("VmHWM:"))
+        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
+        .unwrap();
+    assert!(
+        peak_kb < 24 * 1024,
+        "server peak RSS {peak_kb} kB after 50 MB of output"
+    );
+}
