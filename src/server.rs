@@ -188,9 +188,11 @@ impl ServerHandler for Server {
                 let mut ticks = tokio::time::interval_at(started + every, every);
                 loop {
                     ticks.tick().await;
-                    let secs = started.elapsed().as_secs();
-                    let param = ProgressNotificationParam::new(token.clone(), secs as f64)
-                        .with_message(format!("running for {secs} s"));
+                    // Elapsed seconds (to the millisecond, so it always increases).
+                    let elapsed = started.elapsed();
+                    let progress = elapsed.as_millis() as f64 / 1000.0;
+                    let param = ProgressNotificationParam::new(token.clone(), progress)
+                        .with_message(format!("running for {} s", elapsed.as_secs()));
                     if peer.notify_progress(param).await.is_err() {
                         return;
                     }
