@@ -19,3 +19,5 @@ mod guard;
 mod audit;
 // Cancellation, shutdown, progress and leaks.
 mod lifecycle;
+// The README's registration blocks and the LibreChat example.
+mod docs;
