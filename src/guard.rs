@@ -82,17 +82,36 @@ fn runs_rm(words: &[String], depth: usize) -> bool {
             "sudo" => options(
                 rest,
                 &[
-                    "-u", "-g", "-C", "-D", "-h", "-p", "-r", "-t", "-U", "-T", "-R",
+                    "-u", "-g", "-C", "-D", "-h", "-p", "-r", "-t", "-U", "-T", "-R", "--user",
+                    "--group",
                 ],
             ),
             "doas" => options(rest, &["-u", "-C"]),
             "exec" => options(rest, &["-a"]),
-            "nice" => options(rest, &["-n"]),
+            "nice" => options(rest, &["-n", "--adjustment"]),
             "ionice" => options(rest, &["-c", "-n", "-p", "-P", "-u"]),
             "stdbuf" => options(rest, &["-i", "-o", "-e"]),
-            "xargs" => options(rest, &["-a", "-d", "-E", "-I", "-L", "-n", "-P", "-s"]),
+            "xargs" => options(
+                rest,
+                &[
+                    "-a",
+                    "-d",
+                    "-E",
+                    "-I",
+                    "-L",
+                    "-n",
+                    "-P",
+                    "-s",
+                    "--arg-file",
+                    "--delimiter",
+                    "--max-args",
+                    "--max-lines",
+                    "--max-procs",
+                    "--max-chars",
+                ],
+            ),
             "timeout" => {
-                let opts = options(rest, &["-s", "-k"]);
+                let opts = options(rest, &["-s", "-k", "--signal", "--kill-after"]);
                 (opts + 1).min(rest.len())
             }
             "command" => {
