@@ -429,7 +429,7 @@ impl Parser {
         while let Some(c) = self.peek() {
             match c {
                 ' ' | '\t' | '\n' | ';' | '&' | '|' | '<' | '>' | ')' => break,
-                '(' if is_array_start(&word) => self.array(),
+                '(' if is_array_start(&word) => self.balanced('(', ')', 0),
                 '(' => break,
                 '`' if end == End::Backtick => break,
                 '\\' => {
@@ -527,7 +527,7 @@ impl Parser {
         }
         if self.starts_with("$((") {
             self.bump(3);
-            self.arithmetic();
+            self.balanced('(', ')', 2);
             return true;
         }
         if self.starts_with("$(") {
@@ -537,62 +537,22 @@ impl Parser {
         }
         if self.starts_with("${") {
             self.bump(2);
-            self.parameter();
+            self.balanced('{', '}', 1);
             return true;
         }
         false
     }
 
-    /// Skips `$((..))` up to its balancing parentheses; substitutions inside run.
-    fn arithmetic(&mut self) {
-        let mut open = 2;
+    /// Skips to the `close` that balances `depth` already open ones: the rest of a
+    /// `$((..))`, a `${..}` or an array literal `name=(..)`. Quoted text and escapes
+    /// are data; substitutions inside run.
+    fn balanced(&mut self, open: char, close: char, mut depth: usize) {
         while let Some(c) = self.peek() {
             match c {
-                '(' => open += 1,
-                ')' => {
-                    open -= 1;
-                    if open == 0 {
-                        self.bump(1);
-                        return;
-                    }
-                }
-                '$' | '`' if self.dollar_or_backtick(End::Eof) => continue,
-                _ => {}
-            }
-            self.bump(1);
-        }
-    }
-
-    /// Skips `${..}` up to its closing brace; substitutions inside run.
-    fn parameter(&mut self) {
-        let mut open = 1;
-        while let Some(c) = self.peek() {
-            match c {
-                '{' => open += 1,
-                '}' => {
-                    open -= 1;
-                    if open == 0 {
-                        self.bump(1);
-                        return;
-                    }
-                }
-                '\\' => self.bump(1),
-                '$' | '`' if self.dollar_or_backtick(End::Eof) => continue,
-                _ => {}
-            }
-            self.bump(1);
-        }
-    }
-
-    /// Skips an array literal `name=(..)`: its words are data.
-    fn array(&mut self) {
-        let mut open = 0;
-        while let Some(c) = self.peek() {
-            match c {
-                '(' => open += 1,
-                ')' => {
-                    open -= 1;
-                    if open == 0 {
+                c if c == open => depth += 1,
+                c if c == close => {
+                    depth = depth.saturating_sub(1);
+                    if depth == 0 {
                         self.bump(1);
                         return;
                     }
@@ -606,8 +566,7 @@ impl Parser {
                 }
                 '"' => {
                     self.bump(1);
-                    let mut ignored = String::new();
-                    self.double_quoted(&mut ignored);
+                    self.double_quoted(&mut String::new());
                     continue;
                 }
                 '$' | '`' if self.dollar_or_backtick(End::Eof) => continue,
