@@ -45,17 +45,6 @@ pub struct Config {
 }
 
 impl Config {
-    /// A configuration with the defaults, for tests and embedders.
-    pub fn with_dirs(workdir: impl Into<PathBuf>, state_dir: impl Into<PathBuf>) -> Config {
-        Config {
-            workdir: workdir.into(),
-            timeout_secs: 300,
-            max_output_bytes: 52_428_800,
-            state_dir: state_dir.into(),
-            progress_interval_ms: 5_000,
-        }
-    }
-
     pub fn timeout(&self) -> Duration {
         Duration::from_secs(self.timeout_secs)
     }
