@@ -143,3 +143,22 @@ fn concurrent_calls_run_in_parallel() {
         "8 × sleep 1 took {elapsed:?}"
     );
 }
+
+#[test]
+fn requests_from_a_file_on_stdin() {
+    // Not a pipe: the server falls back to blocking stdio handles.
+    let dir = tempfile::tempdir().unwrap();
+    let requests = dir.path().join("requests.jsonl");
+    let call = r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"run","arguments":{"command":"sleep 1; echo from-file"}}}"#;
+    std::fs::write(&requests, format!("{call}\n")).unwrap();
+    let output = std::process::Command::new(crate::support::BIN)
+        .args(["--workdir", dir.path().to_str().unwrap()])
+        .arg("--state-dir")
+        .arg(dir.path().join("state"))
+        .stdin(std::fs::File::open(&requests).unwrap())
+        .output()
+        .unwrap();
+    assert!(output.status.success());
+    let response: Value = serde_json::from_slice(&output.stdout).unwrap();
+    assert!(text(&response).starts_with("from-file\n\n[exit:0 | "));
+}
