@@ -98,15 +98,14 @@ where
         }
     };
 
-    let ending = match ending {
-        Ending::Eof => {
-            tokio::select! {
-                biased;
-                () = &mut signal => Ending::Signal,
-                () = drain(&server, &pending) => Ending::Eof,
-            }
+    let ending = if ending == Ending::Eof {
+        tokio::select! {
+            biased;
+            () = &mut signal => Ending::Signal,
+            () = drain(&server, &pending) => Ending::Eof,
         }
-        Ending::Signal => Ending::Signal,
+    } else {
+        ending
     };
     if ending == Ending::Signal {
         tracing::info!("shutdown signal: stopping running commands");

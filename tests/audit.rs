@@ -3,10 +3,6 @@ use std::time::Duration;
 
 use crate::support::{Options, Server, eventually, is_error};
 
-fn today() -> String {
-    chrono::Utc::now().format("%Y-%m-%d").to_string()
-}
-
 #[test]
 fn rows_for_every_kind_of_call() {
     let mut server = Options::default().timeout(1).start();
@@ -15,7 +11,7 @@ fn rows_for_every_kind_of_call() {
     server.run("sleep 5");
     server.run("exit 7");
     server.run("echo a\u{0}b");
-    let file = server.state.join(format!("audit-{}.tsv", today()));
+    let file = forge_bash::audit::path(&server.state, chrono::Utc::now());
     assert!(file.exists(), "daily file named by the UTC date");
     let rows = server.audit_rows();
     let summary: Vec<(&str, &str)> = rows

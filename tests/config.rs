@@ -1,7 +1,8 @@
+use std::path::Path;
 use std::process::Command;
 use std::time::Duration;
 
-use crate::support::{BIN, Options, eventually, is_error, mask_ms, text};
+use crate::support::{BIN, Options, eventually, is_error, mask_ms, pipe_through, text};
 
 #[test]
 fn help_and_version() {
@@ -45,25 +46,14 @@ fn environment_variables_configure_and_flags_win() {
     std::fs::create_dir(&env_work).unwrap();
     // Workdir and state dir from the environment only (no flags for them).
     let state = dir.path().join("env-state");
-    let mut child = std::process::Command::new(BIN)
-        .env("FORGE_BASH_WORKDIR", &env_work)
-        .env("FORGE_BASH_STATE_DIR", &state)
-        .env("FORGE_BASH_TIMEOUT_SECS", "1")
-        .stdin(std::process::Stdio::piped())
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::null())
-        .spawn()
-        .unwrap();
-    use std::io::Write;
-    let mut stdin = child.stdin.take().unwrap();
-    writeln!(
-        stdin,
-        r#"{{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{{"name":"run","arguments":{{"command":"pwd; sleep 5"}}}}}}"#
-    )
-    .unwrap();
-    drop(stdin);
-    let out = child.wait_with_output().unwrap();
-    let response: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let call = r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"run","arguments":{"command":"pwd; sleep 5"}}}"#;
+    let env = [
+        ("FORGE_BASH_WORKDIR", env_work.as_path()),
+        ("FORGE_BASH_STATE_DIR", state.as_path()),
+        ("FORGE_BASH_TIMEOUT_SECS", Path::new("1")),
+    ];
+    let (stdout, _, _) = pipe_through(&[], &env, format!("{call}\n").as_bytes());
+    let response: serde_json::Value = serde_json::from_str(&stdout).unwrap();
     let answer = crate::support::text(&response);
     assert_eq!(
         mask_ms(&answer),
@@ -72,14 +62,7 @@ fn environment_variables_configure_and_flags_win() {
             env_work.display()
         )
     );
-    assert!(
-        state
-            .join(format!(
-                "audit-{}.tsv",
-                chrono::Utc::now().format("%Y-%m-%d")
-            ))
-            .exists()
-    );
+    assert!(forge_bash::audit::path(&state, chrono::Utc::now()).exists());
 
     // The flag wins over the environment variable.
     let mut server = Options::default()

@@ -75,7 +75,7 @@ fn seed_smoke_test_one_line_then_eof() {
         "--state-dir",
         state.to_str().unwrap(),
     ];
-    let (stdout, stderr, status) = pipe_through(&args, format!("{line}\n").as_bytes());
+    let (stdout, stderr, status) = pipe_through(&args, &[], format!("{line}\n").as_bytes());
     assert!(status.success(), "{stderr}");
     let lines: Vec<&str> = stdout.lines().collect();
     assert_eq!(lines.len(), 1, "{stdout}");
@@ -109,7 +109,7 @@ fn piped_requests_are_all_answered_before_exit() {
         call(3, "echo last")
     );
     let started = Instant::now();
-    let (stdout, stderr, status) = pipe_through(&args, input.as_bytes());
+    let (stdout, stderr, status) = pipe_through(&args, &[], input.as_bytes());
     assert!(status.success(), "{stderr}");
     let responses: Vec<Value> = stdout
         .lines()

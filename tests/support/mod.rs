@@ -398,9 +398,14 @@ fn read_all(stream: impl Read + Send + 'static) -> Arc<Mutex<String>> {
 }
 
 /// Runs the binary to completion with `input` piped in, like the README's smoke test.
-pub fn pipe_through(args: &[&str], input: &[u8]) -> (String, String, ExitStatus) {
+pub fn pipe_through(
+    args: &[&str],
+    env: &[(&str, &Path)],
+    input: &[u8],
+) -> (String, String, ExitStatus) {
     let mut child = Command::new(BIN)
         .args(args)
+        .envs(env.iter().copied())
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
