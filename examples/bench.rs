@@ -70,6 +70,8 @@ fn main() {
     assert!(answer.contains("Output truncated"), "{answer}");
     drop(big);
 
+    let guard_128k = guard_worst_case();
+
     let size = std::fs::metadata(&binary).map(|m| m.len()).unwrap_or(0);
     let ms = |d: Duration| format!("{:.2} ms", d.as_secs_f64() * 1e3);
     let mb = |kb: u64| format!("{:.1} MB", kb as f64 / 1024.0);
@@ -101,6 +103,11 @@ fn main() {
         ),
         ("idle RSS (VmRSS)", mb(idle_rss), "≤ 8 MB".to_owned()),
         (
+            "guard: 128 KB command, slowest of 8 shapes",
+            ms(guard_128k),
+            "< 5 ms".to_owned(),
+        ),
+        (
             "release binary",
             format!("{:.2} MB", size as f64 / 1048576.0),
             "≤ 4 MB".to_owned(),
@@ -117,6 +124,38 @@ fn main() {
     for (what, value, target) in rows {
         writeln!(out, "| {what} | {value} | {target} |").unwrap();
     }
+}
+
+/// The guard on 128 KB commands of several shapes (chains, quotes, heredocs,
+/// substitutions, arithmetic, case, globs, one huge word): the slowest median.
+fn guard_worst_case() -> Duration {
+    const SIZE: usize = 128 * 1024;
+    let fill = |unit: &str| unit.repeat(SIZE / unit.len() + 1)[..SIZE].to_owned();
+    let shapes = [
+        fill("echo a && ls -l | grep x; "),
+        format!("echo '{}'", fill("a;b|c&d ")),
+        format!("cat <<EOF\n{}\nEOF", fill("line $(date) `x` ${v:-y}\n")),
+        fill("x=$(echo $((1 << 2)) \"$(true)\"); "),
+        fill("case $v in a|b) echo;; esac; [[ $x =~ ^(a|b)$ ]]; (( n <<= 1 )); "),
+        fill("/usr/bin/r[a-z]*{a,b} "),
+        fill("a"),
+        fill("$(("),
+    ];
+    shapes
+        .iter()
+        .map(|command| {
+            median(
+                (0..21)
+                    .map(|_| {
+                        let started = Instant::now();
+                        std::hint::black_box(forge_bash::guard::check(command));
+                        started.elapsed()
+                    })
+                    .collect(),
+            )
+        })
+        .max()
+        .unwrap_or_default()
 }
 
 fn build_release() -> PathBuf {

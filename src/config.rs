@@ -6,19 +6,44 @@
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use clap::Parser;
+use clap::{Args, Parser, Subcommand};
 
-/// Settings of one forge-bash server.
+/// The command line: the server's settings, or a subcommand.
 #[derive(Debug, Clone, Parser)]
 #[command(
     name = "forge-bash",
     version,
     about = "A stdio MCP server with one tool, run(command): bash for LLM agents.",
     long_about = "A stdio MCP server with one tool, run(command): bash for LLM agents.\n\n\
-        It speaks newline-delimited JSON-RPC on stdin/stdout. Each call runs `bash -c` in \
-        the working directory, refuses rm, bounds what the model sees and writes one audit \
-        row. Logs go to stderr (filter them with RUST_LOG)."
+        Without a subcommand it serves: it speaks newline-delimited JSON-RPC on \
+        stdin/stdout. Each call runs `bash -c` in the working directory, refuses rm, \
+        bounds what the model sees and writes one audit row. Logs go to stderr (filter \
+        them with RUST_LOG)."
 )]
+pub struct Cli {
+    #[command(flatten)]
+    pub config: Config,
+
+    #[command(subcommand)]
+    pub command: Option<Command>,
+}
+
+/// What the binary does instead of serving.
+#[derive(Debug, Clone, Subcommand)]
+pub enum Command {
+    /// Check a command with the rm guard without running it. Prints `allowed`, or
+    /// `blocked: <the simple command that runs rm>`; exits 0 when allowed, 1 when
+    /// blocked, 2 on a usage error.
+    Check {
+        /// The command; several words are joined with spaces. Put `--` before a
+        /// command that starts with `-`.
+        #[arg(required = true, num_args = 1.., allow_hyphen_values = true)]
+        command: Vec<String>,
+    },
+}
+
+/// Settings of one forge-bash server.
+#[derive(Debug, Clone, Args)]
 pub struct Config {
     /// Working directory of every command.
     #[arg(long, env = "FORGE_BASH_WORKDIR", default_value = "/workspace")]
@@ -73,9 +98,13 @@ fn is_executable(path: &Path) -> bool {
 mod tests {
     use super::*;
 
+    fn parse(args: &[&str]) -> Result<Config, clap::Error> {
+        Cli::try_parse_from(args).map(|cli| cli.config)
+    }
+
     #[test]
     fn defaults_are_the_seeds() {
-        let config = Config::try_parse_from(["forge-bash"]).unwrap();
+        let config = parse(&["forge-bash"]).unwrap();
         // The environment of the test run may set these; only check when it does not.
         if std::env::var_os("FORGE_BASH_WORKDIR").is_none() {
             assert_eq!(config.workdir, PathBuf::from("/workspace"));
@@ -93,7 +122,7 @@ mod tests {
 
     #[test]
     fn flags_parse() {
-        let config = Config::try_parse_from([
+        let config = parse(&[
             "forge-bash",
             "--workdir",
             "/w",
@@ -113,7 +142,7 @@ mod tests {
 
     #[test]
     fn zero_timeout_is_refused() {
-        assert!(Config::try_parse_from(["forge-bash", "--timeout-secs", "0"]).is_err());
+        assert!(parse(&["forge-bash", "--timeout-secs", "0"]).is_err());
     }
 
     #[test]

@@ -5,14 +5,17 @@ use std::process::ExitCode;
 use clap::Parser;
 use tracing_subscriber::EnvFilter;
 
-use forge_bash::config::{self, Config};
+use forge_bash::config::{self, Cli, Command};
 use forge_bash::server::Server;
-use forge_bash::{environ, stdio};
+use forge_bash::{environ, guard, stdio};
 
 fn main() -> ExitCode {
     // SAFETY: nothing has started a thread yet; the runtime is built below.
     let injected = unsafe { environ::inject() };
-    let config = Config::parse();
+    let Cli { config, command } = Cli::parse();
+    if let Some(Command::Check { command }) = command {
+        return check(&command.join(" "));
+    }
     tracing_subscriber::fmt()
         .with_writer(std::io::stderr)
         .with_ansi(false)
@@ -59,6 +62,19 @@ fn main() -> ExitCode {
             tracing::error!(error = %e, "forge-bash failed");
             ExitCode::FAILURE
         }
+    }
+}
+
+/// `forge-bash check`: the guard's verdict on stdout, which no protocol uses here.
+fn check(command: &str) -> ExitCode {
+    use std::io::Write;
+    let (line, code) = match guard::find_rm(command) {
+        None => ("allowed".to_owned(), 0),
+        Some(simple) => (format!("blocked: {simple}"), 1),
+    };
+    match writeln!(std::io::stdout(), "{line}") {
+        Ok(()) => ExitCode::from(code),
+        Err(_) => ExitCode::from(2),
     }
 }
 

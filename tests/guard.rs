@@ -44,3 +44,36 @@ fn lookalikes_run() {
     assert!(heredoc.starts_with("rm -rf build\n"), "{heredoc}");
     assert!(server.run("which rm").contains("/rm\n"));
 }
+
+#[test]
+fn check_subcommand_prints_the_verdict() {
+    use std::process::Command;
+    let check = |args: &[&str]| {
+        let out = Command::new(crate::support::BIN)
+            .arg("check")
+            .args(args)
+            .output()
+            .unwrap();
+        (
+            out.status.code(),
+            String::from_utf8_lossy(&out.stdout).into_owned(),
+        )
+    };
+    assert_eq!(check(&["echo hi"]), (Some(0), "allowed\n".to_owned()));
+    assert_eq!(
+        check(&["cd build && sudo rm -rf out; ls"]),
+        (Some(1), "blocked: sudo rm -rf out\n".to_owned())
+    );
+    assert_eq!(
+        check(&["(( n = 1 << 4 ))\nrm x"]),
+        (Some(1), "blocked: rm x\n".to_owned())
+    );
+    // Several words are one command; `--` lets it start with a dash.
+    assert_eq!(check(&["rm", "-rf", "x"]).0, Some(1));
+    assert_eq!(check(&["--", "-rf"]), (Some(0), "allowed\n".to_owned()));
+    let (code, stdout) = check(&[]);
+    assert_eq!((code, stdout.as_str()), (Some(2), ""));
+    // Without a subcommand the binary is still the server.
+    let mut server = Server::start(crate::support::Options::default());
+    assert!(server.run("echo served").starts_with("served\n"));
+}

@@ -15,6 +15,8 @@ mod execution;
 mod presentation;
 // The rm guard end to end: a blocked chain runs nothing.
 mod guard;
+// Bash is the judge: the guard against a recorder bind-mounted over rm.
+mod guard_oracle;
 // The audit log.
 mod audit;
 // Cancellation, shutdown, progress and leaks.

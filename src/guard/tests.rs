@@ -44,7 +44,6 @@ fn seed_rule() {
         "man rm",
         "which rm",
         "ls -la",
-        "alias del=rm",
         "find . -delete",
         "",
         "   ",
@@ -291,4 +290,273 @@ proptest! {
         let chained = format!("{a} && {b}");
         prop_assert_eq!(check(&chained), Verdict::Allow, "{:?}", chained);
     }
+}
+
+#[test]
+fn constructs_never_desync() {
+    // After each construct, the next line is read as commands again.
+    for construct in [
+        "(( n = 1 << 4 ))",
+        "echo $(( 1 << 4 ))",
+        "echo $[ 1 << 4 ]",
+        "for (( i = 0; i << 2; i++ )); do :; done",
+        "a[1<<2]=x",
+        "a[1<<2]+=x",
+        "case $v in start|rm) echo a;; (stop) echo b;; esac",
+        "case rm in (rm) echo a;; esac",
+        "case x in\nrm) echo a;;\nesac",
+        "[[ $f =~ ^(rm|mv)$ ]]",
+        "[[ a < b && ( c > d || e ) ]]",
+        "echo `echo \\`echo hi\\``",
+        "echo $( (echo a) )",
+        "x=$( (echo a) ; echo b )",
+        "cat <<EOF\nbody\nEOF",
+        "cat <<'EOF'\n$(rm x)\nEOF",
+        "f() { echo a; }",
+        "function g { echo a; }",
+        "function g() { echo a; }",
+        "coproc cat",
+        "echo '(('",
+        "echo \"$(case x in x) echo a;; esac)\"",
+    ] {
+        allowed(construct);
+        blocked(&format!("{construct}\nrm x"));
+        if !construct.contains("<<'EOF'") && !construct.contains("<<EOF") {
+            // After a heredoc's delimiter line only; `EOF; rm x` is part of the body.
+            blocked(&format!("{construct}; rm x"));
+        }
+    }
+}
+
+#[test]
+fn bodies_and_substitutions_are_checked() {
+    for command in [
+        "function g { rm x; }; g",
+        "function g() { rm x; }",
+        "g() { rm x; }",
+        "coproc X { rm x; }",
+        "coproc rm x",
+        "coproc { rm x; }",
+        "echo \"$(case x in x) rm x;; esac)\"",
+        "case x in x) rm x;; esac",
+        "case x in (x) echo a;; (*) rm x;; esac",
+        "[[ -n $(rm x) ]]",
+        "(( $(rm x) ))",
+        "echo $((rm x) )",
+        "echo `echo \\`rm x\\``",
+        "echo \"`rm x`\"",
+        "for x do rm x; done",
+        "for x in a; do rm $x; done",
+        "select x in a; do rm x; done",
+        "echo ${v:-$(rm x)}",
+        "a[$(rm x)]=1",
+        "arr=($(rm x))",
+    ] {
+        blocked(command);
+    }
+}
+
+#[test]
+fn computed_names_fail_closed() {
+    for command in [
+        "$'\\x72m' x",
+        "$'\\162m' x",
+        "$'\\u0072m' x",
+        "$'r\\x6d' x",
+        "$'\\cR'",
+        "rm${IFS}x",
+        "rm$IFS-rf x",
+        "/usr/bin/rm${x} y",
+        "\"$@\"rm x",
+        "$@rm x",
+        "${v:-rm} x",
+        "${v:=rm} x",
+        "r${v}m x",
+        "$x rm y",
+        "\"$@\" rm y",
+        "$(true) rm y",
+        "`true` rm y",
+        "$SHELL -c 'rm x'",
+        "\"$SHELL\" -ec 'rm x'",
+        "source /dev/stdin <<< 'rm x'",
+        "echo 'rm x' | bash",
+        "printf '%s\\n' 'rm x' | sh",
+        "/usr/bin/r[m] x",
+        "/bin/r? x",
+        "/usr/bin/r* x",
+        "{rm,x} y",
+        "r{m,x} y",
+        "/usr/bin/{q..s}m x",
+    ] {
+        if command == "$'\\cR'" {
+            allowed(command);
+            continue;
+        }
+        blocked(command);
+    }
+    for command in [
+        "$cmd x",
+        "\"$cmd\" x",
+        "${cmd} rmdir",
+        "$'\\x72md' x",
+        "r[!m] x",
+        "\\* x",
+        "'r*' x",
+        "[ -f rm ]",
+        "{rm} x",
+    ] {
+        allowed(command);
+    }
+}
+
+#[test]
+fn wrappers_in_every_form() {
+    for command in [
+        "setsid rm x",
+        "setsid -f rm x",
+        "flock f rm x",
+        "flock -w 3 f rm x",
+        "flock f -c 'rm x'",
+        "flock --timeout=3 f rm x",
+        "taskset 1 rm x",
+        "taskset -c 0 rm x",
+        "chrt 0 rm x",
+        "chrt -o 0 rm x",
+        "prlimit --nofile=10 rm x",
+        "prlimit -p 1 rm x",
+        "setpriv --reuid nobody rm x",
+        "setpriv --reuid=0 rm x",
+        "runuser -u root rm x",
+        "runuser -u root -- rm x",
+        "runuser root -c 'rm x'",
+        "su -c 'rm x'",
+        "su root -c 'rm x'",
+        "su --command='rm x'",
+        "sg root 'rm x'",
+        "sg root -c 'rm x'",
+        "script -qc 'rm x' /dev/null",
+        "script -q -c 'rm x' /dev/null",
+        "script --command 'rm x' /dev/null",
+        "strace -o /dev/null rm x",
+        "strace -f -e trace=all rm x",
+        "ltrace -o log rm x",
+        "unshare -m rm x",
+        "unshare --propagation private rm x",
+        "nsenter -t 1 -m rm x",
+        "chroot / rm x",
+        "chroot --userspec=0:0 / rm x",
+        "busybox rm x",
+        "toybox rm x",
+        "watch rm x",
+        "watch -n 1 'rm x'",
+        "parallel rm ::: x",
+        "parallel ::: 'rm x'",
+        "doas -u root rm x",
+        "env --chdir . rm x",
+        "env -C . rm x",
+        "env --unset=A rm x",
+        "env -u A rm x",
+        "env -uA rm x",
+        "env --split-string='rm x'",
+        "env -S'rm x'",
+        "env -vS 'rm x'",
+        "nice --adjustment=5 rm x",
+        "nice -10 rm x",
+        "timeout --kill-after=1 5 rm x",
+        "timeout -k1 5 rm x",
+        "ionice --class 3 rm x",
+        "ionice -c3 rm x",
+        "stdbuf --output L rm x",
+        "stdbuf --output=L rm x",
+        "/usr/bin/time -f %e rm x",
+        "time -o log rm x",
+        "xargs -I{} rm {}",
+        "xargs --max-args=2 rm",
+        "xargs --process-slot-var V rm",
+        "sudo --user=bob rm x",
+        "sudo -ubob rm x",
+        "nohup -- rm x",
+        "command -p rm x",
+        "exec -a name rm x",
+        "bash -o pipefail -c 'rm x'",
+        "bash +o pipefail -c 'rm x'",
+        "bash -O extglob -c 'rm x'",
+        "bash --norc -c 'rm x'",
+        "bash --rcfile f -c 'rm x'",
+        "bash -l -c 'rm x'",
+        "bash -ec 'rm x'",
+        "bash -c -- 'rm x'",
+        "bash -x -e -c 'rm x'",
+        "rbash -c 'rm x'",
+        "bash <<< 'rm x'",
+        "sh -s <<'EOF'\nrm x\nEOF",
+        "bash <<EOF\nrm x\nEOF",
+        "eval 'rm x'",
+        "trap 'rm x' EXIT",
+        "trap -- 'rm x' EXIT",
+        "alias del='rm -rf'",
+        "alias del=rm",
+        "find . -name x -exec rm {} \\;",
+        "find . -exec rm {} +",
+        "find . -execdir rm {} \\;",
+        "find . -ok rm {} \\;",
+        "find . -exec sh -c 'rm \"$1\"' _ {} \\;",
+        "sudo env nice -n 5 setsid flock f timeout 3 rm x",
+    ] {
+        blocked(command);
+    }
+}
+
+#[test]
+fn wrapper_values_are_not_commands() {
+    for command in [
+        "env -u rm pwd",
+        "env --chdir rm pwd",
+        "env --unset rm pwd",
+        "xargs --process-slot-var rm echo ok",
+        "xargs -I rm echo rm",
+        "timeout rm sleep 1",
+        "flock rm true",
+        "nice -n rm echo",
+        "sudo -u rm ls",
+        "(( rm = 1 ))",
+        "(( rm << 2 ))",
+        "echo $(( rm + 1 ))",
+        "git rm f",
+        "npm rm pkg",
+        "docker rm c",
+        "which rm",
+        "type rm",
+        "command -v rm",
+        "command -V rm",
+        "bash script.sh rm",
+        "bash <<< 'echo rm'",
+        "cat <<< 'rm x'",
+        "trap 'echo rm' EXIT",
+        "find . -name rm",
+        "find . -delete",
+        "find . -exec echo rm {} \\;",
+        "alias ll='ls -l'",
+        "watch ls rm",
+        "echo rm # rm x",
+        "case $v in start|rm) echo a;; esac",
+        "case rm in (rm) echo a;; esac",
+        "[[ $f =~ ^(rm|mv)$ ]]",
+        "[[ $x == rm ]] && echo yes",
+        "su -c 'echo rm'",
+        "script -c 'ls' /dev/null",
+        "for rm in a b; do echo $rm; done",
+    ] {
+        allowed(command);
+    }
+}
+
+#[test]
+fn the_offending_simple_command_is_named() {
+    assert_eq!(
+        super::find_rm("echo a; sudo rm -rf x && ls").as_deref(),
+        Some("sudo rm -rf x")
+    );
+    assert_eq!(super::find_rm("echo $(rm y)").as_deref(), Some("rm y"));
+    assert_eq!(super::find_rm("ls"), None);
 }

@@ -1,0 +1,463 @@
+//! Commands that run their arguments as a command or a script, as data.
+//!
+//! Each entry names the commands, the options that take a value (so that a value
+//! such as `env -u rm` is never taken for the command), the options whose value is
+//! a script, how many operands come before the command (`timeout 5`, `flock FILE`),
+//! and what the rest of the words are.
+
+/// How one wrapper command runs what it is given.
+pub(super) struct Wrapper {
+    pub names: &'static [&'static str],
+    /// Short options that take a value, as the next word or attached (`-uX`).
+    pub short: &'static str,
+    /// Long options (without `--`) that take a value, as the next word or after `=`.
+    pub long: &'static [&'static str],
+    /// Options whose value is a shell script (`-c`, `--command`, `-S`).
+    pub script: &'static [&'static str],
+    /// Options may follow operands (GNU argument permutation): scripts are looked for
+    /// in every word.
+    pub permute: bool,
+    /// Words after the options that come before the command.
+    pub operands: usize,
+    pub then: Then,
+}
+
+/// What follows a wrapper's options and operands.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Then {
+    /// A command and its arguments.
+    Command,
+    /// A command, unless a lookup option (`-v`, `-V`) was given: `command`.
+    CommandUnlessLookup,
+    /// A command when `-u USER` was given, else nothing: `runuser`.
+    CommandWithUser,
+    /// The rest, joined by spaces, is a script: `eval`, `watch`.
+    Script,
+    /// The first word is a script: `trap`, `sg`.
+    FirstScript,
+    /// Nothing runs but the scripts of options: `su`, `script`.
+    Nothing,
+    /// `sh`, `bash`, …: `-c SCRIPT`, or a script on stdin.
+    Shell,
+    /// `source FILE`, `. FILE`: a script on stdin when FILE is `/dev/stdin`.
+    Source,
+    /// `find … -exec CMD ;`.
+    Find,
+    /// `alias NAME=VALUE`: each value is a script.
+    Alias,
+    /// `parallel CMD ::: ARGS` or `parallel ::: CMDS`.
+    Parallel,
+}
+
+const fn wrapper(names: &'static [&'static str], then: Then) -> Wrapper {
+    Wrapper {
+        names,
+        short: "",
+        long: &[],
+        script: &[],
+        permute: false,
+        operands: 0,
+        then,
+    }
+}
+
+/// The table. A name may be given with a path (`/usr/bin/time`); only its last
+/// component is looked up.
+pub(super) const WRAPPERS: &[Wrapper] = &[
+    Wrapper {
+        short: "ugCDhprtUTR",
+        long: &[
+            "user",
+            "group",
+            "close-from",
+            "chdir",
+            "host",
+            "prompt",
+            "role",
+            "type",
+            "other-user",
+            "command-timeout",
+            "chroot",
+        ],
+        ..wrapper(&["sudo"], Then::Command)
+    },
+    Wrapper {
+        short: "uC",
+        ..wrapper(&["doas"], Then::Command)
+    },
+    Wrapper {
+        short: "uCS",
+        long: &["unset", "chdir", "split-string"],
+        script: &["-S", "--split-string"],
+        ..wrapper(&["env"], Then::Command)
+    },
+    wrapper(&["command"], Then::CommandUnlessLookup),
+    wrapper(&["builtin", "nohup", "setsid"], Then::Command),
+    Wrapper {
+        short: "a",
+        ..wrapper(&["exec"], Then::Command)
+    },
+    Wrapper {
+        short: "fo",
+        long: &["format", "output"],
+        ..wrapper(&["time"], Then::Command)
+    },
+    Wrapper {
+        short: "n",
+        long: &["adjustment"],
+        ..wrapper(&["nice"], Then::Command)
+    },
+    Wrapper {
+        short: "cnpPu",
+        long: &["class", "classdata", "pid", "pgid", "uid"],
+        ..wrapper(&["ionice"], Then::Command)
+    },
+    Wrapper {
+        short: "ioe",
+        long: &["input", "output", "error"],
+        ..wrapper(&["stdbuf"], Then::Command)
+    },
+    Wrapper {
+        short: "sk",
+        long: &["signal", "kill-after"],
+        operands: 1,
+        ..wrapper(&["timeout"], Then::Command)
+    },
+    Wrapper {
+        short: "adEILnPs",
+        long: &[
+            "arg-file",
+            "delimiter",
+            "max-args",
+            "max-lines",
+            "max-procs",
+            "max-chars",
+            "process-slot-var",
+        ],
+        ..wrapper(&["xargs"], Then::Command)
+    },
+    Wrapper {
+        short: "wE",
+        long: &["timeout", "wait", "conflict-exit-code"],
+        script: &["-c", "--command"],
+        operands: 1,
+        ..wrapper(&["flock"], Then::Command)
+    },
+    Wrapper {
+        operands: 1,
+        ..wrapper(&["taskset"], Then::Command)
+    },
+    Wrapper {
+        short: "TPD",
+        long: &["sched-runtime", "sched-period", "sched-deadline"],
+        operands: 1,
+        ..wrapper(&["chrt"], Then::Command)
+    },
+    Wrapper {
+        short: "po",
+        long: &["pid", "output"],
+        ..wrapper(&["prlimit"], Then::Command)
+    },
+    Wrapper {
+        long: &[
+            "reuid",
+            "regid",
+            "ruid",
+            "euid",
+            "rgid",
+            "egid",
+            "groups",
+            "inh-caps",
+            "ambient-caps",
+            "bounding-set",
+            "securebits",
+            "pdeathsig",
+            "selinux-label",
+            "apparmor-profile",
+            "landlock-access",
+            "landlock-rule",
+            "seccomp-filter",
+        ],
+        ..wrapper(&["setpriv"], Then::Command)
+    },
+    Wrapper {
+        short: "ugGcsw",
+        long: &[
+            "user",
+            "group",
+            "supp-group",
+            "command",
+            "session-command",
+            "shell",
+            "whitelist-environment",
+        ],
+        script: &["-c", "--command", "--session-command"],
+        permute: true,
+        ..wrapper(&["runuser"], Then::CommandWithUser)
+    },
+    Wrapper {
+        short: "gGcsw",
+        long: &[
+            "group",
+            "supp-group",
+            "command",
+            "session-command",
+            "shell",
+            "whitelist-environment",
+        ],
+        script: &["-c", "--command", "--session-command"],
+        permute: true,
+        ..wrapper(&["su"], Then::Nothing)
+    },
+    Wrapper {
+        script: &["-c"],
+        operands: 1,
+        ..wrapper(&["sg"], Then::FirstScript)
+    },
+    Wrapper {
+        short: "cEIOBTmo",
+        long: &[
+            "command",
+            "echo",
+            "log-in",
+            "log-out",
+            "log-io",
+            "log-timing",
+            "logging-format",
+            "output-limit",
+        ],
+        script: &["-c", "--command"],
+        permute: true,
+        ..wrapper(&["script"], Then::Nothing)
+    },
+    Wrapper {
+        short: "abeEIoOpPsSuUX",
+        long: &[
+            "output",
+            "attach",
+            "user",
+            "string-limit",
+            "columns",
+            "env",
+            "summary-sort-by",
+            "trace-path",
+            "trace",
+            "signal",
+            "status",
+            "inject",
+            "fault",
+            "read",
+            "write",
+            "abbrev",
+            "verbose",
+            "raw",
+            "const-print-style",
+        ],
+        ..wrapper(&["strace"], Then::Command)
+    },
+    Wrapper {
+        short: "aAeDFlnopsuwx",
+        long: &["output", "library", "indent", "align"],
+        ..wrapper(&["ltrace"], Then::Command)
+    },
+    Wrapper {
+        short: "SGRw",
+        long: &[
+            "setuid",
+            "setgid",
+            "root",
+            "wd",
+            "propagation",
+            "map-user",
+            "map-group",
+            "map-users",
+            "map-groups",
+            "setgroups",
+        ],
+        ..wrapper(&["unshare"], Then::Command)
+    },
+    Wrapper {
+        short: "tSG",
+        long: &["target", "setuid", "setgid"],
+        ..wrapper(&["nsenter"], Then::Command)
+    },
+    Wrapper {
+        long: &["userspec", "groups"],
+        operands: 1,
+        ..wrapper(&["chroot"], Then::Command)
+    },
+    wrapper(&["busybox", "toybox"], Then::Command),
+    Wrapper {
+        short: "nqs",
+        long: &["interval", "equexit", "shotsdir"],
+        ..wrapper(&["watch"], Then::Script)
+    },
+    Wrapper {
+        short: "aCdEIjLnNPsS",
+        long: &[
+            "jobs",
+            "sshlogin",
+            "sshloginfile",
+            "arg-file",
+            "delimiter",
+            "colsep",
+            "tagstring",
+            "results",
+            "joblog",
+            "timeout",
+            "workdir",
+            "tmpdir",
+            "retries",
+            "memfree",
+            "load",
+            "delay",
+            "basefile",
+            "max-args",
+            "max-replace-args",
+            "max-lines",
+            "max-procs",
+            "max-chars",
+            "env",
+            "return",
+            "transferfile",
+            "halt",
+            "termseq",
+        ],
+        ..wrapper(&["parallel"], Then::Parallel)
+    },
+    wrapper(&["eval"], Then::Script),
+    wrapper(&["trap"], Then::FirstScript),
+    wrapper(&["alias"], Then::Alias),
+    wrapper(
+        &["sh", "bash", "dash", "zsh", "ksh", "mksh", "rbash", "ash"],
+        Then::Shell,
+    ),
+    wrapper(&["source", "."], Then::Source),
+    wrapper(&["find"], Then::Find),
+];
+
+/// The entry for a command name (its last path component).
+pub(super) fn find(name: &str) -> Option<&'static Wrapper> {
+    WRAPPERS.iter().find(|w| w.names.contains(&name))
+}
+
+/// What the options of a wrapper said.
+#[derive(Debug, Default)]
+pub(super) struct Options {
+    /// Words taken by the options, `--` included.
+    pub len: usize,
+    /// Values of script options.
+    pub scripts: Vec<String>,
+    /// Option names given (`-u`, `--user`).
+    pub given: Vec<String>,
+}
+
+/// Reads the options at the start of `words`. With `permute`, reads on past
+/// operands (to find script options anywhere) but `len` still ends at the first.
+pub(super) fn options(spec: &Wrapper, words: &[&str]) -> Options {
+    let mut found = Options::default();
+    let mut i = 0;
+    let mut first_operand = None;
+    while let Some(&word) = words.get(i) {
+        i += 1;
+        if word == "--" {
+            break;
+        }
+        if let Some(long) = word.strip_prefix("--").filter(|l| !l.is_empty()) {
+            let (name, attached) = match long.split_once('=') {
+                Some((name, value)) => (name, Some(value)),
+                None => (long, None),
+            };
+            let flag = format!("--{name}");
+            let is_script = spec.script.contains(&flag.as_str());
+            let value = match attached {
+                Some(value) => Some(value),
+                None if is_script || spec.long.contains(&name) => {
+                    i += 1;
+                    words.get(i - 1).copied()
+                }
+                None => None,
+            };
+            if let (true, Some(value)) = (is_script, value) {
+                found.scripts.push(value.to_owned());
+            }
+            found.given.push(flag);
+            continue;
+        }
+        if word.len() > 1 && word.starts_with('-') {
+            for (at, c) in word.char_indices().skip(1) {
+                let flag = format!("-{c}");
+                let is_script = spec.script.contains(&flag.as_str());
+                found.given.push(flag);
+                if is_script || spec.short.contains(c) {
+                    let attached = &word[at + c.len_utf8()..];
+                    let value = if attached.is_empty() {
+                        i += 1;
+                        words.get(i - 1).copied()
+                    } else {
+                        Some(attached)
+                    };
+                    if let (true, Some(value)) = (is_script, value) {
+                        found.scripts.push(value.to_owned());
+                    }
+                    break;
+                }
+            }
+            continue;
+        }
+        // An operand.
+        first_operand.get_or_insert(i - 1);
+        if !spec.permute {
+            break;
+        }
+    }
+    found.len = first_operand.unwrap_or(i).min(words.len());
+    found
+}
+
+/// Where a shell's commands come from.
+#[derive(Debug, PartialEq, Eq)]
+pub(super) enum ShellInput<'a> {
+    /// `-c SCRIPT` (a missing script is empty).
+    Script(&'a str),
+    /// No script file: stdin (`bash <<< …`, `sh -s <<EOF`).
+    Stdin,
+    /// A script file: out of reach.
+    File,
+}
+
+/// Reads a shell's options: `-c`, `-ec`, `-o NAME`, `+o NAME`, `-O NAME`, `--norc`,
+/// `--rcfile FILE`, `-s`, `--`.
+pub(super) fn shell_input<'a>(args: &[&'a str]) -> ShellInput<'a> {
+    let mut i = 0;
+    let mut command = false;
+    let mut from_stdin = false;
+    while let Some(&arg) = args.get(i) {
+        if arg == "--" || arg == "-" {
+            i += 1;
+            break;
+        }
+        if ["-o", "+o", "-O", "+O", "--rcfile", "--init-file"].contains(&arg) {
+            i += 2;
+            continue;
+        }
+        if arg.starts_with("--") {
+            i += 1;
+            continue;
+        }
+        let flags = match arg.strip_prefix('-').or_else(|| arg.strip_prefix('+')) {
+            Some(flags) if !flags.is_empty() => flags,
+            _ => break,
+        };
+        command |= arg.starts_with('-') && flags.contains('c');
+        from_stdin |= flags.contains('s');
+        i += if flags.ends_with(['o', 'O']) { 2 } else { 1 };
+    }
+    if command {
+        ShellInput::Script(args.get(i).copied().unwrap_or(""))
+    } else if i < args.len() && !from_stdin {
+        ShellInput::File
+    } else {
+        ShellInput::Stdin
+    }
+}
