@@ -197,10 +197,11 @@ fn wrapped(spec: &wrappers::Wrapper, rest: &[Word], stdin: Option<&str>, depth: 
         return verdict(texts.get(k + 1).is_some_and(|text| script(text)));
     }
     let given = |flags: &[&str]| options.given.iter().any(|g| flags.contains(&g.as_str()));
+    if given(spec.lookup) {
+        return Wrapped::NoRm;
+    }
     match spec.then {
         Then::Command => Wrapped::Command(k),
-        Then::CommandUnlessLookup if given(&["-v", "-V"]) => Wrapped::NoRm,
-        Then::CommandUnlessLookup => Wrapped::Command(k),
         Then::CommandWithUser if given(&["-u", "--user"]) => Wrapped::Command(k),
         Then::Script => verdict(script(&texts[k..].join(" "))),
         Then::FirstScript => verdict(texts.get(k).is_some_and(|text| script(text))),

@@ -19,6 +19,8 @@ pub(super) struct Wrapper {
     pub permute: bool,
     /// Words after the options that come before the command.
     pub operands: usize,
+    /// Options that make it look the command up instead of running it (`command -v`).
+    pub lookup: &'static [&'static str],
     pub then: Then,
 }
 
@@ -27,8 +29,6 @@ pub(super) struct Wrapper {
 pub(super) enum Then {
     /// A command and its arguments.
     Command,
-    /// A command, unless a lookup option (`-v`, `-V`) was given: `command`.
-    CommandUnlessLookup,
     /// A command when `-u USER` was given, else nothing: `runuser`.
     CommandWithUser,
     /// The rest, joined by spaces, is a script: `eval`, `watch`.
@@ -57,6 +57,7 @@ const fn wrapper(names: &'static [&'static str], then: Then) -> Wrapper {
         script: &[],
         permute: false,
         operands: 0,
+        lookup: &[],
         then,
     }
 }
@@ -79,6 +80,7 @@ pub(super) const WRAPPERS: &[Wrapper] = &[
             "command-timeout",
             "chroot",
         ],
+        lookup: &["-l", "--list"],
         ..wrapper(&["sudo"], Then::Command)
     },
     Wrapper {
@@ -91,7 +93,10 @@ pub(super) const WRAPPERS: &[Wrapper] = &[
         script: &["-S", "--split-string"],
         ..wrapper(&["env"], Then::Command)
     },
-    wrapper(&["command"], Then::CommandUnlessLookup),
+    Wrapper {
+        lookup: &["-v", "-V"],
+        ..wrapper(&["command"], Then::Command)
+    },
     wrapper(&["builtin", "nohup", "setsid"], Then::Command),
     Wrapper {
         short: "a",
