@@ -63,6 +63,26 @@ pub struct Config {
     #[arg(long, env = "FORGE_BASH_STATE_DIR", default_value = "/tmp/forge-bash")]
     pub state_dir: PathBuf,
 
+    /// Variables of /proc/1/environ not to inject: comma-separated names with `*` and
+    /// `?` globs (the flag may be repeated). Wins over --env-include.
+    #[arg(
+        long,
+        env = "FORGE_BASH_ENV_EXCLUDE",
+        value_name = "GLOBS",
+        value_delimiter = ','
+    )]
+    pub env_exclude: Vec<String>,
+
+    /// When set, only the variables of /proc/1/environ whose names match are injected:
+    /// comma-separated names with `*` and `?` globs (the flag may be repeated).
+    #[arg(
+        long,
+        env = "FORGE_BASH_ENV_INCLUDE",
+        value_name = "GLOBS",
+        value_delimiter = ','
+    )]
+    pub env_include: Vec<String>,
+
     /// Milliseconds between progress notifications for calls that ask for them.
     #[arg(long, env = "FORGE_BASH_PROGRESS_INTERVAL_MS", default_value_t = 5_000,
           value_parser = clap::value_parser!(u64).range(1..), hide = true)]
@@ -138,6 +158,21 @@ mod tests {
         assert_eq!(config.timeout_secs, 7);
         assert_eq!(config.max_output_bytes, 1024);
         assert_eq!(config.state_dir, PathBuf::from("/s"));
+    }
+
+    #[test]
+    fn env_globs_are_comma_separated_and_repeatable() {
+        let config = parse(&[
+            "forge-bash",
+            "--env-exclude",
+            "JWT_*,*_API_KEY",
+            "--env-exclude=MONGO_URI",
+            "--env-include",
+            "A?",
+        ])
+        .unwrap();
+        assert_eq!(config.env_exclude, ["JWT_*", "*_API_KEY", "MONGO_URI"]);
+        assert_eq!(config.env_include, ["A?"]);
     }
 
     #[test]

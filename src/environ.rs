@@ -2,8 +2,10 @@
 //!
 //! In the container the server runs in, the platform's variables reach PID 1 but not
 //! the MCP server that LibreChat spawns. Each variable that this process lacks is
-//! added, so commands see them. This runs in `main` before the tokio runtime starts
-//! any thread, which is what makes `std::env::set_var` sound here.
+//! added, so commands see them, unless a [`Filter`] keeps its name out (in LibreChat's
+//! own container PID 1 is LibreChat, and its secrets are in that environment). The
+//! server's own environment is never filtered. This runs in `main` before the tokio
+//! runtime starts any thread, which is what makes `std::env::set_var` sound here.
 
 use std::ffi::{OsStr, OsString};
 use std::os::unix::ffi::OsStrExt;
@@ -39,22 +41,80 @@ pub fn missing(
         .collect()
 }
 
-/// Adds the variables of [`SOURCE`] that this process lacks. Unreadable or absent:
-/// nothing happens.
+/// Which names may be injected: globs with `*` (any run) and `?` (any one character).
+#[derive(Debug, Clone, Default)]
+pub struct Filter {
+    /// When not empty, only matching names are injected.
+    pub include: Vec<String>,
+    /// Matching names are never injected; wins over `include`.
+    pub exclude: Vec<String>,
+}
+
+impl Filter {
+    pub fn allows(&self, name: &str) -> bool {
+        let matches = |globs: &[String]| globs.iter().any(|g| glob_match(g.trim(), name));
+        !matches(&self.exclude) && (self.include.is_empty() || matches(&self.include))
+    }
+}
+
+/// What the injection did, for the start-up log (counts only, never values).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Injected {
+    pub injected: usize,
+    pub excluded: usize,
+}
+
+/// Adds the variables of [`SOURCE`] that this process lacks and `filter` allows.
+/// Unreadable or absent: nothing happens.
 ///
 /// # Safety
 ///
 /// Must be called while the process has a single thread (before any runtime starts).
-pub unsafe fn inject() -> usize {
+pub unsafe fn inject(filter: &Filter) -> Injected {
     let Ok(blob) = std::fs::read(SOURCE) else {
-        return 0;
+        return Injected::default();
     };
-    let added = missing(parse(&blob), |key| std::env::var_os(key).is_some());
-    for (key, value) in &added {
+    let candidates = missing(parse(&blob), |key| std::env::var_os(key).is_some());
+    let mut counts = Injected::default();
+    for (key, value) in &candidates {
+        if !filter.allows(&key.to_string_lossy()) {
+            counts.excluded += 1;
+            continue;
+        }
         // SAFETY: the caller guarantees that no other thread exists yet.
         unsafe { std::env::set_var(key, value) };
+        counts.injected += 1;
     }
-    added.len()
+    counts
+}
+
+/// `*` matches any run of characters, `?` any one; everything else itself.
+pub fn glob_match(pattern: &str, name: &str) -> bool {
+    let (p, n): (Vec<char>, Vec<char>) = (pattern.chars().collect(), name.chars().collect());
+    let (mut pi, mut ni) = (0, 0);
+    // Where the last `*` was, and the name position it is matching up to.
+    let mut star: Option<(usize, usize)> = None;
+    while ni < n.len() {
+        match p.get(pi) {
+            Some('*') => {
+                star = Some((pi, ni));
+                pi += 1;
+            }
+            Some(&c) if c == '?' || c == n[ni] => {
+                pi += 1;
+                ni += 1;
+            }
+            _ => match star {
+                Some((at, matched)) => {
+                    pi = at + 1;
+                    ni = matched + 1;
+                    star = Some((at, matched + 1));
+                }
+                None => return false,
+            },
+        }
+    }
+    p[pi..].iter().all(|&c| c == '*')
 }
 
 #[cfg(test)]
@@ -83,6 +143,44 @@ mod tests {
     #[test]
     fn empty_blob_gives_nothing() {
         assert!(parse(b"").is_empty());
+    }
+
+    #[test]
+    fn globs() {
+        for (pattern, name) in [
+            ("JWT_SECRET", "JWT_SECRET"),
+            ("JWT_*", "JWT_REFRESH_SECRET"),
+            ("*_API_KEY", "OPENAI_API_KEY"),
+            ("OPENID_*", "OPENID_"),
+            ("A?C", "ABC"),
+            ("*", ""),
+            ("*A*B*", "xxAyyBzz"),
+        ] {
+            assert!(glob_match(pattern, name), "{pattern} {name}");
+        }
+        for (pattern, name) in [
+            ("JWT_SECRET", "JWT_SECRETS"),
+            ("*_API_KEY", "API_KEY"),
+            ("A?C", "AC"),
+            ("OPENID_*", "OPENIDX"),
+            ("", "A"),
+        ] {
+            assert!(!glob_match(pattern, name), "{pattern} {name}");
+        }
+    }
+
+    #[test]
+    fn exclude_wins_over_include() {
+        let strings = |list: &[&str]| list.iter().map(|s| s.to_string()).collect();
+        let filter = Filter {
+            include: strings(&["JWT_*", "KEEP"]),
+            exclude: strings(&["JWT_REFRESH_*"]),
+        };
+        assert!(filter.allows("JWT_SECRET"));
+        assert!(filter.allows("KEEP"));
+        assert!(!filter.allows("JWT_REFRESH_SECRET"));
+        assert!(!filter.allows("OTHER"));
+        assert!(Filter::default().allows("ANYTHING"));
     }
 
     #[test]

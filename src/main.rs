@@ -10,12 +10,18 @@ use forge_bash::server::Server;
 use forge_bash::{environ, guard, stdio};
 
 fn main() -> ExitCode {
-    // SAFETY: nothing has started a thread yet; the runtime is built below.
-    let injected = unsafe { environ::inject() };
     let Cli { config, command } = Cli::parse();
     if let Some(Command::Check { command }) = command {
         return check(&command.join(" "));
     }
+    let filter = environ::Filter {
+        include: config.env_include,
+        exclude: config.env_exclude,
+    };
+    // SAFETY: nothing has started a thread yet; the runtime is built below.
+    let injected = unsafe { environ::inject(&filter) };
+    // Parsed again: injected variables may configure the server, as they always could.
+    let config = Cli::parse().config;
     tracing_subscriber::fmt()
         .with_writer(std::io::stderr)
         .with_ansi(false)
@@ -24,7 +30,12 @@ fn main() -> ExitCode {
                 .unwrap_or_else(|_| EnvFilter::new("warn,forge_bash=info")),
         )
         .init();
-    tracing::debug!(injected, source = environ::SOURCE, "environment injected");
+    tracing::info!(
+        injected = injected.injected,
+        excluded = injected.excluded,
+        source = environ::SOURCE,
+        "environment injected"
+    );
     if !config.workdir.is_dir() {
         tracing::warn!(
             workdir = %config.workdir.display(),

@@ -26,6 +26,11 @@ fn help_and_version() {
         "FORGE_BASH_STATE_DIR",
         "/workspace",
         "/tmp/forge-bash",
+        "--env-exclude",
+        "FORGE_BASH_ENV_EXCLUDE",
+        "--env-include",
+        "FORGE_BASH_ENV_INCLUDE",
+        "check",
     ] {
         assert!(help.contains(needle), "--help lacks {needle}:\n{help}");
     }

@@ -9,6 +9,8 @@ mod protocol;
 mod bad_input;
 // Flags, environment variables, --help and --version.
 mod config;
+// /proc/1/environ injection and its filters, with a fake PID 1.
+mod environ;
 // Layer 1: workdir, stdin, timeout, process groups, background children, exit codes.
 mod execution;
 // Layer 2 through the real binary: the spec's examples, overflow files, binary output.
