@@ -63,6 +63,12 @@ pub struct Config {
     #[arg(long, env = "FORGE_BASH_STATE_DIR", default_value = "/tmp/forge-bash")]
     pub state_dir: PathBuf,
 
+    /// Commands run at once; further calls wait in arrival order (their timeout starts
+    /// when they start).
+    #[arg(long, env = "FORGE_BASH_MAX_CONCURRENT", default_value_t = 64,
+          value_parser = clap::value_parser!(u32).range(1..))]
+    pub max_concurrent: u32,
+
     /// Variables of /proc/1/environ not to inject: comma-separated names with `*` and
     /// `?` globs (the flag may be repeated). Wins over --env-include.
     #[arg(

@@ -1,25 +1,29 @@
 //! Layer 1: run one command and capture what it writes.
 //!
-//! `bash -c <command>` runs in the workdir with stdin at `/dev/null`, in a process
-//! group of its own. Whatever stops it early (timeout, output cap, cancellation,
-//! shutdown) kills the whole group with `killpg`, so grandchildren go too; tokio's
-//! `kill_on_drop` alone would kill only the shell. Both pipes are streamed through
-//! [`capture::Sink`]s, so memory stays bounded whatever the command writes.
+//! A call is spawn, wait, collect. `bash -c <command>` runs in the workdir with stdin
+//! at `/dev/null`, as the leader of a process group of its own, taken into the call's
+//! [`contain::Call`](crate::contain::Call). Whatever stops it early (timeout, output
+//! cap, cancellation, shutdown) kills every process of the call, those that left the
+//! group included; tokio's `kill_on_drop` alone would kill only the shell. Both pipes
+//! are streamed through [`capture::Sink`]s, so memory stays bounded whatever the
+//! command writes, and they are drained after the answer, still against the cap.
 
 use std::future::Future;
 use std::io;
 use std::os::unix::process::ExitStatusExt;
 use std::path::{Path, PathBuf};
+use std::pin::Pin;
 use std::process::{ExitStatus, Stdio};
 use std::sync::Arc;
 use std::time::Duration;
 
-use tokio::io::{AsyncRead, AsyncReadExt};
-use tokio::process::Command;
+use tokio::io::AsyncReadExt;
+use tokio::process::{Child, ChildStderr, ChildStdout, Command};
 use tokio::sync::oneshot;
 use tokio_util::sync::CancellationToken;
 
 use crate::capture::{self, Captured, Sink, Spiller};
+use crate::contain::{Call, Containment};
 
 /// Exit code of a command stopped by its timeout, as `timeout(1)` reports it.
 pub const TIMEOUT_CODE: i32 = 124;
@@ -52,6 +56,7 @@ pub struct Job<'a> {
     /// Bytes kept of each stream; reaching it stops the command.
     pub cap: u64,
     pub spiller: &'a Arc<Spiller>,
+    pub containment: &'a Arc<Containment>,
 }
 
 /// Why the server stops a command early, other than its own limits.
@@ -101,85 +106,24 @@ pub enum Error {
 
 /// Runs `job` to its end, or until `stop` resolves.
 pub async fn run(job: Job<'_>, stop: impl Future<Output = Stop>) -> Result<Output, Error> {
-    if job.command.contains('\0') {
-        return Err(Error::Nul);
-    }
-    if job.command.len() >= MAX_ARG_BYTES {
-        return Err(Error::TooLong(job.command.len()));
-    }
-    if !job.workdir.is_dir() {
-        return Err(Error::NoWorkdir(job.workdir.to_owned()));
-    }
-    let mut child = Command::new(job.shell)
-        .arg("-c")
-        .arg(job.command)
-        .current_dir(job.workdir)
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .process_group(0)
-        .spawn()
-        .map_err(|source| Error::Spawn {
-            shell: job.shell.display().to_string(),
-            source,
-        })?;
-    let group = Group::new(child.id());
-
-    let capped = CancellationToken::new();
-    let cut = CancellationToken::new();
-    let stdout = read(
-        child.stdout.take(),
-        capture::Stream::Stdout,
-        &job,
-        &capped,
-        &cut,
-    );
-    let stderr = read(
-        child.stderr.take(),
-        capture::Stream::Stderr,
-        &job,
-        &capped,
-        &cut,
-    );
-
+    validate(&job)?;
+    let call = job.containment.call();
+    let mut child = spawn(&job, &call)?;
+    // Until the call is answered, dropping it (the runtime going away) kills it.
+    let guard = KillOnDrop(Some(call.clone()));
+    let readers = Readers::start(&mut child, &job, &call);
     tokio::pin!(stop);
-    let killed = tokio::select! {
-        status = child.wait() => Err(status),
-        () = tokio::time::sleep(job.timeout) => Ok(Ending::TimedOut),
-        () = capped.cancelled() => Ok(Ending::Exited),
-        stop = &mut stop => Ok(match stop {
-            Stop::Cancelled => Ending::Cancelled,
-            Stop::ShutDown => Ending::ShutDown,
-        }),
-    };
-    let (status, ending) = match killed {
-        Err(status) => (status, Ending::Exited),
-        Ok(ending) => {
-            group.kill();
-            (child.wait().await, ending)
-        }
-    };
-    group.disarm();
+    let (status, mut ending) = wait(&mut child, &job, &readers, &call, stop.as_mut()).await;
     let status = status.map_err(Error::Wait)?;
-
-    // The pipes close as soon as the group is gone. Background children may hold them
-    // open: read what they already wrote for a short grace, then answer and leave the
-    // readers draining so those children do not die of SIGPIPE.
-    let both = async {
-        (
-            stdout.await.unwrap_or_default(),
-            stderr.await.unwrap_or_default(),
-        )
-    };
-    tokio::pin!(both);
-    let (stdout, stderr) = match tokio::time::timeout(PIPE_GRACE, &mut both).await {
-        Ok(both) => both,
-        Err(_) => {
-            cut.cancel();
-            both.await
-        }
-    };
-
+    // A call stopped already (timeout, cancel, shutdown) keeps its ending.
+    let listen = ending == Ending::Exited;
+    let (stdout, stderr, stopped) = collect(readers, &call, stop.as_mut(), listen).await;
+    kill_if_capped(&call, &stdout, &stderr);
+    if let (Ending::Exited, Some(stop)) = (ending, stopped) {
+        ending = stop.into();
+    }
+    guard.disarm();
+    call.release();
     let code = match ending {
         Ending::Exited => exit_code(status),
         Ending::TimedOut => TIMEOUT_CODE,
@@ -194,6 +138,118 @@ pub async fn run(job: Job<'_>, stop: impl Future<Output = Stop>) -> Result<Outpu
     })
 }
 
+fn validate(job: &Job<'_>) -> Result<(), Error> {
+    if job.command.contains('\0') {
+        return Err(Error::Nul);
+    }
+    if job.command.len() >= MAX_ARG_BYTES {
+        return Err(Error::TooLong(job.command.len()));
+    }
+    if !job.workdir.is_dir() {
+        return Err(Error::NoWorkdir(job.workdir.to_owned()));
+    }
+    Ok(())
+}
+
+/// Starts `bash -c` as the leader of a new process group, marked as the call's, and
+/// hands it to the call's containment.
+fn spawn(job: &Job<'_>, call: &Call) -> Result<Child, Error> {
+    let (marker, id) = call.marker();
+    let mut command = Command::new(job.shell);
+    command
+        .arg("-c")
+        .arg(job.command)
+        .current_dir(job.workdir)
+        .env(marker, id)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .process_group(0);
+    let child = call
+        .spawn_inside(|| command.spawn())
+        .map_err(|source| Error::Spawn {
+            shell: job.shell.display().to_string(),
+            source,
+        })?;
+    if let Some(pid) = child.id() {
+        call.adopt(pid);
+    }
+    Ok(child)
+}
+
+/// Waits for the shell to exit, or kills the call at its timeout, at the output cap,
+/// or when `stop` fires.
+async fn wait(
+    child: &mut Child,
+    job: &Job<'_>,
+    readers: &Readers,
+    call: &Call,
+    stop: Pin<&mut impl Future<Output = Stop>>,
+) -> (io::Result<ExitStatus>, Ending) {
+    let ending = tokio::select! {
+        status = child.wait() => return (status, Ending::Exited),
+        () = tokio::time::sleep(job.timeout) => Ending::TimedOut,
+        () = readers.capped.cancelled() => Ending::Exited,
+        stop = stop => stop.into(),
+    };
+    if let Err(e) = call.kill() {
+        tracing::warn!(error = %e, "cannot kill the command's processes");
+    }
+    (child.wait().await, ending)
+}
+
+/// Collects both captures once the shell is gone. Background children may still hold
+/// the pipes: what they already wrote is read for a short grace, then the call is
+/// answered and the readers go on draining. A stop during the grace still kills the
+/// call; it is returned.
+async fn collect(
+    readers: Readers,
+    call: &Call,
+    stop: Pin<&mut impl Future<Output = Stop>>,
+    listen: bool,
+) -> (Captured, Captured, Option<Stop>) {
+    let Readers {
+        stdout,
+        stderr,
+        cut,
+        ..
+    } = readers;
+    let both = async { (stdout.await.unwrap_or_default(), stderr.await.unwrap_or_default()) };
+    tokio::pin!(both);
+    let stopped = tokio::select! {
+        (stdout, stderr) = &mut both => return (stdout, stderr, None),
+        () = tokio::time::sleep(PIPE_GRACE) => None,
+        stop = stop, if listen => Some(stop),
+    };
+    if stopped.is_some()
+        && let Err(e) = call.kill()
+    {
+        tracing::warn!(error = %e, "cannot kill the command's processes");
+    }
+    cut.cancel();
+    let (stdout, stderr) = both.await;
+    (stdout, stderr, stopped)
+}
+
+/// Kills the call when a stream passed the cap after the shell had exited (in the
+/// grace); before that, [`wait`] did.
+fn kill_if_capped(call: &Call, stdout: &Captured, stderr: &Captured) {
+    if (stdout.capped || stderr.capped)
+        && let Err(e) = call.kill()
+    {
+        tracing::warn!(error = %e, "cannot kill the command's processes");
+    }
+}
+
+impl From<Stop> for Ending {
+    fn from(stop: Stop) -> Ending {
+        match stop {
+            Stop::Cancelled => Ending::Cancelled,
+            Stop::ShutDown => Ending::ShutDown,
+        }
+    }
+}
+
 /// The shell's exit code, or `128 + N` when signal N killed it (as bash reports it).
 pub fn exit_code(status: ExitStatus) -> i32 {
     status
@@ -201,18 +257,63 @@ pub fn exit_code(status: ExitStatus) -> i32 {
         .unwrap_or_else(|| 128 + status.signal().unwrap_or(0))
 }
 
-/// Streams one pipe into a sink on a task of its own; the receiver gets the capture
-/// at end of stream, at the cap, or when `cut` fires.
+/// The two pipe readers of a call.
+struct Readers {
+    stdout: oneshot::Receiver<Captured>,
+    stderr: oneshot::Receiver<Captured>,
+    /// Fires when a stream reaches the output cap before the shell exits.
+    capped: CancellationToken,
+    /// Tells the readers to hand over what they have (the grace is over).
+    cut: CancellationToken,
+}
+
+impl Readers {
+    fn start(child: &mut Child, job: &Job<'_>, call: &Arc<Call>) -> Readers {
+        let capped = CancellationToken::new();
+        let cut = CancellationToken::new();
+        let reader = |pipe, stream| {
+            let sink = Sink::new(stream, job.cap, job.spiller.clone());
+            read(pipe, sink, job.cap, call.clone(), capped.clone(), cut.clone())
+        };
+        let stdout = reader(child.stdout.take().map(Pipe::Out), capture::Stream::Stdout);
+        let stderr = reader(child.stderr.take().map(Pipe::Err), capture::Stream::Stderr);
+        Readers {
+            stdout,
+            stderr,
+            capped,
+            cut,
+        }
+    }
+}
+
+/// Either of the child's pipes.
+enum Pipe {
+    Out(ChildStdout),
+    Err(ChildStderr),
+}
+
+impl Pipe {
+    async fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        match self {
+            Pipe::Out(pipe) => pipe.read(buf).await,
+            Pipe::Err(pipe) => pipe.read(buf).await,
+        }
+    }
+}
+
+/// Streams one pipe into `sink` on a task of its own; the receiver gets the capture at
+/// end of stream, at the cap, or when `cut` fires. After that the task drains the pipe
+/// until every writer is gone, still counting against `cap`: a background job that
+/// writes past it after the answer gets the call killed.
 fn read(
-    pipe: Option<impl AsyncRead + Unpin + Send + 'static>,
-    stream: capture::Stream,
-    job: &Job<'_>,
-    capped: &CancellationToken,
-    cut: &CancellationToken,
+    pipe: Option<Pipe>,
+    mut sink: Sink,
+    cap: u64,
+    call: Arc<Call>,
+    capped: CancellationToken,
+    cut: CancellationToken,
 ) -> oneshot::Receiver<Captured> {
     let (tx, rx) = oneshot::channel();
-    let mut sink = Sink::new(stream, job.cap, job.spiller.clone());
-    let (capped, cut) = (capped.clone(), cut.clone());
     tokio::spawn(async move {
         let Some(mut pipe) = pipe else {
             let _ = tx.send(sink.finish());
@@ -234,42 +335,42 @@ fn read(
                 break;
             }
         }
-        let _ = tx.send(sink.finish());
-        // Drain and discard whatever is still written, until every writer is gone.
-        while matches!(pipe.read(&mut buf).await, Ok(n) if n > 0) {}
+        let captured = sink.finish();
+        let mut total = captured.total_bytes;
+        // Past the cap the call is being killed already; the pipe is drained, not
+        // closed, so its writers die of that kill and not of SIGPIPE.
+        let mut over = captured.capped;
+        let _ = tx.send(captured);
+        loop {
+            match pipe.read(&mut buf).await {
+                Ok(n) if n > 0 => total += n as u64,
+                _ => return,
+            }
+            if !over && total > cap {
+                over = true;
+                tracing::info!(cap, "output cap passed after the answer; stopping the call's processes");
+                if let Err(e) = call.kill() {
+                    tracing::warn!(error = %e, "cannot kill the command's processes");
+                }
+            }
+        }
     });
     rx
 }
 
-/// The command's process group. Until the shell is reaped its pid cannot be reused,
-/// so killing the group by that id is safe; should the call be dropped midway (the
-/// runtime shutting down), the group is killed rather than left behind.
-struct Group {
-    pgid: Option<libc::pid_t>,
-}
+/// Kills the call if it is dropped before it was answered (the runtime shutting down).
+struct KillOnDrop(Option<Arc<Call>>);
 
-impl Group {
-    fn new(pid: Option<u32>) -> Group {
-        Group {
-            pgid: pid.and_then(|pid| libc::pid_t::try_from(pid).ok()),
-        }
-    }
-
-    fn kill(&self) {
-        if let Some(pgid) = self.pgid {
-            // SAFETY: killpg has no memory-safety preconditions; `pgid` is the group
-            // of our own unreaped child.
-            unsafe { libc::killpg(pgid, libc::SIGKILL) };
-        }
-    }
-
+impl KillOnDrop {
     fn disarm(mut self) {
-        self.pgid = None;
+        self.0 = None;
     }
 }
 
-impl Drop for Group {
+impl Drop for KillOnDrop {
     fn drop(&mut self) {
-        self.kill();
+        if let Some(call) = self.0.take() {
+            let _ = call.kill();
+        }
     }
 }

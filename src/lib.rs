@@ -9,6 +9,8 @@
 //! - [`exec`]: Layer 1. `bash -c` in the workdir, in its own process group, with stdin
 //!   at `/dev/null`, a timeout and an output cap. It streams both pipes through
 //!   [`capture`], which keeps only what Layer 2 can show and spills the rest to a file.
+//!   [`contain`] finds and kills every process of a call (cgroup, group, marker), and
+//!   its watchdog does so when the server dies.
 //! - [`present`]: Layer 2. Binary guard, overflow notice, stderr block and the
 //!   `[exit:N | Xms]` footer, as one pure function.
 //! - [`audit`]: one row per call in a daily TSV file.
@@ -21,6 +23,7 @@
 pub mod audit;
 pub mod capture;
 pub mod config;
+pub mod contain;
 pub mod environ;
 pub mod exec;
 pub mod guard;

@@ -17,11 +17,13 @@ use rmcp::model::{
 use rmcp::service::RequestContext;
 use rmcp::{ErrorData as McpError, RoleServer, ServerHandler};
 use serde_json::Value;
+use tokio::sync::Semaphore;
 use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
 
-use crate::capture::Spiller;
+use crate::capture::{Captured, Spiller};
 use crate::config::Config;
+use crate::contain::Containment;
 use crate::present::Answer;
 use crate::{audit, exec, guard, present};
 
@@ -42,6 +44,10 @@ struct Inner {
     config: Config,
     shell: PathBuf,
     spiller: Arc<Spiller>,
+    containment: Arc<Containment>,
+    /// One permit per command that may run at once; tokio's semaphore is fair, so
+    /// waiting calls start in arrival order.
+    permits: Semaphore,
     calls: TaskTracker,
     shutdown: CancellationToken,
     tool: Tool,
@@ -49,7 +55,7 @@ struct Inner {
 }
 
 impl Server {
-    pub fn new(config: Config, shell: PathBuf) -> Server {
+    pub fn new(config: Config, shell: PathBuf, containment: Arc<Containment>) -> Server {
         let workdir = config.workdir.display().to_string();
         let tool = Tool::new(TOOL, tool_description(&workdir), input_schema())
             .with_title("Forge Bash")
@@ -64,11 +70,14 @@ impl Server {
             .with_server_info(Implementation::new("forge-bash", env!("CARGO_PKG_VERSION")))
             .with_instructions(instructions(&workdir));
         let spiller = Spiller::new(&config.state_dir);
+        let permits = Semaphore::new(config.max_concurrent as usize);
         Server {
             inner: Arc::new(Inner {
                 config,
                 shell,
                 spiller,
+                containment,
+                permits,
                 calls: TaskTracker::new(),
                 shutdown: CancellationToken::new(),
                 tool,
@@ -91,11 +100,23 @@ impl Server {
     pub async fn run(&self, command: &str, cancel: CancellationToken) -> Answer {
         let _running = self.inner.calls.token();
         let config = &self.inner.config;
-        let started = Instant::now();
         if guard::check(command).is_blocked() {
             self.audit(command, present::BLOCKED_CODE, 0);
             return present::blocked();
         }
+        let shutdown = self.inner.shutdown.clone();
+        let stop = async move {
+            tokio::select! {
+                () = cancel.cancelled() => exec::Stop::Cancelled,
+                () = shutdown.cancelled() => exec::Stop::ShutDown,
+            }
+        };
+        tokio::pin!(stop);
+        let _permit = tokio::select! {
+            permit = self.inner.permits.acquire() => permit,
+            stop = &mut stop => return self.never_started(command, stop),
+        };
+        let started = Instant::now();
         let job = exec::Job {
             shell: &self.inner.shell,
             command,
@@ -103,13 +124,7 @@ impl Server {
             timeout: config.timeout(),
             cap: config.max_output_bytes,
             spiller: &self.inner.spiller,
-        };
-        let shutdown = self.inner.shutdown.clone();
-        let stop = async move {
-            tokio::select! {
-                () = cancel.cancelled() => exec::Stop::Cancelled,
-                () = shutdown.cancelled() => exec::Stop::ShutDown,
-            }
+            containment: &self.inner.containment,
         };
         let result = exec::run(job, stop).await;
         let ms = started.elapsed().as_millis();
@@ -128,6 +143,23 @@ impl Server {
                 present::failure(&e.to_string(), ms)
             }
         }
+    }
+
+    /// A call cancelled (or shut down) while it waited for its turn: audited, not run.
+    fn never_started(&self, command: &str, stop: exec::Stop) -> Answer {
+        let ending = exec::Ending::from(stop);
+        let out = exec::Output {
+            stdout: Captured::default(),
+            stderr: Captured::default(),
+            code: match ending {
+                exec::Ending::Cancelled => exec::CANCELLED_CODE,
+                _ => exec::SHUTDOWN_CODE,
+            },
+            ending,
+        };
+        self.audit(command, out.code, 0);
+        let config = &self.inner.config;
+        present::render(&out, 0, config.timeout_secs, config.max_output_bytes)
     }
 
     fn audit(&self, command: &str, code: i32, ms: u128) {

@@ -13,6 +13,8 @@ mod config;
 mod environ;
 // Layer 1: workdir, stdin, timeout, process groups, background children, exit codes.
 mod execution;
+// Containment: escapees, cap after the answer, server death, concurrency limit.
+mod containment;
 // Layer 2 through the real binary: the spec's examples, overflow files, binary output.
 mod presentation;
 // The rm guard end to end: a blocked chain runs nothing.

@@ -1,0 +1,343 @@
+//! Every process a stopped call started is gone, whatever group it moved to; the
+//! server's death takes its running calls along; background jobs of answered calls
+//! stay; calls beyond --max-concurrent wait their turn.
+//!
+//! Each command writes its marker (`$FORGE_BASH_CALL`) and the pids it starts into the
+//! workdir; the test then looks through /proc for anything left of the call.
+
+use std::io::Write;
+use std::path::Path;
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use serde_json::json;
+
+use crate::support::{BIN, Groups, Options, Server, alive, eventually, read_pid, text};
+
+/// Processes whose environment carries the call's marker.
+fn leftovers(marker: &str) -> Vec<i32> {
+    let needle = format!("FORGE_BASH_CALL={marker}");
+    std::fs::read_dir("/proc")
+        .unwrap()
+        .flatten()
+        .filter_map(|e| e.file_name().to_str()?.parse::<i32>().ok())
+        .filter(|&pid| alive(pid))
+        .filter(|pid| {
+            std::fs::read(format!("/proc/{pid}/environ"))
+                .is_ok_and(|env| env.split(|&b| b == 0).any(|v| v == needle.as_bytes()))
+        })
+        .collect()
+}
+
+fn marker(dir: &Path) -> String {
+    let path = dir.join("marker");
+    assert!(eventually(Duration::from_secs(10), || path.exists()));
+    std::fs::read_to_string(path).unwrap().trim().to_owned()
+}
+
+/// Starts processes that leave the call's group three ways and records them:
+/// `set -m` (a job gets its own group), `setsid`, and a double fork.
+const ESCAPEES: &str = "echo $FORGE_BASH_CALL > marker; \
+    setsid sh -c 'echo $$ > a; exec sleep 3000' & \
+    (setsid sh -c 'echo $$ > b; exec sleep 3000' &); \
+    set -m; sh -c 'echo $$ > c; exec sleep 3000' & set +m; ";
+
+fn escapees(server: &Server, groups: &mut Groups) -> Vec<i32> {
+    let pids: Vec<i32> = ["a", "b", "c"]
+        .iter()
+        .map(|name| read_pid(&server.workdir.join(name)))
+        .collect();
+    groups.0.extend(&pids);
+    for &pid in &pids {
+        assert!(alive(pid));
+    }
+    pids
+}
+
+#[track_caller]
+fn all_gone_within_a_second(pids: &[i32], marker: &str) {
+    assert!(
+        eventually(Duration::from_secs(1), || pids.iter().all(|&p| !alive(p))
+            && leftovers(marker).is_empty()),
+        "left behind: {:?} / {:?}",
+        pids.iter().filter(|&&p| alive(p)).collect::<Vec<_>>(),
+        leftovers(marker)
+    );
+}
+
+#[test]
+fn timeout_kills_processes_that_left_the_group() {
+    let mut server = Options::default().timeout(1).start();
+    let mut groups = Groups::default();
+    let id = server.start_call(&format!("{ESCAPEES} sleep 60; echo never"));
+    let pids = escapees(&server, &mut groups);
+    let marker = marker(&server.workdir);
+    let answer = text(&server.response(id));
+    assert!(answer.starts_with("ERROR: Command timed out after 1 s."), "{answer}");
+    all_gone_within_a_second(&pids, &marker);
+}
+
+#[test]
+fn set_minus_m_foreground_job_dies_at_the_timeout() {
+    let mut server = Options::default().timeout(1).start();
+    let mut groups = Groups::default();
+    let id = server
+        .start_call("echo $FORGE_BASH_CALL > marker; set -m; sh -c 'echo $$ > a; exec sleep 3000'; echo never");
+    let pid = read_pid(&server.workdir.join("a"));
+    groups.0.push(pid);
+    let marker = marker(&server.workdir);
+    assert!(text(&server.response(id)).contains("timed out"));
+    all_gone_within_a_second(&[pid], &marker);
+}
+
+#[test]
+fn cap_kills_processes_that_left_the_group() {
+    let mut server = Options::default()
+        .arg("--max-output-bytes")
+        .arg("100000")
+        .start();
+    let mut groups = Groups::default();
+    let id = server.start_call(&format!("{ESCAPEES} sleep 0.5; yes"));
+    let pids = escapees(&server, &mut groups);
+    let marker = marker(&server.workdir);
+    assert!(text(&server.response(id)).contains("Output limit of 100000 bytes reached"));
+    all_gone_within_a_second(&pids, &marker);
+}
+
+#[test]
+fn cancel_kills_processes_that_left_the_group() {
+    let mut server = Server::start(Options::default());
+    server.initialize();
+    let mut groups = Groups::default();
+    let id = server.start_call(&format!("{ESCAPEES} sleep 60"));
+    let pids = escapees(&server, &mut groups);
+    let marker = marker(&server.workdir);
+    cancel(&mut server, id);
+    all_gone_within_a_second(&pids, &marker);
+    assert!(eventually(Duration::from_secs(5), || server.audit_rows().len() == 1));
+    assert_eq!(server.audit_rows()[0][2], "130");
+}
+
+#[test]
+fn shutdown_kills_processes_that_left_the_group() {
+    let mut server = Server::start(Options::default());
+    let mut groups = Groups::default();
+    server.start_call(&format!("{ESCAPEES} sleep 60"));
+    let pids = escapees(&server, &mut groups);
+    let marker = marker(&server.workdir);
+    // SAFETY: a plain syscall to the server process this test spawned.
+    unsafe { libc::kill(server.pid() as libc::pid_t, libc::SIGTERM) };
+    assert!(server.wait_exit(Duration::from_secs(5)).is_some_and(|s| s.success()));
+    all_gone_within_a_second(&pids, &marker);
+    assert_eq!(server.audit_rows()[0][2], "143");
+}
+
+#[test]
+fn an_empty_environment_escapes_only_where_there_is_no_cgroup() {
+    let mut server = Options::default().timeout(1).start();
+    let mut groups = Groups::default();
+    let id = server.start_call("env -i setsid sh -c 'echo $$ > d; exec sleep 3000' & sleep 60");
+    let pid = read_pid(&server.workdir.join("d"));
+    groups.0.push(pid);
+    assert!(text(&server.response(id)).contains("timed out"));
+    if server.stderr().contains("cgroup per call") {
+        assert!(eventually(Duration::from_secs(1), || !alive(pid)));
+    } else {
+        eprintln!("no cgroup for calls here: `env -i setsid` stays out of reach, as documented");
+    }
+}
+
+fn cancel(server: &mut Server, id: u64) {
+    server.send(&json!({
+        "jsonrpc": "2.0",
+        "method": "notifications/cancelled",
+        "params": {"requestId": id, "reason": "test"}
+    }));
+}
+
+#[test]
+fn a_cancel_in_the_grace_stops_the_call_and_one_after_the_answer_does_nothing() {
+    let mut server = Server::start(Options::default());
+    server.initialize();
+    let mut groups = Groups::default();
+    let fifo = server.workdir.join("go");
+    assert!(Command::new("mkfifo").arg(&fifo).status().unwrap().success());
+    // The shell exits when the test writes to the fifo, leaving a child on the pipes:
+    // the call is then in its grace.
+    let id = server.start_call(
+        "echo $FORGE_BASH_CALL > marker; (echo $BASHPID > bg; exec sleep 30) & cat go > /dev/null",
+    );
+    let bg = read_pid(&server.workdir.join("bg"));
+    groups.0.push(bg);
+    let marker = marker(&server.workdir);
+    std::fs::OpenOptions::new()
+        .write(true)
+        .open(&fifo)
+        .unwrap()
+        .write_all(b"go\n")
+        .unwrap();
+    cancel(&mut server, id);
+    all_gone_within_a_second(&[bg], &marker);
+    assert!(eventually(Duration::from_secs(5), || server.audit_rows().len() == 1));
+    assert_eq!(server.audit_rows()[0][2], "130");
+
+    // After the answer, a cancel changes nothing.
+    let id = server.start_call("sleep 3000 > /dev/null 2>&1 & echo $! > keep; echo done");
+    assert!(text(&server.response(id)).starts_with("done\n"));
+    let keep = read_pid(&server.workdir.join("keep"));
+    groups.0.push(keep);
+    cancel(&mut server, id);
+    std::thread::sleep(Duration::from_millis(500));
+    assert!(alive(keep), "a cancel after the answer killed a background job");
+    assert_eq!(server.audit_rows()[1][2], "0");
+    // SAFETY: the test's own recorded process.
+    unsafe { libc::kill(keep, libc::SIGKILL) };
+}
+
+#[test]
+fn background_jobs_of_answered_calls_stay() {
+    let mut server = Server::start(Options::default());
+    let mut groups = Groups::default();
+    // One redirected, one writing to the call's pipes now and then.
+    let answer = server.run(
+        "sleep 3000 > log 2>&1 & echo $! > quiet; \
+         (echo $BASHPID > ticking; while :; do echo tick; sleep 0.1; done) & echo started",
+    );
+    assert!(answer.contains("started\n"), "{answer}");
+    let quiet = read_pid(&server.workdir.join("quiet"));
+    let ticking = read_pid(&server.workdir.join("ticking"));
+    groups.0.push(quiet);
+    std::thread::sleep(Duration::from_secs(1));
+    assert!(alive(quiet) && alive(ticking));
+    // SAFETY: the test's own recorded processes.
+    unsafe {
+        libc::kill(quiet, libc::SIGKILL);
+        libc::kill(ticking, libc::SIGKILL);
+    }
+}
+
+/// CPU time (user + system) of a process, in clock ticks.
+fn cpu_ticks(pid: u32) -> u64 {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap();
+    let fields: Vec<&str> = stat.rsplit(')').next().unwrap().split_whitespace().collect();
+    fields[11].parse::<u64>().unwrap() + fields[12].parse::<u64>().unwrap()
+}
+
+#[test]
+fn the_cap_counts_what_background_jobs_write_after_the_answer() {
+    // A small cap: the writer is killed once it passes it.
+    let mut server = Options::default()
+        .arg("--max-output-bytes")
+        .arg("1000000")
+        .start();
+    let mut groups = Groups::default();
+    let answer = server.run("(sleep 0.3; echo $BASHPID > yes; exec yes) & echo bye");
+    assert!(answer.starts_with("bye\n"), "{answer}");
+    let yes = read_pid(&server.workdir.join("yes"));
+    groups.0.push(yes);
+    assert!(
+        eventually(Duration::from_secs(5), || !alive(yes)),
+        "yes still writing past the cap"
+    );
+
+    // The default cap: the server pays at most 5 % of a core over 3 s.
+    let mut server = Server::start(Options::default());
+    let answer = server.run("(echo $BASHPID > yes; exec yes) & echo started");
+    assert!(answer.starts_with("started\n"), "{answer}");
+    let yes = read_pid(&server.workdir.join("yes"));
+    groups.0.push(yes);
+    let ticks = cpu_ticks(server.pid());
+    let started = Instant::now();
+    std::thread::sleep(Duration::from_secs(3));
+    let used = (cpu_ticks(server.pid()) - ticks) as f64 / clock_ticks();
+    let share = used / started.elapsed().as_secs_f64();
+    eprintln!("server CPU after the answer: {:.1} % of a core", share * 100.0);
+    assert!(share <= 0.05, "the server used {:.1} % of a core", share * 100.0);
+    assert!(!alive(yes));
+}
+
+fn clock_ticks() -> f64 {
+    // SAFETY: sysconf has no preconditions.
+    (unsafe { libc::sysconf(libc::_SC_CLK_TCK) }) as f64
+}
+
+#[test]
+fn server_death_takes_running_calls_along_and_leaves_answered_jobs() {
+    let mut server = Server::start(Options::default());
+    let mut groups = Groups::default();
+    let answer = server.run("sleep 3000 > /dev/null 2>&1 & echo $! > keep");
+    assert!(answer.contains("[exit:0"), "{answer}");
+    let keep = read_pid(&server.workdir.join("keep"));
+    groups.0.push(keep);
+    server.start_call(&format!("{ESCAPEES} echo $$ > shell; sleep 3000"));
+    let mut pids = escapees(&server, &mut groups);
+    let shell = read_pid(&server.workdir.join("shell"));
+    groups.0.push(shell);
+    pids.push(shell);
+    let marker = marker(&server.workdir);
+    // SAFETY: a plain syscall to the server process this test spawned.
+    unsafe { libc::kill(server.pid() as libc::pid_t, libc::SIGKILL) };
+    all_gone_within_a_second(&pids, &marker);
+    assert!(alive(keep), "a job of an answered call died with the server");
+    // SAFETY: the test's own recorded process.
+    unsafe { libc::kill(keep, libc::SIGKILL) };
+}
+
+#[test]
+fn calls_beyond_the_limit_wait_in_order_and_can_be_cancelled() {
+    let mut server = Options::default()
+        .arg("--max-concurrent")
+        .arg("1")
+        .timeout(2)
+        .start();
+    server.initialize();
+    let started = Instant::now();
+    let first = server.start_call("sleep 1.5; echo first");
+    let second = server.start_call("sleep 1.5; echo second");
+    let waiting = server.start_call("touch ran");
+    std::thread::sleep(Duration::from_millis(300));
+    cancel(&mut server, waiting);
+    // The second call's timeout (2 s) starts when it starts, not when it arrived.
+    assert!(text(&server.response(first)).starts_with("first\n"));
+    assert!(text(&server.response(second)).starts_with("second\n"));
+    assert!(started.elapsed() >= Duration::from_millis(2900));
+    assert!(!server.workdir.join("ran").exists(), "a cancelled waiting call ran");
+    let rows = server.audit_rows();
+    let cancelled = rows.iter().find(|r| r[1] == "touch ran").expect("audited");
+    assert_eq!((cancelled[2].as_str(), cancelled[3].as_str()), ("130", "0"));
+
+    let mut server = Options::default().arg("--max-concurrent").arg("2").start();
+    let started = Instant::now();
+    let ids: Vec<u64> = (0..4).map(|_| server.start_call("sleep 1")).collect();
+    for id in ids {
+        server.response(id);
+    }
+    let took = started.elapsed();
+    assert!(took >= Duration::from_millis(1900) && took < Duration::from_secs(4), "{took:?}");
+}
+
+#[test]
+fn the_open_file_limit_is_raised_to_the_hard_limit() {
+    let dir = tempfile::tempdir().unwrap();
+    let request = json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call",
+        "params": {"name": "run", "arguments": {"command": "ulimit -Sn; ulimit -Hn"}}});
+    let mut child = Command::new("sh")
+        .args(["-c", "ulimit -Sn 256 && exec \"$@\"", "sh", BIN, "--workdir"])
+        .arg(dir.path())
+        .arg("--state-dir")
+        .arg(dir.path().join("state"))
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    writeln!(child.stdin.take().unwrap(), "{request}").unwrap();
+    let out = child.wait_with_output().unwrap();
+    let response: serde_json::Value =
+        serde_json::from_slice(out.stdout.split(|&b| b == b'\n').next().unwrap()).unwrap();
+    let answer = response["result"]["content"][0]["text"].as_str().unwrap();
+    let mut lines = answer.lines();
+    let (soft, hard) = (lines.next().unwrap(), lines.next().unwrap());
+    assert_eq!(soft, hard, "{answer}");
+    assert_ne!(soft, "256");
+}
