@@ -241,7 +241,8 @@ impl Drop for Call {
             && std::fs::remove_dir(&cgroup).is_err()
             && cgroup.exists()
         {
-            let mut lingering = (self.containment.lingering.lock()).unwrap_or_else(|e| e.into_inner());
+            let mut lingering =
+                (self.containment.lingering.lock()).unwrap_or_else(|e| e.into_inner());
             lingering.push(cgroup);
         }
     }
@@ -416,7 +417,8 @@ fn watchdog(pipe: File) {
         let Ok(line) = line else { break };
         if let Some(rest) = line.strip_prefix('+') {
             let mut parts = rest.splitn(3, ' ');
-            let (Some(marker), Some(pgid), Some(cgroup)) = (parts.next(), parts.next(), parts.next())
+            let (Some(marker), Some(pgid), Some(cgroup)) =
+                (parts.next(), parts.next(), parts.next())
             else {
                 continue;
             };

@@ -214,7 +214,12 @@ async fn collect(
         cut,
         ..
     } = readers;
-    let both = async { (stdout.await.unwrap_or_default(), stderr.await.unwrap_or_default()) };
+    let both = async {
+        (
+            stdout.await.unwrap_or_default(),
+            stderr.await.unwrap_or_default(),
+        )
+    };
     tokio::pin!(both);
     let stopped = tokio::select! {
         (stdout, stderr) = &mut both => return (stdout, stderr, None),
@@ -273,7 +278,14 @@ impl Readers {
         let cut = CancellationToken::new();
         let reader = |pipe, stream| {
             let sink = Sink::new(stream, job.cap, job.spiller.clone());
-            read(pipe, sink, job.cap, call.clone(), capped.clone(), cut.clone())
+            read(
+                pipe,
+                sink,
+                job.cap,
+                call.clone(),
+                capped.clone(),
+                cut.clone(),
+            )
         };
         let stdout = reader(child.stdout.take().map(Pipe::Out), capture::Stream::Stdout);
         let stderr = reader(child.stderr.take().map(Pipe::Err), capture::Stream::Stderr);
@@ -348,7 +360,10 @@ fn read(
             }
             if !over && total > cap {
                 over = true;
-                tracing::info!(cap, "output cap passed after the answer; stopping the call's processes");
+                tracing::info!(
+                    cap,
+                    "output cap passed after the answer; stopping the call's processes"
+                );
                 if let Err(e) = call.kill() {
                     tracing::warn!(error = %e, "cannot kill the command's processes");
                 }

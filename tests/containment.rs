@@ -73,7 +73,10 @@ fn timeout_kills_processes_that_left_the_group() {
     let pids = escapees(&server, &mut groups);
     let marker = marker(&server.workdir);
     let answer = text(&server.response(id));
-    assert!(answer.starts_with("ERROR: Command timed out after 1 s."), "{answer}");
+    assert!(
+        answer.starts_with("ERROR: Command timed out after 1 s."),
+        "{answer}"
+    );
     all_gone_within_a_second(&pids, &marker);
 }
 
@@ -81,8 +84,9 @@ fn timeout_kills_processes_that_left_the_group() {
 fn set_minus_m_foreground_job_dies_at_the_timeout() {
     let mut server = Options::default().timeout(1).start();
     let mut groups = Groups::default();
-    let id = server
-        .start_call("echo $FORGE_BASH_CALL > marker; set -m; sh -c 'echo $$ > a; exec sleep 3000'; echo never");
+    let id = server.start_call(
+        "echo $FORGE_BASH_CALL > marker; set -m; sh -c 'echo $$ > a; exec sleep 3000'; echo never",
+    );
     let pid = read_pid(&server.workdir.join("a"));
     groups.0.push(pid);
     let marker = marker(&server.workdir);
@@ -114,7 +118,10 @@ fn cancel_kills_processes_that_left_the_group() {
     let marker = marker(&server.workdir);
     cancel(&mut server, id);
     all_gone_within_a_second(&pids, &marker);
-    assert!(eventually(Duration::from_secs(5), || server.audit_rows().len() == 1));
+    assert!(eventually(Duration::from_secs(5), || server
+        .audit_rows()
+        .len()
+        == 1));
     assert_eq!(server.audit_rows()[0][2], "130");
 }
 
@@ -127,7 +134,11 @@ fn shutdown_kills_processes_that_left_the_group() {
     let marker = marker(&server.workdir);
     // SAFETY: a plain syscall to the server process this test spawned.
     unsafe { libc::kill(server.pid() as libc::pid_t, libc::SIGTERM) };
-    assert!(server.wait_exit(Duration::from_secs(5)).is_some_and(|s| s.success()));
+    assert!(
+        server
+            .wait_exit(Duration::from_secs(5))
+            .is_some_and(|s| s.success())
+    );
     all_gone_within_a_second(&pids, &marker);
     assert_eq!(server.audit_rows()[0][2], "143");
 }
@@ -161,7 +172,13 @@ fn a_cancel_in_the_grace_stops_the_call_and_one_after_the_answer_does_nothing() 
     server.initialize();
     let mut groups = Groups::default();
     let fifo = server.workdir.join("go");
-    assert!(Command::new("mkfifo").arg(&fifo).status().unwrap().success());
+    assert!(
+        Command::new("mkfifo")
+            .arg(&fifo)
+            .status()
+            .unwrap()
+            .success()
+    );
     // The shell exits when the test writes to the fifo, leaving a child on the pipes:
     // the call is then in its grace.
     let id = server.start_call(
@@ -178,7 +195,10 @@ fn a_cancel_in_the_grace_stops_the_call_and_one_after_the_answer_does_nothing() 
         .unwrap();
     cancel(&mut server, id);
     all_gone_within_a_second(&[bg], &marker);
-    assert!(eventually(Duration::from_secs(5), || server.audit_rows().len() == 1));
+    assert!(eventually(Duration::from_secs(5), || server
+        .audit_rows()
+        .len()
+        == 1));
     assert_eq!(server.audit_rows()[0][2], "130");
 
     // After the answer, a cancel changes nothing.
@@ -188,7 +208,10 @@ fn a_cancel_in_the_grace_stops_the_call_and_one_after_the_answer_does_nothing() 
     groups.0.push(keep);
     cancel(&mut server, id);
     std::thread::sleep(Duration::from_millis(500));
-    assert!(alive(keep), "a cancel after the answer killed a background job");
+    assert!(
+        alive(keep),
+        "a cancel after the answer killed a background job"
+    );
     assert_eq!(server.audit_rows()[1][2], "0");
     // SAFETY: the test's own recorded process.
     unsafe { libc::kill(keep, libc::SIGKILL) };
@@ -219,7 +242,12 @@ fn background_jobs_of_answered_calls_stay() {
 /// CPU time (user + system) of a process, in clock ticks.
 fn cpu_ticks(pid: u32) -> u64 {
     let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap();
-    let fields: Vec<&str> = stat.rsplit(')').next().unwrap().split_whitespace().collect();
+    let fields: Vec<&str> = stat
+        .rsplit(')')
+        .next()
+        .unwrap()
+        .split_whitespace()
+        .collect();
     fields[11].parse::<u64>().unwrap() + fields[12].parse::<u64>().unwrap()
 }
 
@@ -251,8 +279,15 @@ fn the_cap_counts_what_background_jobs_write_after_the_answer() {
     std::thread::sleep(Duration::from_secs(3));
     let used = (cpu_ticks(server.pid()) - ticks) as f64 / clock_ticks();
     let share = used / started.elapsed().as_secs_f64();
-    eprintln!("server CPU after the answer: {:.1} % of a core", share * 100.0);
-    assert!(share <= 0.05, "the server used {:.1} % of a core", share * 100.0);
+    eprintln!(
+        "server CPU after the answer: {:.1} % of a core",
+        share * 100.0
+    );
+    assert!(
+        share <= 0.05,
+        "the server used {:.1} % of a core",
+        share * 100.0
+    );
     assert!(!alive(yes));
 }
 
@@ -278,7 +313,10 @@ fn server_death_takes_running_calls_along_and_leaves_answered_jobs() {
     // SAFETY: a plain syscall to the server process this test spawned.
     unsafe { libc::kill(server.pid() as libc::pid_t, libc::SIGKILL) };
     all_gone_within_a_second(&pids, &marker);
-    assert!(alive(keep), "a job of an answered call died with the server");
+    assert!(
+        alive(keep),
+        "a job of an answered call died with the server"
+    );
     // SAFETY: the test's own recorded process.
     unsafe { libc::kill(keep, libc::SIGKILL) };
 }
@@ -301,7 +339,10 @@ fn calls_beyond_the_limit_wait_in_order_and_can_be_cancelled() {
     assert!(text(&server.response(first)).starts_with("first\n"));
     assert!(text(&server.response(second)).starts_with("second\n"));
     assert!(started.elapsed() >= Duration::from_millis(2900));
-    assert!(!server.workdir.join("ran").exists(), "a cancelled waiting call ran");
+    assert!(
+        !server.workdir.join("ran").exists(),
+        "a cancelled waiting call ran"
+    );
     let rows = server.audit_rows();
     let cancelled = rows.iter().find(|r| r[1] == "touch ran").expect("audited");
     assert_eq!((cancelled[2].as_str(), cancelled[3].as_str()), ("130", "0"));
@@ -313,7 +354,10 @@ fn calls_beyond_the_limit_wait_in_order_and_can_be_cancelled() {
         server.response(id);
     }
     let took = started.elapsed();
-    assert!(took >= Duration::from_millis(1900) && took < Duration::from_secs(4), "{took:?}");
+    assert!(
+        took >= Duration::from_millis(1900) && took < Duration::from_secs(4),
+        "{took:?}"
+    );
 }
 
 #[test]
@@ -322,7 +366,13 @@ fn the_open_file_limit_is_raised_to_the_hard_limit() {
     let request = json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call",
         "params": {"name": "run", "arguments": {"command": "ulimit -Sn; ulimit -Hn"}}});
     let mut child = Command::new("sh")
-        .args(["-c", "ulimit -Sn 256 && exec \"$@\"", "sh", BIN, "--workdir"])
+        .args([
+            "-c",
+            "ulimit -Sn 256 && exec \"$@\"",
+            "sh",
+            BIN,
+            "--workdir",
+        ])
         .arg(dir.path())
         .arg("--state-dir")
         .arg(dir.path().join("state"))
