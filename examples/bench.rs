@@ -71,6 +71,7 @@ fn main() {
     drop(big);
 
     let guard_128k = guard_worst_case();
+    let (stalled_peak, stalled_answered) = client_that_stops_reading(&binary, &work, &state);
 
     let size = std::fs::metadata(&binary).map(|m| m.len()).unwrap_or(0);
     let ms = |d: Duration| format!("{:.2} ms", d.as_secs_f64() * 1e3);
@@ -102,6 +103,11 @@ fn main() {
             "≤ 24 MB".to_owned(),
         ),
         ("idle RSS (VmRSS)", mb(idle_rss), "≤ 8 MB".to_owned()),
+        (
+            "2,000 × 50 KB answers, client not reading for 25 s: peak RSS",
+            format!("{} ({stalled_answered} answered after)", mb(stalled_peak)),
+            "< 64 MB, all 2,000".to_owned(),
+        ),
         (
             "guard: 128 KB command, slowest of 8 shapes",
             ms(guard_128k),
@@ -156,6 +162,43 @@ fn guard_worst_case() -> Duration {
         })
         .max()
         .unwrap_or_default()
+}
+
+/// 2,000 pipelined calls with 50 KB answers and a client that reads nothing for 25 s:
+/// the server's peak RSS (kB) and how many answers arrive once the client reads.
+fn client_that_stops_reading(binary: &Path, work: &Path, state: &Path) -> (u64, usize) {
+    const CALLS: usize = 2000;
+    let mut child = Command::new(binary)
+        .arg("--workdir")
+        .arg(work)
+        .arg("--state-dir")
+        .arg(state)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("spawn forge-bash");
+    let mut stdin = child.stdin.take().unwrap();
+    let writer = std::thread::spawn(move || {
+        for id in 0..CALLS {
+            let request = json!({"jsonrpc": "2.0", "id": id, "method": "tools/call",
+                "params": {"name": "run", "arguments": {"command": "printf '%50000s\\n' x"}}});
+            if writeln!(stdin, "{request}").is_err() {
+                return;
+            }
+        }
+    });
+    std::thread::sleep(Duration::from_secs(25));
+    let peak = status_kb(child.id(), "VmHWM");
+    let answered = BufReader::new(child.stdout.take().unwrap())
+        .lines()
+        .take(CALLS)
+        .map_while(Result::ok)
+        .count();
+    writer.join().unwrap();
+    let _ = child.kill();
+    let _ = child.wait();
+    (peak, answered)
 }
 
 fn build_release() -> PathBuf {

@@ -63,9 +63,12 @@ pub fn record(dir: &Path, row: &Row<'_>) {
     }
 }
 
-/// Escapes a command so that a row stays one line and the command can be recovered:
-/// `\` → `\\`, tab → `\t`, newline → `\n`, CR → `\r`.
+/// Escapes a command so that a row stays one line for any line splitter (awk,
+/// Python's `str.splitlines()`, JavaScript) and the command can be recovered exactly:
+/// `\` → `\\`, tab → `\t`, newline → `\n`, CR → `\r`, every other C0 control
+/// character and DEL → `\xHH`, and U+0085, U+2028, U+2029 → `\uHHHH`.
 pub fn escape(command: &str) -> String {
+    use std::fmt::Write as _;
     let mut out = String::with_capacity(command.len());
     for c in command.chars() {
         match c {
@@ -73,30 +76,54 @@ pub fn escape(command: &str) -> String {
             '\t' => out.push_str("\\t"),
             '\n' => out.push_str("\\n"),
             '\r' => out.push_str("\\r"),
+            '\0'..='\x1f' | '\x7f' => {
+                let _ = write!(out, "\\x{:02x}", c as u32);
+            }
+            '\u{85}' | '\u{2028}' | '\u{2029}' => {
+                let _ = write!(out, "\\u{:04x}", c as u32);
+            }
             c => out.push(c),
         }
     }
     out
 }
 
+/// Why a field could not be unescaped.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("bad escape at byte {at}")]
+pub struct BadEscape {
+    pub at: usize,
+}
+
 /// The inverse of [`escape`].
-pub fn unescape(field: &str) -> String {
+pub fn unescape(field: &str) -> Result<String, BadEscape> {
     let mut out = String::with_capacity(field.len());
-    let mut chars = field.chars();
-    while let Some(c) = chars.next() {
+    let mut rest = field.char_indices();
+    while let Some((at, c)) = rest.next() {
         if c != '\\' {
             out.push(c);
             continue;
         }
-        match chars.next() {
-            Some('t') => out.push('\t'),
-            Some('n') => out.push('\n'),
-            Some('r') => out.push('\r'),
-            Some(other) => out.push(other),
-            None => out.push('\\'),
-        }
+        let bad = BadEscape { at };
+        let hex = |rest: &mut std::str::CharIndices<'_>, digits: usize| {
+            let text: String = rest.by_ref().take(digits).map(|(_, c)| c).collect();
+            (text.len() == digits)
+                .then(|| u32::from_str_radix(&text, 16).ok())
+                .flatten()
+                .and_then(char::from_u32)
+        };
+        let decoded = match rest.next().map(|(_, c)| c) {
+            Some('\\') => '\\',
+            Some('t') => '\t',
+            Some('n') => '\n',
+            Some('r') => '\r',
+            Some('x') => hex(&mut rest, 2).ok_or(bad)?,
+            Some('u') => hex(&mut rest, 4).ok_or(bad)?,
+            _ => return Err(bad),
+        };
+        out.push(decoded);
     }
-    out
+    Ok(out)
 }
 
 #[cfg(test)]
@@ -135,9 +162,28 @@ mod tests {
         ] {
             let escaped = escape(command);
             assert!(!escaped.contains(['\t', '\n', '\r']), "{escaped:?}");
-            assert_eq!(unescape(&escaped), command);
+            assert_eq!(unescape(&escaped).unwrap(), command);
         }
         assert_eq!(escape("a\tb\nc\rd\\e"), "a\\tb\\nc\\rd\\\\e");
+        assert_eq!(
+            escape("v\x0bf\x0cfs\x1c\x1d\x1e\x7f\u{85}\u{2028}\u{2029}\0"),
+            "v\\x0bf\\x0cfs\\x1c\\x1d\\x1e\\x7f\\u0085\\u2028\\u2029\\x00"
+        );
+        for bad in ["\\", "a\\q", "\\x4", "\\xzz", "\\u12", "\\ud800"] {
+            assert!(unescape(bad).is_err(), "{bad:?}");
+        }
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn unescape_inverts_escape(command in "\\PC*|[\\x00-\\x20\\x7f\\u{85}\\u{2028}\\u{2029}\\\\a-z]{0,40}") {
+            let escaped = escape(&command);
+            // No line splitter finds a break in the field.
+            proptest::prop_assert_eq!(escaped.lines().count(), usize::from(!escaped.is_empty()));
+            let breaks = escaped.chars().any(|c| c.is_control() || matches!(c, '\u{2028}' | '\u{2029}'));
+            proptest::prop_assert!(!breaks, "a line break survived in {:?}", escaped);
+            proptest::prop_assert_eq!(unescape(&escaped).unwrap(), command);
+        }
     }
 
     #[test]

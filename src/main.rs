@@ -76,8 +76,8 @@ fn main() -> ExitCode {
     runtime.shutdown_background();
     containment.remove_cgroups();
     match result {
-        Ok(ending) => {
-            tracing::debug!(?ending, "forge-bash stopped");
+        Ok(exit) => {
+            tracing::debug!(?exit, "forge-bash stopped");
             ExitCode::SUCCESS
         }
         Err(e) => {

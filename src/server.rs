@@ -7,24 +7,28 @@
 
 use std::path::PathBuf;
 use std::sync::Arc;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, Implementation,
-    JsonObject, ListToolsResult, PaginatedRequestParams, ProgressNotificationParam,
+    JsonObject, ListToolsResult, PaginatedRequestParams, ProgressNotificationParam, ProgressToken,
     ServerCapabilities, ServerConfig, Tool, ToolAnnotations,
 };
-use rmcp::service::RequestContext;
+use rmcp::service::{Peer, RequestContext};
 use rmcp::{ErrorData as McpError, RoleServer, ServerHandler};
+use schemars::JsonSchema;
+use serde::Deserialize;
 use serde_json::Value;
 use tokio::sync::Semaphore;
+use tokio::time::MissedTickBehavior;
 use tokio_util::sync::CancellationToken;
-use tokio_util::task::TaskTracker;
+use tokio_util::task::{AbortOnDropHandle, TaskTracker};
 
 use crate::capture::{Captured, Spiller};
 use crate::config::Config;
 use crate::contain::Containment;
 use crate::present::Answer;
+use crate::stdio::Backlog;
 use crate::{audit, exec, guard, present};
 
 /// The one tool's name.
@@ -48,6 +52,8 @@ struct Inner {
     /// One permit per command that may run at once; tokio's semaphore is fair, so
     /// waiting calls start in arrival order.
     permits: Semaphore,
+    /// Answers waiting for stdout; a finished call waits while it is full.
+    backlog: Arc<Backlog>,
     calls: TaskTracker,
     shutdown: CancellationToken,
     tool: Tool,
@@ -78,6 +84,7 @@ impl Server {
                 spiller,
                 containment,
                 permits,
+                backlog: Arc::default(),
                 calls: TaskTracker::new(),
                 shutdown: CancellationToken::new(),
                 tool,
@@ -89,6 +96,17 @@ impl Server {
     /// Running calls; each holds a token of this tracker until its audit row is written.
     pub fn calls(&self) -> &TaskTracker {
         &self.inner.calls
+    }
+
+    /// Requests the transport lets in flight at once: twice the commands that may run,
+    /// so that a waiting call is always queued, and never fewer than 16.
+    pub fn max_in_flight(&self) -> usize {
+        (2 * self.inner.config.max_concurrent as usize).max(16)
+    }
+
+    /// Answers queued for stdout and not yet written.
+    pub fn backlog(&self) -> &Arc<Backlog> {
+        &self.inner.backlog
     }
 
     /// Cancelling it stops every running command (and any that starts later).
@@ -128,7 +146,7 @@ impl Server {
         };
         let result = exec::run(job, stop).await;
         let ms = started.elapsed().as_millis();
-        match result {
+        let answer = match result {
             Ok(mut out) => {
                 if !present::shows_stderr(&out) {
                     out.stderr.discard_spill();
@@ -142,7 +160,11 @@ impl Server {
                 self.audit(command, 1, ms);
                 present::failure(&e.to_string(), ms)
             }
-        }
+        };
+        // A client that does not read: hold the answer (and the permit) until stdout
+        // has room, so that finished answers do not pile up without bound.
+        self.inner.backlog.room().await;
+        answer
     }
 
     /// A call cancelled (or shut down) while it waited for its turn: audited, not run.
@@ -212,24 +234,10 @@ impl ServerHandler for Server {
                 return Ok(CallToolResult::error(vec![ContentBlock::text(message)]).into());
             }
         };
+        // The ticker never delays or outlives the result: it is aborted on drop.
         let _progress = ctx.meta.get_progress_token().map(|token| {
-            let peer = ctx.peer.clone();
             let every = self.inner.config.progress_interval();
-            AbortOnDrop(tokio::spawn(async move {
-                let started = tokio::time::Instant::now();
-                let mut ticks = tokio::time::interval_at(started + every, every);
-                loop {
-                    ticks.tick().await;
-                    // Elapsed seconds (to the millisecond, so it always increases).
-                    let elapsed = started.elapsed();
-                    let progress = elapsed.as_millis() as f64 / 1000.0;
-                    let param = ProgressNotificationParam::new(token.clone(), progress)
-                        .with_message(format!("running for {} s", elapsed.as_secs()));
-                    if peer.notify_progress(param).await.is_err() {
-                        return;
-                    }
-                }
-            }))
+            AbortOnDropHandle::new(tokio::spawn(progress(ctx.peer.clone(), token, every)))
         });
         let answer = self.run(command, ctx.ct.clone()).await;
         let content = vec![ContentBlock::text(answer.text)];
@@ -242,13 +250,25 @@ impl ServerHandler for Server {
     }
 }
 
-/// Aborts a background task (the progress ticker) when the call it serves ends, so
-/// that the ticker never delays or outlives the result.
-struct AbortOnDrop(tokio::task::JoinHandle<()>);
-
-impl Drop for AbortOnDrop {
-    fn drop(&mut self) {
-        self.0.abort();
+/// Sends `notifications/progress` every `every` with the elapsed seconds. The values
+/// strictly increase even when the server was stalled (stopped, or a busy runtime):
+/// missed ticks are not sent in a burst, and no value repeats.
+async fn progress(peer: Peer<RoleServer>, token: ProgressToken, every: Duration) {
+    let started = tokio::time::Instant::now();
+    let mut ticks = tokio::time::interval_at(started + every, every);
+    ticks.set_missed_tick_behavior(MissedTickBehavior::Delay);
+    let mut last = 0.0_f64;
+    loop {
+        ticks.tick().await;
+        let elapsed = started.elapsed();
+        // Seconds to the millisecond, and always at least a millisecond more.
+        let value = (elapsed.as_millis() as f64 / 1000.0).max(last + 0.001);
+        last = value;
+        let param = ProgressNotificationParam::new(token.clone(), value)
+            .with_message(format!("running for {} s", elapsed.as_secs()));
+        if peer.notify_progress(param).await.is_err() {
+            return;
+        }
     }
 }
 
@@ -291,17 +311,42 @@ pub fn instructions(workdir: &str) -> String {
     )
 }
 
+/// The arguments of `run`, as the model sees them in the tool's input schema.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct RunArgs {
+    /// Full command string, including pipes and chain operators.
+    pub command: String,
+}
+
+/// The input schema, derived from [`RunArgs`]: its properties, without the
+/// `$schema`, `title` and struct-level `description` keys, which are for Rust readers.
 fn input_schema() -> JsonObject {
-    let schema = serde_json::json!({
-        "type": "object",
-        "properties": {
-            "command": { "type": "string", "description": COMMAND_DESCRIPTION }
-        },
-        "required": ["command"],
-        "additionalProperties": false
-    });
-    match schema {
-        Value::Object(object) => object,
-        _ => unreachable!("a JSON object literal"),
+    let schema = schemars::schema_for!(RunArgs);
+    let mut object = schema.as_object().cloned().unwrap_or_default();
+    for key in ["$schema", "title", "description"] {
+        object.remove(key);
+    }
+    object
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_input_schema_comes_from_run_args() {
+        let schema = Value::Object(input_schema());
+        assert_eq!(
+            schema,
+            serde_json::json!({
+                "type": "object",
+                "properties": {
+                    "command": { "type": "string", "description": COMMAND_DESCRIPTION }
+                },
+                "required": ["command"],
+                "additionalProperties": false
+            })
+        );
     }
 }

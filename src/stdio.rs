@@ -1,31 +1,44 @@
 //! The stdio transport between the client and rmcp.
 //!
 //! rmcp reads and writes an in-memory duplex instead of the real stdin/stdout, and
-//! this module pumps lines between them. That buys what rmcp alone does not do
-//! (see RMCP-NOTES.md):
+//! this module pumps lines between them. That buys what rmcp alone does not do:
 //!
 //! - At end of input, every request already read is answered before exit, however
 //!   long its command runs; rmcp alone gives up after 5 s.
 //! - A last line without a trailing newline is still a request.
-//! - A line that is not JSON, or too long, gets a JSON-RPC error instead of silence.
+//! - Every line is checked before rmcp sees it. Malformed JSON, batches, ids that are
+//!   neither a string nor an integer, an id already in flight, unknown methods and
+//!   malformed `tools/call` params get a JSON-RPC error that says what is wrong, with
+//!   the id echoed as sent (or `null` when it cannot be read).
+//! - Answers waiting for a client that does not read are bounded: past
+//!   [`BACKLOG_BYTES`], input is not read and finished calls hold their answers until
+//!   stdout drains.
 //! - On the shutdown signal, every running command is killed and logged, and the
 //!   server returns within about a second.
 
 use std::collections::HashSet;
 use std::future::Future;
 use std::io;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use serde::Deserialize;
-use serde_json::Value;
-use tokio::io::{AsyncBufRead, AsyncBufReadExt, AsyncRead, AsyncWrite, AsyncWriteExt, BufReader};
+use rmcp::model::ErrorCode;
+use serde_json::{Map, Value, json};
+use tokio::io::{
+    AsyncBufRead, AsyncBufReadExt, AsyncRead, AsyncWrite, AsyncWriteExt, BufReader, WriteHalf,
+};
 use tokio::sync::{Notify, mpsc};
 
-use crate::server::Server;
+use crate::server::{Server, TOOL};
 
 /// Longest request line accepted: rmcp's own line limit.
 pub const MAX_LINE_BYTES: usize = 16 * 1024 * 1024;
+
+/// Bytes of answers waiting to be written to stdout past which input is not read and
+/// finished calls wait: a client that stops reading costs the server at most this
+/// much, plus one answer per running call.
+pub const BACKLOG_BYTES: usize = 16 * 1024 * 1024;
 
 /// Buffer of the in-memory pipe to rmcp, each way.
 const DUPLEX_BYTES: usize = 256 * 1024;
@@ -40,9 +53,12 @@ const SHUTDOWN_GRACE: Duration = Duration::from_millis(700);
 /// On shutdown, how long their answers get to reach stdout.
 const FLUSH_GRACE: Duration = Duration::from_millis(150);
 
+/// Requests the server answers; any other method gets "Method not found".
+const METHODS: &[&str] = &["initialize", "ping", "tools/list", "tools/call"];
+
 /// How the server stopped serving.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Ending {
+pub enum Exit {
     /// End of input, and every request answered.
     Eof,
     /// The shutdown signal.
@@ -56,80 +72,185 @@ pub async fn serve<R, W>(
     input: R,
     output: W,
     signal: impl Future<Output = ()>,
-) -> io::Result<Ending>
+) -> io::Result<Exit>
 where
     R: AsyncRead + Unpin + Send + 'static,
     W: AsyncWrite + Unpin + Send + 'static,
 {
     let (ours, theirs) = tokio::io::duplex(DUPLEX_BYTES);
     let running = rmcp::service::serve_directly(server.clone(), theirs, None);
-    let (from_rmcp, mut to_rmcp) = tokio::io::split(ours);
-
+    let (from_rmcp, to_rmcp) = tokio::io::split(ours);
+    let (tx, rx) = mpsc::unbounded_channel();
+    let out = Outbox {
+        tx,
+        backlog: server.backlog().clone(),
+    };
     let pending = Arc::new(Pending::default());
-    let (out_tx, out_rx) = mpsc::channel::<Vec<u8>>(256);
-    let writer = tokio::spawn(write_lines(output, out_rx));
-    let relay = tokio::spawn(relay_responses(from_rmcp, out_tx.clone(), pending.clone()));
+    let writer = tokio::spawn(write_lines(output, rx, server.backlog().clone()));
+    let relay = tokio::spawn(relay_responses(from_rmcp, out.clone(), pending.clone()));
 
-    let mut input = BufReader::new(input);
-    let mut line = Vec::new();
     tokio::pin!(signal);
-    let ending = loop {
-        let read = tokio::select! {
+    let mut pump = Pump {
+        to_rmcp,
+        pending: pending.clone(),
+        out,
+        max_in_flight: server.max_in_flight(),
+    };
+    let mut exit = pump.run(input, signal.as_mut()).await?;
+    if exit == Exit::Eof {
+        exit = tokio::select! {
             biased;
-            () = &mut signal => break Ending::Signal,
-            read = read_line(&mut input, &mut line, MAX_LINE_BYTES) => read,
+            () = &mut signal => Exit::Signal,
+            () = drain(&server, &pending) => Exit::Eof,
         };
-        match read {
-            Ok(Line::Eof) => break Ending::Eof,
-            Ok(Line::TooLong) => {
-                let message = format!("request line longer than {MAX_LINE_BYTES} bytes");
-                send_error(&out_tx, -32600, &message).await;
-            }
-            Ok(Line::Complete) => {
-                if let Some(forward) = inspect(&line, &pending, &out_tx).await {
-                    to_rmcp.write_all(forward).await?;
-                    to_rmcp.write_all(b"\n").await?;
-                }
-            }
-            Err(e) => {
-                tracing::warn!(error = %e, "reading stdin failed; treating it as end of input");
-                break Ending::Eof;
-            }
-        }
-    };
-
-    let ending = if ending == Ending::Eof {
-        tokio::select! {
-            biased;
-            () = &mut signal => Ending::Signal,
-            () = drain(&server, &pending) => Ending::Eof,
-        }
-    } else {
-        ending
-    };
-    if ending == Ending::Signal {
-        tracing::info!("shutdown signal: stopping running commands");
-        server.shutdown().cancel();
-        server.calls().close();
-        if tokio::time::timeout(SHUTDOWN_GRACE, server.calls().wait())
-            .await
-            .is_err()
-        {
-            tracing::warn!("running commands did not stop in time");
-        }
-        let _ = tokio::time::timeout(FLUSH_GRACE, pending.wait_empty()).await;
-        return Ok(Ending::Signal);
     }
-
+    if exit == Exit::Signal {
+        shut_down(&server, &pending).await;
+        return Ok(Exit::Signal);
+    }
     // Everything is answered: let rmcp see end of input and finish.
-    to_rmcp.shutdown().await?;
+    pump.to_rmcp.shutdown().await?;
     if let Err(e) = running.waiting().await {
         tracing::warn!(error = %e, "rmcp service ended with an error");
     }
     let _ = relay.await;
-    drop(out_tx);
+    drop(pump);
     let _ = writer.await;
-    Ok(Ending::Eof)
+    Ok(Exit::Eof)
+}
+
+/// Reads the client's lines and forwards the good ones to rmcp.
+struct Pump {
+    to_rmcp: WriteHalf<tokio::io::DuplexStream>,
+    pending: Arc<Pending>,
+    out: Outbox,
+    /// Requests forwarded and not yet answered past which input waits: rmcp holds
+    /// the finished answers of these, so they are bounded too.
+    max_in_flight: usize,
+}
+
+impl Pump {
+    /// Until end of input or the signal. Input waits while the backlog is full or too
+    /// many requests are in flight.
+    async fn run(
+        &mut self,
+        input: impl AsyncRead + Unpin,
+        mut signal: std::pin::Pin<&mut impl Future<Output = ()>>,
+    ) -> io::Result<Exit> {
+        let mut input = BufReader::new(input);
+        let mut line = Vec::new();
+        loop {
+            tokio::select! {
+                biased;
+                () = &mut signal => return Ok(Exit::Signal),
+                () = async {
+                    self.out.backlog.room().await;
+                    self.pending.below(self.max_in_flight).await;
+                } => {}
+            }
+            let read = tokio::select! {
+                biased;
+                () = &mut signal => return Ok(Exit::Signal),
+                read = read_line(&mut input, &mut line, MAX_LINE_BYTES) => read,
+            };
+            match read {
+                Ok(Line::Eof) => return Ok(Exit::Eof),
+                Ok(Line::TooLong) => {
+                    let message = format!("request line longer than {MAX_LINE_BYTES} bytes");
+                    self.out
+                        .error(&Value::Null, ErrorCode::INVALID_REQUEST, &message);
+                }
+                Ok(Line::Complete) => {
+                    if let Some(forward) = inspect(&line, &self.pending, &self.out) {
+                        self.to_rmcp.write_all(forward).await?;
+                        self.to_rmcp.write_all(b"\n").await?;
+                    }
+                }
+                Err(e) => {
+                    tracing::warn!(error = %e, "reading stdin failed; treating it as end of input");
+                    return Ok(Exit::Eof);
+                }
+            }
+        }
+    }
+}
+
+/// Stops every running command, logs them, and gives their answers a moment to go out.
+async fn shut_down(server: &Server, pending: &Pending) {
+    tracing::info!("shutdown signal: stopping running commands");
+    server.shutdown().cancel();
+    server.calls().close();
+    if tokio::time::timeout(SHUTDOWN_GRACE, server.calls().wait())
+        .await
+        .is_err()
+    {
+        tracing::warn!("running commands did not stop in time");
+    }
+    let _ = tokio::time::timeout(FLUSH_GRACE, pending.wait_empty()).await;
+}
+
+/// Bytes of lines queued for stdout and not yet written, shared by everything that
+/// queues lines and by the calls that wait for room.
+#[derive(Debug, Default)]
+pub struct Backlog {
+    bytes: AtomicUsize,
+    drained: Notify,
+}
+
+impl Backlog {
+    fn add(&self, n: usize) {
+        self.bytes.fetch_add(n, Ordering::Relaxed);
+    }
+
+    fn remove(&self, n: usize) {
+        self.bytes.fetch_sub(n, Ordering::Relaxed);
+        self.drained.notify_waiters();
+    }
+
+    /// Bytes waiting to be written.
+    pub fn bytes(&self) -> usize {
+        self.bytes.load(Ordering::Relaxed)
+    }
+
+    /// Waits until the backlog is below [`BACKLOG_BYTES`].
+    pub async fn room(&self) {
+        loop {
+            let drained = self.drained.notified();
+            tokio::pin!(drained);
+            drained.as_mut().enable();
+            if self.bytes() < BACKLOG_BYTES {
+                return;
+            }
+            drained.await;
+        }
+    }
+}
+
+/// The queue of lines for stdout.
+#[derive(Debug, Clone)]
+struct Outbox {
+    tx: mpsc::UnboundedSender<Vec<u8>>,
+    backlog: Arc<Backlog>,
+}
+
+impl Outbox {
+    fn send(&self, line: Vec<u8>) -> bool {
+        let len = line.len();
+        self.backlog.add(len);
+        if self.tx.send(line).is_err() {
+            self.backlog.remove(len);
+            return false;
+        }
+        true
+    }
+
+    /// A JSON-RPC error response to a line the server answers itself.
+    fn error(&self, id: &Value, code: ErrorCode, message: &str) {
+        tracing::warn!(code = code.0, message, "bad input line");
+        let error = json!({ "code": code.0, "message": message });
+        let line = format!("{{\"jsonrpc\":\"2.0\",\"id\":{id},\"error\":{error}}}\n");
+        self.send(line.into_bytes());
+    }
 }
 
 /// Request ids read from the client and not yet answered.
@@ -140,8 +261,9 @@ struct Pending {
 }
 
 impl Pending {
-    fn insert(&self, id: &Value) {
-        self.lock().insert(id.to_string());
+    /// Adds `id`; false when it is in flight already.
+    fn insert(&self, id: &Value) -> bool {
+        self.lock().insert(id.to_string())
     }
 
     fn remove(&self, id: &Value) {
@@ -158,6 +280,17 @@ impl Pending {
         self.ids
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+
+    /// Waits until fewer than `n` requests are pending.
+    async fn below(&self, n: usize) {
+        loop {
+            let changed = self.changed.notified();
+            if self.lock().len() < n {
+                return;
+            }
+            changed.await;
+        }
     }
 
     async fn wait_empty(&self) {
@@ -198,64 +331,182 @@ async fn drain(server: &Server, pending: &Pending) {
     }
 }
 
-/// The parts of a JSON-RPC message this module looks at.
-#[derive(Debug, Deserialize)]
-struct Envelope {
-    #[serde(default)]
-    id: Option<Value>,
-    #[serde(default)]
-    method: Option<String>,
-    #[serde(default)]
-    params: Option<Value>,
+/// Why a line is answered with an error instead of reaching rmcp.
+struct Refusal {
+    /// The id as sent, or `null` when it cannot be read.
+    id: Value,
+    code: ErrorCode,
+    message: String,
+}
+
+fn refuse(id: &Value, code: ErrorCode, message: impl Into<String>) -> Option<Refusal> {
+    Some(Refusal {
+        id: id.clone(),
+        code,
+        message: message.into(),
+    })
 }
 
 /// Checks one input line. Returns the bytes to forward to rmcp, or `None` when this
-/// module answered it (or it is blank).
-async fn inspect<'a>(
-    line: &'a [u8],
-    pending: &Pending,
-    out: &mpsc::Sender<Vec<u8>>,
-) -> Option<&'a [u8]> {
+/// module answered it (or it is blank, or a response the server did not ask for).
+fn inspect<'a>(line: &'a [u8], pending: &Pending, out: &Outbox) -> Option<&'a [u8]> {
     let line = line.trim_ascii();
     if line.is_empty() {
         return None;
     }
-    let value: Value = match serde_json::from_slice(line) {
-        Ok(value) => value,
-        Err(e) => {
-            send_error(out, -32700, &format!("parse error: {e}")).await;
-            return None;
-        }
+    let refusal = match serde_json::from_slice::<Value>(line) {
+        Err(e) => refuse(
+            &Value::Null,
+            ErrorCode::PARSE_ERROR,
+            format!("parse error: {e}"),
+        ),
+        Ok(Value::Array(_)) => refuse(
+            &Value::Null,
+            ErrorCode::INVALID_REQUEST,
+            "invalid request: batch requests are not supported",
+        ),
+        Ok(Value::Object(message)) => check(&message, pending),
+        Ok(_) => refuse(
+            &Value::Null,
+            ErrorCode::INVALID_REQUEST,
+            "invalid request: a request must be a JSON object",
+        ),
     };
-    if !value.is_object() {
-        let what = if value.is_array() {
-            "batch requests are not supported"
-        } else {
-            "a request must be a JSON object"
-        };
-        send_error(out, -32600, &format!("invalid request: {what}")).await;
-        return None;
-    }
-    if let Ok(envelope) = Envelope::deserialize(&value) {
-        match (&envelope.method, &envelope.id) {
-            (Some(_), Some(id)) if !id.is_null() => pending.insert(id),
-            (Some(method), None) if method == "notifications/cancelled" => {
-                if let Some(id) = envelope.params.as_ref().and_then(|p| p.get("requestId")) {
-                    pending.remove(id);
-                }
-            }
-            _ => {}
+    match refusal {
+        Some(Refusal { id, code, message }) => {
+            out.error(&id, code, &message);
+            None
         }
+        None if is_response(line) => None,
+        None => Some(line),
     }
-    Some(line)
 }
 
-/// Copies rmcp's output lines to the writer, noting which requests they answer.
-async fn relay_responses(
-    from_rmcp: impl AsyncRead + Unpin,
-    out: mpsc::Sender<Vec<u8>>,
-    pending: Arc<Pending>,
-) {
+/// A line with `result` or `error` and no `method`: a response from the client.
+fn is_response(line: &[u8]) -> bool {
+    serde_json::from_slice::<Map<String, Value>>(line).is_ok_and(|m| {
+        !m.contains_key("method") && (m.contains_key("result") || m.contains_key("error"))
+    })
+}
+
+/// Checks a JSON-RPC message: its id, version, method and, for `tools/call`, params.
+/// A request that passes is noted as pending.
+fn check(message: &Map<String, Value>, pending: &Pending) -> Option<Refusal> {
+    let id = match message.get("id") {
+        None => None,
+        Some(id @ Value::String(_)) => Some(id),
+        Some(id @ Value::Number(n)) if n.is_i64() => Some(id),
+        Some(_) => {
+            return refuse(
+                &Value::Null,
+                ErrorCode::INVALID_REQUEST,
+                "invalid request: id must be a string or an integer",
+            );
+        }
+    };
+    let echo = id.unwrap_or(&Value::Null);
+    if message.get("jsonrpc").and_then(Value::as_str) != Some("2.0") {
+        return refuse(
+            echo,
+            ErrorCode::INVALID_REQUEST,
+            "invalid request: jsonrpc must be \"2.0\"",
+        );
+    }
+    let method = match message.get("method") {
+        Some(Value::String(method)) => method.as_str(),
+        Some(_) => {
+            return refuse(
+                echo,
+                ErrorCode::INVALID_REQUEST,
+                "invalid request: method must be a string",
+            );
+        }
+        None if message.contains_key("result") || message.contains_key("error") => return None,
+        None => {
+            return refuse(
+                echo,
+                ErrorCode::INVALID_REQUEST,
+                "invalid request: no method",
+            );
+        }
+    };
+    let params = message.get("params");
+    let Some(id) = id else {
+        // A notification: nothing can be answered; a cancellation frees its id.
+        if method == "notifications/cancelled"
+            && let Some(id) = params.and_then(|p| p.get("requestId"))
+        {
+            pending.remove(id);
+        }
+        return None;
+    };
+    if !METHODS.contains(&method) {
+        return refuse(
+            id,
+            ErrorCode::METHOD_NOT_FOUND,
+            format!("Method not found: {method}"),
+        );
+    }
+    if params.is_some_and(|p| !p.is_object()) {
+        return refuse(
+            id,
+            ErrorCode::INVALID_PARAMS,
+            "invalid params: params must be an object",
+        );
+    }
+    let problem = match method {
+        "tools/call" => tool_call_problem(params),
+        "initialize" => initialize_problem(params),
+        _ => None,
+    };
+    if let Some(message) = problem {
+        return refuse(id, ErrorCode::INVALID_PARAMS, message);
+    }
+    if !pending.insert(id) {
+        return refuse(
+            id,
+            ErrorCode::INVALID_REQUEST,
+            format!("invalid request: request id {id} is already in flight"),
+        );
+    }
+    None
+}
+
+/// What is wrong with the params of an `initialize`, if anything.
+fn initialize_problem(params: Option<&Value>) -> Option<String> {
+    let params = params.cloned().unwrap_or(Value::Null);
+    serde_json::from_value::<rmcp::model::InitializeRequestParams>(params)
+        .err()
+        .map(|e| format!("invalid params: initialize: {e}"))
+}
+
+/// What is wrong with the params of a `tools/call`, if anything.
+fn tool_call_problem(params: Option<&Value>) -> Option<String> {
+    let Some(params) = params else {
+        return Some(format!(
+            "invalid params: tools/call needs params {{\"name\": \"{TOOL}\", \"arguments\": {{\"command\": \"…\"}}}}"
+        ));
+    };
+    match params.get("name") {
+        Some(Value::String(name)) if name == TOOL => {}
+        Some(Value::String(name)) => {
+            return Some(format!(
+                "tool not found: {name} (the only tool is `{TOOL}`)"
+            ));
+        }
+        Some(_) => return Some("invalid params: params.name must be a string".to_owned()),
+        None => return Some("invalid params: params.name is missing".to_owned()),
+    }
+    match params.get("arguments") {
+        Some(arguments) if !arguments.is_object() => {
+            Some("invalid params: params.arguments must be an object".to_owned())
+        }
+        _ => None,
+    }
+}
+
+/// Copies rmcp's output lines to the outbox, noting which requests they answer.
+async fn relay_responses(from_rmcp: impl AsyncRead + Unpin, out: Outbox, pending: Arc<Pending>) {
     let mut reader = BufReader::new(from_rmcp);
     loop {
         let mut line = Vec::new();
@@ -266,11 +517,20 @@ async fn relay_responses(
         if !line.ends_with(b"\n") {
             line.push(b'\n');
         }
-        let answered = serde_json::from_slice::<Envelope>(&line)
-            .ok()
-            .filter(|e| e.method.is_none())
-            .and_then(|e| e.id);
-        if out.send(line).await.is_err() {
+        let mut message = serde_json::from_slice::<Map<String, Value>>(&line).ok();
+        if let Some(message) = message
+            .as_mut()
+            .filter(|m| !m.contains_key("id") && m.contains_key("error"))
+        {
+            // JSON-RPC: an error to a request whose id could not be read has `null`.
+            message.insert("id".to_owned(), Value::Null);
+            line = serde_json::to_vec(message).unwrap_or(line);
+            line.push(b'\n');
+        }
+        let answered = message
+            .filter(|m| !m.contains_key("method"))
+            .and_then(|mut m| m.remove("id"));
+        if !out.send(line) {
             return;
         }
         if let Some(id) = answered {
@@ -280,33 +540,25 @@ async fn relay_responses(
 }
 
 /// Writes whole lines to stdout, flushing each: the only writer of stdout.
-async fn write_lines(mut output: impl AsyncWrite + Unpin, mut lines: mpsc::Receiver<Vec<u8>>) {
+async fn write_lines(
+    mut output: impl AsyncWrite + Unpin,
+    mut lines: mpsc::UnboundedReceiver<Vec<u8>>,
+    backlog: Arc<Backlog>,
+) {
     let mut broken = false;
     while let Some(line) = lines.recv().await {
-        if broken {
-            continue;
+        if !broken {
+            let written = async {
+                output.write_all(&line).await?;
+                output.flush().await
+            };
+            if let Err(e) = written.await {
+                tracing::warn!(error = %e, "writing stdout failed; answers are dropped from now on");
+                broken = true;
+            }
         }
-        let written = async {
-            output.write_all(&line).await?;
-            output.flush().await
-        };
-        if let Err(e) = written.await {
-            tracing::warn!(error = %e, "writing stdout failed; answers are dropped from now on");
-            broken = true;
-        }
+        backlog.remove(line.len());
     }
-}
-
-async fn send_error(out: &mpsc::Sender<Vec<u8>>, code: i64, message: &str) {
-    tracing::warn!(code, message, "bad input line");
-    let error = serde_json::json!({
-        "jsonrpc": "2.0",
-        "id": null,
-        "error": { "code": code, "message": message },
-    });
-    let mut line = error.to_string().into_bytes();
-    line.push(b'\n');
-    let _ = out.send(line).await;
 }
 
 /// What [`read_line`] found.

@@ -14,20 +14,22 @@ fn rows_for_every_kind_of_call() {
     let file = forge_bash::audit::path(&server.state, chrono::Utc::now());
     assert!(file.exists(), "daily file named by the UTC date");
     let rows = server.audit_rows();
-    let summary: Vec<(&str, &str)> = rows
+    let summary: Vec<(String, &str)> = rows
         .iter()
-        .map(|r| (r[1].as_str(), r[2].as_str()))
+        .map(|r| (forge_bash::audit::unescape(&r[1]).unwrap(), r[2].as_str()))
         .collect();
     assert_eq!(
         summary,
         [
-            ("echo hello", "0"),
-            ("rm x", "-1"),
-            ("sleep 5", "124"),
-            ("exit 7", "7"),
-            ("echo a\u{0}b", "1")
+            ("echo hello".to_owned(), "0"),
+            ("rm x".to_owned(), "-1"),
+            ("sleep 5".to_owned(), "124"),
+            ("exit 7".to_owned(), "7"),
+            ("echo a\u{0}b".to_owned(), "1")
         ]
     );
+    // The NUL byte is escaped in the row itself.
+    assert_eq!(rows[4][1], "echo a\\x00b");
     for row in &rows {
         assert_eq!(row.len(), 4, "{row:?}");
         let at = chrono::DateTime::parse_from_rfc3339(&row[0]).expect("ISO-8601");
@@ -51,7 +53,7 @@ fn commands_are_escaped_into_one_line() {
         rows[0][1],
         "printf 'a\\\\tb\\\\n'\\techo \"tab\"\\r\\necho back\\\\\\\\slash"
     );
-    assert_eq!(forge_bash::audit::unescape(&rows[0][1]), command);
+    assert_eq!(forge_bash::audit::unescape(&rows[0][1]).unwrap(), command);
 }
 
 #[test]
@@ -93,4 +95,53 @@ fn unwritable_state_dir_still_answers_and_warns() {
         answer.contains("\n200\nOutput truncated. Full output could not be written:"),
         "{answer}"
     );
+}
+
+#[test]
+fn every_line_splitter_sees_one_row_per_call() {
+    let mut server = Server::start(Options::default());
+    let commands = [
+        "echo 'vt\u{b} ff\u{c} fs\u{1c} gs\u{1d} rs\u{1e}'",
+        "echo 'nel\u{85} ls\u{2028} ps\u{2029} del\u{7f} bell\u{7}'",
+        "echo 'tab\t cr\r lf\n back\\slash'",
+    ];
+    for command in commands {
+        server.run(command);
+    }
+    let file = forge_bash::audit::path(&server.state, chrono::Utc::now());
+    let text = std::fs::read_to_string(&file).unwrap();
+    let recovered: Vec<String> = text
+        .lines()
+        .map(|row| forge_bash::audit::unescape(row.split('\t').nth(1).unwrap()).unwrap())
+        .collect();
+    assert_eq!(recovered, commands);
+    let counters = [
+        (
+            "python3",
+            vec![
+                "-c",
+                "import sys; print(len(open(sys.argv[1], encoding='utf-8').read().splitlines()))",
+            ],
+        ),
+        (
+            "node",
+            vec![
+                "-e",
+                "console.log(require('fs').readFileSync(process.argv[1], 'utf8').split(/\\r\\n|[\\n\\r\\u2028\\u2029]/).length - 1)",
+            ],
+        ),
+        ("awk", vec!["END { print NR }"]),
+    ];
+    for (program, args) in counters {
+        let Ok(out) = std::process::Command::new(program)
+            .args(&args)
+            .arg(&file)
+            .output()
+        else {
+            eprintln!("{program} is not installed; skipped");
+            continue;
+        };
+        let rows = String::from_utf8_lossy(&out.stdout).trim().to_owned();
+        assert_eq!(rows, "3", "{program} counted {rows} rows");
+    }
 }

@@ -137,6 +137,33 @@ fn progress_notifications_while_running() {
 }
 
 #[test]
+fn progress_strictly_increases_even_after_the_server_was_stopped() {
+    let mut server = Options::default()
+        .env("FORGE_BASH_PROGRESS_INTERVAL_MS", "200")
+        .start();
+    server.initialize();
+    let id = progress_call(&mut server, "sleep 3; echo finished", "tok-stop");
+    let first = server.wait_for("progress", |m| m["method"] == "notifications/progress");
+    let pid = server.pid() as libc::pid_t;
+    // SAFETY: plain syscalls to the server process this test spawned.
+    unsafe { libc::kill(pid, libc::SIGSTOP) };
+    std::thread::sleep(Duration::from_millis(1500));
+    // SAFETY: as above.
+    unsafe { libc::kill(pid, libc::SIGCONT) };
+    assert!(text(&server.response(id)).starts_with("finished\n"));
+    let values: Vec<f64> = std::iter::once(first)
+        .chain(server.drain_buffered())
+        .filter(|m| m["method"] == "notifications/progress")
+        .map(|m| m["params"]["progress"].as_f64().unwrap())
+        .collect();
+    assert!(values.len() >= 3, "{values:?}");
+    assert!(
+        values.windows(2).all(|w| w[1] > w[0]),
+        "progress must strictly increase: {values:?}"
+    );
+}
+
+#[test]
 fn progress_never_delays_the_result_when_stdin_closes() {
     let mut server = Options::default()
         .env("FORGE_BASH_PROGRESS_INTERVAL_MS", "100")

@@ -87,48 +87,6 @@ fn seed_smoke_test_one_line_then_eof() {
 }
 
 #[test]
-fn piped_requests_are_all_answered_before_exit() {
-    let dir = tempfile::tempdir().unwrap();
-    let state = dir.path().join("state");
-    let args = [
-        "--workdir",
-        dir.path().to_str().unwrap(),
-        "--state-dir",
-        state.to_str().unwrap(),
-    ];
-    let call = |id: u32, command: &str| {
-        json!({"jsonrpc": "2.0", "id": id, "method": "tools/call",
-               "params": {"name": "run", "arguments": {"command": command}}})
-        .to_string()
-    };
-    // The last line has no trailing newline, and is still served.
-    let input = format!(
-        "{}\n{}\n{}",
-        call(1, "sleep 8; echo done"),
-        call(2, "echo quick"),
-        call(3, "echo last")
-    );
-    let started = Instant::now();
-    let (stdout, stderr, status) = pipe_through(&args, &[], input.as_bytes());
-    assert!(status.success(), "{stderr}");
-    let responses: Vec<Value> = stdout
-        .lines()
-        .map(|l| serde_json::from_str(l).unwrap())
-        .collect();
-    let by_id = |id: u32| {
-        responses
-            .iter()
-            .find(|r| r["id"] == id)
-            .unwrap_or_else(|| panic!("no answer to {id}: {stdout}"))
-    };
-    assert!(text(by_id(1)).starts_with("done\n\n[exit:0 | "));
-    assert!(text(by_id(2)).starts_with("quick\n"));
-    assert!(text(by_id(3)).starts_with("last\n"));
-    assert_eq!(responses.len(), 3);
-    assert!(started.elapsed() >= Duration::from_secs(8));
-}
-
-#[test]
 fn concurrent_calls_run_in_parallel() {
     let mut server = Server::start(Options::default());
     server.initialize();
@@ -161,4 +119,67 @@ fn requests_from_a_file_on_stdin() {
     assert!(output.status.success());
     let response: Value = serde_json::from_slice(&output.stdout).unwrap();
     assert!(text(&response).starts_with("from-file\n\n[exit:0 | "));
+}
+
+/// Peak resident memory of a process, in kB.
+fn peak_rss_kb(pid: u32) -> u64 {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap();
+    status
+        .lines()
+        .find_map(|l| l.strip_prefix("VmHWM:"))
+        .and_then(|v| v.trim().trim_end_matches(" kB").parse().ok())
+        .unwrap()
+}
+
+#[test]
+fn a_client_that_stops_reading_costs_bounded_memory_and_loses_nothing() {
+    use std::io::{BufRead, BufReader, Write};
+    use std::process::{Command, Stdio};
+    const CALLS: u64 = 2000;
+    let dir = tempfile::tempdir().unwrap();
+    let mut child = Command::new(crate::support::BIN)
+        .arg("--workdir")
+        .arg(dir.path())
+        .arg("--state-dir")
+        .arg(dir.path().join("state"))
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    // Blocks once the server stops reading; that is the point.
+    let writer = std::thread::spawn(move || {
+        for id in 1..=CALLS {
+            let request = json!({"jsonrpc": "2.0", "id": id, "method": "tools/call",
+                "params": {"name": "run", "arguments": {"command": "printf '%50000s\\n' x"}}});
+            if writeln!(stdin, "{request}").is_err() {
+                return;
+            }
+        }
+    });
+    // Nobody reads stdout for a while.
+    std::thread::sleep(Duration::from_secs(6));
+    let peak = peak_rss_kb(child.id());
+    let expected = format!("{:>50000}\n\n[exit:0 | ", "x");
+    let mut answered = std::collections::HashSet::new();
+    for line in BufReader::new(child.stdout.take().unwrap()).lines() {
+        let response: Value = serde_json::from_str(&line.unwrap()).unwrap();
+        let answer = text(&response);
+        assert!(
+            answer.starts_with(&expected),
+            "{}",
+            &answer[..answer.len().min(80)]
+        );
+        answered.insert(response["id"].as_u64().unwrap());
+        if answered.len() as u64 == CALLS {
+            break;
+        }
+    }
+    writer.join().unwrap();
+    assert_eq!(answered.len() as u64, CALLS);
+    eprintln!("peak RSS while the client did not read: {} kB", peak);
+    assert!(peak < 64 * 1024, "peak RSS {peak} kB");
+    let _ = child.kill();
+    let _ = child.wait();
 }

@@ -5,6 +5,8 @@ mod support;
 
 // Identity, handshake, piped input and concurrency.
 mod protocol;
+// The protocol in process over a duplex, with paused time where it helps.
+mod in_process;
 // Malformed and hostile input.
 mod bad_input;
 // Flags, environment variables, --help and --version.

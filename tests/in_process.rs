@@ -1,0 +1,281 @@
+//! The protocol in process: the library's server on an in-memory duplex, with paused
+//! time where a test would otherwise wait on the clock.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use serde_json::{Value, json};
+use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader, DuplexStream, ReadHalf, WriteHalf};
+
+use forge_bash::config::Cli;
+use forge_bash::contain::Containment;
+use forge_bash::server::Server;
+use forge_bash::stdio::{self, Exit};
+
+/// A server serving one end of a duplex; the test holds the other.
+struct Harness {
+    to_server: WriteHalf<DuplexStream>,
+    from_server: tokio::io::Lines<BufReader<ReadHalf<DuplexStream>>>,
+    served: tokio::task::JoinHandle<std::io::Result<Exit>>,
+    dir: tempfile::TempDir,
+}
+
+impl Harness {
+    fn start(args: &[&str]) -> Harness {
+        let dir = tempfile::tempdir().unwrap();
+        let work = dir.path().join("work");
+        std::fs::create_dir(&work).unwrap();
+        let mut argv = vec![
+            "forge-bash".to_owned(),
+            "--workdir".to_owned(),
+            work.display().to_string(),
+            "--state-dir".to_owned(),
+            dir.path().join("state").display().to_string(),
+        ];
+        argv.extend(args.iter().map(|a| a.to_string()));
+        let config = <Cli as clap::Parser>::try_parse_from(argv).unwrap().config;
+        let server = Server::new(
+            config,
+            forge_bash::config::find_shell(),
+            Arc::new(Containment::without_watchdog()),
+        );
+        let (client, server_end) = tokio::io::duplex(1 << 20);
+        let (input, output) = tokio::io::split(server_end);
+        let (from_server, to_server) = tokio::io::split(client);
+        let served = tokio::spawn(stdio::serve(server, input, output, std::future::pending()));
+        Harness {
+            to_server,
+            from_server: BufReader::new(from_server).lines(),
+            served,
+            dir,
+        }
+    }
+
+    fn workdir(&self) -> std::path::PathBuf {
+        self.dir.path().join("work")
+    }
+
+    async fn send(&mut self, line: &str) {
+        self.to_server.write_all(line.as_bytes()).await.unwrap();
+        self.to_server.write_all(b"\n").await.unwrap();
+    }
+
+    async fn next(&mut self) -> Value {
+        let line = self.from_server.next_line().await.unwrap().expect("a line");
+        serde_json::from_str(&line).unwrap()
+    }
+
+    /// Closes the input; the server answers what it read, then returns.
+    async fn finish(&mut self) -> Vec<Value> {
+        self.to_server.shutdown().await.unwrap();
+        let mut rest = Vec::new();
+        while let Some(line) = self.from_server.next_line().await.unwrap() {
+            rest.push(serde_json::from_str(&line).unwrap());
+        }
+        assert_eq!((&mut self.served).await.unwrap().unwrap(), Exit::Eof);
+        rest
+    }
+}
+
+fn call(id: impl Into<Value>, command: &str) -> String {
+    json!({"jsonrpc": "2.0", "id": id.into(), "method": "tools/call",
+           "params": {"name": "run", "arguments": {"command": command}}})
+    .to_string()
+}
+
+fn text(response: &Value) -> &str {
+    response["result"]["content"][0]["text"]
+        .as_str()
+        .unwrap_or("")
+}
+
+#[tokio::test(start_paused = true)]
+async fn piped_requests_are_all_answered_long_after_end_of_input() {
+    let mut harness = Harness::start(&[]);
+    let fifo = harness.workdir().join("release");
+    assert!(
+        std::process::Command::new("mkfifo")
+            .arg(&fifo)
+            .status()
+            .unwrap()
+            .success()
+    );
+    harness.send(&call(1, "cat release; echo done")).await;
+    harness.send(&call(2, "echo quick")).await;
+    // The last line has no newline, and is still a request.
+    harness
+        .to_server
+        .write_all(call(3, "echo last").as_bytes())
+        .await
+        .unwrap();
+    harness.to_server.shutdown().await.unwrap();
+    // Long past rmcp's own 5 s at end of input (paused time: no real wait).
+    tokio::time::sleep(Duration::from_secs(30)).await;
+    let release = tokio::task::spawn_blocking(move || std::fs::write(fifo, "go\n"));
+    let mut answers = Vec::new();
+    while let Some(line) = harness.from_server.next_line().await.unwrap() {
+        answers.push(serde_json::from_str::<Value>(&line).unwrap());
+    }
+    release.await.unwrap().unwrap();
+    assert_eq!(harness.served.await.unwrap().unwrap(), Exit::Eof);
+    let by_id = |id: u64| answers.iter().find(|a| a["id"] == id).unwrap();
+    assert!(text(by_id(1)).starts_with("go\ndone\n"), "{answers:?}");
+    assert!(text(by_id(2)).starts_with("quick\n"));
+    assert!(text(by_id(3)).starts_with("last\n"));
+    assert_eq!(answers.len(), 3);
+}
+
+#[tokio::test]
+async fn a_duplicate_id_in_flight_is_refused_and_the_first_is_answered() {
+    let mut harness = Harness::start(&[]);
+    let fifo = harness.workdir().join("release");
+    assert!(
+        std::process::Command::new("mkfifo")
+            .arg(&fifo)
+            .status()
+            .unwrap()
+            .success()
+    );
+    harness.send(&call("a", "cat release; echo first")).await;
+    harness.send(&call("a", "touch second-ran")).await;
+    let refused = harness.next().await;
+    assert_eq!(refused["id"], "a");
+    assert_eq!(refused["error"]["code"], -32600);
+    assert!(
+        refused["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("\"a\" is already in flight"),
+        "{refused}"
+    );
+    tokio::task::spawn_blocking(move || std::fs::write(fifo, "go\n"))
+        .await
+        .unwrap()
+        .unwrap();
+    let first = harness.next().await;
+    assert_eq!(first["id"], "a");
+    assert!(text(&first).starts_with("go\nfirst\n"));
+    // Once answered, the id may be used again.
+    harness.send(&call("a", "echo again")).await;
+    assert!(text(&harness.next().await).starts_with("again\n"));
+    let workdir = harness.workdir();
+    let rest = harness.finish().await;
+    assert!(rest.is_empty());
+    assert!(!workdir.join("second-ran").exists());
+    let audit = std::fs::read_dir(workdir.parent().unwrap().join("state"))
+        .unwrap()
+        .flatten()
+        .find(|e| e.file_name().to_string_lossy().starts_with("audit-"))
+        .unwrap();
+    let rows = std::fs::read_to_string(audit.path()).unwrap();
+    assert_eq!(rows.lines().count(), 2, "{rows}");
+    assert!(!rows.contains("second-ran"));
+}
+
+#[tokio::test]
+async fn malformed_lines_get_exact_errors() {
+    let mut harness = Harness::start(&[]);
+    let cases: &[(&str, Value, i64, &str)] = &[
+        ("not json", Value::Null, -32700, "parse error"),
+        (
+            "[1, 2]",
+            Value::Null,
+            -32600,
+            "batch requests are not supported",
+        ),
+        ("42", Value::Null, -32600, "must be a JSON object"),
+        (
+            r#"{"jsonrpc":"2.0","id":true,"method":"ping"}"#,
+            Value::Null,
+            -32600,
+            "id must be a string or an integer",
+        ),
+        (
+            r#"{"jsonrpc":"2.0","id":{},"method":"ping"}"#,
+            Value::Null,
+            -32600,
+            "id must be a string or an integer",
+        ),
+        (
+            r#"{"jsonrpc":"2.0","id":1.5,"method":"ping"}"#,
+            Value::Null,
+            -32600,
+            "id must be a string or an integer",
+        ),
+        (
+            r#"{"jsonrpc":"2.0","id":null,"method":"ping"}"#,
+            Value::Null,
+            -32600,
+            "id must be a string or an integer",
+        ),
+        (
+            r#"{"jsonrpc":"1.0","id":7,"method":"ping"}"#,
+            json!(7),
+            -32600,
+            "jsonrpc must be \"2.0\"",
+        ),
+        (r#"{"jsonrpc":"2.0","id":8}"#, json!(8), -32600, "no method"),
+        (
+            r#"{"jsonrpc":"2.0","id":9,"method":"foo/bar"}"#,
+            json!(9),
+            -32601,
+            "Method not found: foo/bar",
+        ),
+        (
+            r#"{"jsonrpc":"2.0","id":10,"method":"tools/call"}"#,
+            json!(10),
+            -32602,
+            "tools/call needs params",
+        ),
+        (
+            r#"{"jsonrpc":"2.0","id":11,"method":"tools/call","params":[]}"#,
+            json!(11),
+            -32602,
+            "params must be an object",
+        ),
+        (
+            r#"{"jsonrpc":"2.0","id":12,"method":"tools/call","params":{"name":5}}"#,
+            json!(12),
+            -32602,
+            "params.name must be a string",
+        ),
+        (
+            r#"{"jsonrpc":"2.0","id":13,"method":"tools/call","params":{"name":"run","arguments":[]}}"#,
+            json!(13),
+            -32602,
+            "params.arguments must be an object",
+        ),
+        (
+            r#"{"jsonrpc":"2.0","id":"x","method":"tools/call","params":{"name":"nope","arguments":{}}}"#,
+            json!("x"),
+            -32602,
+            "tool not found: nope",
+        ),
+        (
+            r#"{"jsonrpc":"2.0","id":-3,"method":"initialize","params":{"protocolVersion":5}}"#,
+            json!(-3),
+            -32602,
+            "invalid params: initialize",
+        ),
+    ];
+    for (line, id, code, message) in cases {
+        harness.send(line).await;
+        let answer = harness.next().await;
+        // The id member is always there: as sent, or null.
+        assert!(answer.as_object().unwrap().contains_key("id"), "{answer}");
+        assert_eq!(&answer["id"], id, "{line} → {answer}");
+        assert_eq!(answer["error"]["code"], *code, "{line} → {answer}");
+        let got = answer["error"]["message"].as_str().unwrap();
+        assert!(got.contains(message), "{line} → {got}");
+    }
+    // Ids are echoed exactly as sent, and the server still serves.
+    harness
+        .send(r#"{"jsonrpc":"2.0","id":-5,"method":"ping"}"#)
+        .await;
+    assert_eq!(harness.next().await["id"], -5);
+    harness
+        .send(r#"{"jsonrpc":"2.0","id":"abc","method":"ping"}"#)
+        .await;
+    assert_eq!(harness.next().await["id"], "abc");
+    assert!(harness.finish().await.is_empty());
+}
