@@ -13,6 +13,8 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 
+use crate::render::{Rendered, Renderer};
+
 /// Most bytes of stdout that Layer 2 shows (the seed's 50 KB).
 pub const SHOW_BYTES: usize = 51_200;
 
@@ -107,6 +109,9 @@ pub struct Captured {
     pub capped: bool,
     /// The spill file, once the stream was longer than Layer 2 shows whole.
     pub spill: Option<Spill>,
+    /// What a terminal would show, when the stream held an escape sequence, a CR or a
+    /// backspace; `None` for plain text, which shows as it is.
+    pub rendered: Option<Rendered>,
 }
 
 impl Captured {
@@ -117,8 +122,19 @@ impl Captured {
         sink.finish()
     }
 
-    /// More than Layer 2 shows whole: over [`SHOW_LINES`] lines or [`SHOW_BYTES`] bytes.
+    /// More than Layer 2 shows whole: over [`SHOW_LINES`] lines or [`SHOW_BYTES`] bytes
+    /// of the text shown (the rendered text, when there is one).
     pub fn overflows(&self) -> bool {
+        let (bytes, lines) = match &self.rendered {
+            Some(rendered) => (rendered.bytes, rendered.lines),
+            None => (self.total_bytes, self.lines),
+        };
+        bytes > SHOW_BYTES as u64 || lines > SHOW_LINES as u64
+    }
+
+    /// Past what Layer 2 shows whole, counted on the raw bytes: the spill file holds
+    /// the raw stream from then on.
+    fn raw_overflows(&self) -> bool {
         self.total_bytes > SHOW_BYTES as u64 || self.lines > SHOW_LINES as u64
     }
 
@@ -131,15 +147,15 @@ impl Captured {
 }
 
 /// The binary guard's control-byte rule: more than 10% of `sample` are control bytes
-/// (0–31 other than TAB, LF, CR).
+/// (0–31 other than TAB, LF, CR, and the backspace and ESC a terminal renders).
 ///
-/// Like ripgrep's binary detection this is a heuristic: a text file in UTF-16 or a
-/// log full of escape codes may be called binary, and binary data that happens to
-/// look like text past its first kilobyte without a NUL is not caught.
+/// Like ripgrep's binary detection this is a heuristic: a text file in UTF-16 may be
+/// called binary, and binary data that happens to look like text past its first
+/// kilobyte without a NUL is not caught.
 pub fn mostly_control(sample: &[u8]) -> bool {
     let control = sample
         .iter()
-        .filter(|&&b| b < 32 && !matches!(b, b'\t' | b'\n' | b'\r'))
+        .filter(|&&b| b < 32 && !matches!(b, b'\t' | b'\n' | b'\r' | 0x08 | 0x1b))
         .count();
     control * 10 > sample.len()
 }
@@ -155,6 +171,8 @@ pub struct Sink {
     tail_start: usize,
     file: Option<File>,
     last_byte: Option<u8>,
+    /// Started at the first ESC, CR or backspace; plain text is never rendered.
+    renderer: Option<Renderer>,
 }
 
 impl Sink {
@@ -167,6 +185,7 @@ impl Sink {
             tail_start: 0,
             file: None,
             last_byte: None,
+            renderer: None,
         }
     }
 
@@ -186,6 +205,13 @@ impl Sink {
         };
         if chunk.is_empty() {
             return;
+        }
+
+        if self.renderer.is_none() && memchr::memchr3(0x1b, b'\r', 0x08, chunk).is_some() {
+            self.start_rendering();
+        }
+        if let Some(renderer) = &mut self.renderer {
+            renderer.push(chunk);
         }
 
         let was_binary = self.out.binary;
@@ -208,7 +234,7 @@ impl Sink {
             return;
         }
 
-        if self.out.spill.is_none() && self.out.overflows() {
+        if self.out.spill.is_none() && self.out.raw_overflows() {
             // Everything before this chunk is still in the head: until now the stream
             // was short enough to show whole.
             self.out.spill = Some(match self.spiller.create(self.stream) {
@@ -247,7 +273,29 @@ impl Sink {
         if self.stream == Stream::Stderr {
             self.out.tail.rotate_left(self.tail_start);
         }
+        self.out.rendered = self.renderer.map(Renderer::finish);
+        if self.out.rendered.is_some() && !self.out.overflows() {
+            // Rendered, it fits: the raw bytes were only long because of redraws.
+            self.file = None;
+            self.out.discard_spill();
+        }
         self.out
+    }
+
+    /// The first ESC, CR or backspace: from here on the stream is rendered too,
+    /// starting from what was kept of the plain text before it.
+    fn start_rendering(&mut self) {
+        let tail = (self.stream == Stream::Stderr).then(|| {
+            let mut tail = self.out.tail.clone();
+            tail.rotate_left(self.tail_start);
+            tail
+        });
+        self.renderer = Some(Renderer::resume(
+            &self.out.head,
+            tail.as_deref(),
+            self.out.newlines,
+            self.out.total_bytes,
+        ));
     }
 
     fn sample_is_control(&self, chunk: &[u8]) -> bool {

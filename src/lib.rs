@@ -12,7 +12,8 @@
 //!   [`contain`] finds and kills every process of a call (cgroup, group, marker), and
 //!   its watchdog does so when the server dies.
 //! - [`present`]: Layer 2. Binary guard, overflow notice, stderr block and the
-//!   `[exit:N | Xms]` footer, as one pure function.
+//!   `[exit:N | Xms]` footer, as one pure function. Output with escape sequences,
+//!   CRs or backspaces is shown as [`render`] renders it, as a terminal would.
 //! - [`audit`]: one row per call in a daily TSV file.
 //!
 //! [`server`] ties them into an rmcp `ServerHandler`; [`stdio`] sits between the real
@@ -28,5 +29,6 @@ pub mod environ;
 pub mod exec;
 pub mod guard;
 pub mod present;
+pub mod render;
 pub mod server;
 pub mod stdio;

@@ -105,7 +105,10 @@ pub fn human_bytes(n: u64) -> String {
 }
 
 fn push_stdout(body: &mut String, stdout: &Captured) {
-    let text = String::from_utf8_lossy(&stdout.head);
+    let text = match &stdout.rendered {
+        Some(rendered) => std::borrow::Cow::Borrowed(rendered.head.as_str()),
+        None => String::from_utf8_lossy(&stdout.head),
+    };
     if !stdout.overflows() {
         body.push_str(&text);
         return;
@@ -126,25 +129,32 @@ fn push_stdout(body: &mut String, stdout: &Captured) {
 }
 
 fn push_stderr(body: &mut String, stderr: &Captured) {
+    // The text shown: rendered, or the raw bytes; with the counts of that text.
+    let (head, tail, total_bytes, total_newlines) = match &stderr.rendered {
+        Some(r) => (r.head.as_bytes(), r.tail.as_bytes(), r.bytes, r.newlines),
+        None => (
+            &stderr.head[..],
+            &stderr.tail[..],
+            stderr.total_bytes,
+            stderr.newlines,
+        ),
+    };
     if !stderr.overflows() {
-        body.push_str(&String::from_utf8_lossy(&stderr.head));
+        body.push_str(&String::from_utf8_lossy(head));
         return;
     }
     // The beginning: whole lines up to the line and byte budget, never half a character.
-    let head = &stderr.head;
     let head_end = nth_byte(head, b'\n', STDERR_END_LINES).map_or(head.len(), |i| i + 1);
     let head_end = floor_boundary(head, head_end.min(STDERR_END_BYTES));
     // The end: the last lines within the budget, starting on a character boundary.
-    let tail = &stderr.tail;
     let from = ceil_boundary(tail, tail.len().saturating_sub(STDERR_END_BYTES));
     let tail_start = last_lines_start(tail, from, STDERR_END_LINES);
 
-    let tail_offset = stderr.total_bytes - tail.len() as u64 + tail_start as u64;
+    let tail_offset = total_bytes.saturating_sub(tail.len() as u64) + tail_start as u64;
     let omitted_bytes = tail_offset.saturating_sub(head_end as u64);
     let newlines = |b: &[u8]| b.iter().filter(|&&c| c == b'\n').count() as u64;
-    let omitted_lines = stderr
-        .newlines
-        .saturating_sub(newlines(&head[..head_end]) + newlines(&tail[tail_start..]));
+    let omitted_lines =
+        total_newlines.saturating_sub(newlines(&head[..head_end]) + newlines(&tail[tail_start..]));
     let place = match &stderr.spill {
         Some(Spill::Written(path)) => format!("full stderr in {}", path.display()),
         Some(Spill::Failed(why)) => format!("full stderr could not be written: {why}"),

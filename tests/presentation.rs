@@ -171,3 +171,89 @@ fn is_error_follows_the_spec() {
         );
     }
 }
+
+#[test]
+fn the_model_reads_what_a_terminal_shows() {
+    let mut server = Server::start(Options::default());
+    let cases = [
+        ("printf '\\033[31mred\\033[0m\\n'", "red\n"),
+        ("printf 'a\\r\\nb\\r\\n'", "a\nb\n"),
+        ("printf 'b\\bbo\\bol\\bld\\bd\\n'", "bold\n"),
+        ("printf '_\\bX_\\bY\\n'", "XY\n"),
+        (
+            "printf 'get 10%%\\rget 100%%\\ndone\\n'",
+            "get 100%\ndone\n",
+        ),
+        (
+            "printf '\\033]8;;https://example.com\\033\\\\the link\\033]8;;\\033\\\\\\n'",
+            "the link\n",
+        ),
+        ("printf 'col\\tumns\\n'", "col\tumns\n"),
+    ];
+    for (command, shown) in cases {
+        let response = server.call(command);
+        assert_eq!(
+            mask_ms(&text(&response)),
+            format!("{shown}\n[exit:0 | Xms]"),
+            "{command}"
+        );
+        assert!(!crate::support::is_error(&response), "{command}");
+    }
+    // Forced colour from real tools is text, not binary.
+    let answer = server.run("mkdir -p d && touch d/file && ls --color=always d");
+    assert_eq!(mask_ms(&answer), "file\n\n[exit:0 | Xms]");
+    let answer = server.run("grep --color=always o <<< 'foo'");
+    assert_eq!(mask_ms(&answer), "foo\n\n[exit:0 | Xms]");
+}
+
+#[test]
+fn a_progress_bar_shows_its_final_state_and_the_file_keeps_every_byte() {
+    let mut server = Server::start(Options::default());
+    // 20,000 redraws (about 300 KB raw), then 250 lines: the rendered text overflows.
+    let command = "for i in $(seq 1 20000); do printf '\\rprogress %5d/20000' $i; done; \
+                   printf '\\n'; seq 1 250";
+    let answer = server.run(command);
+    let mut lines = answer.lines();
+    assert_eq!(lines.next(), Some("progress 20000/20000"));
+    assert_eq!(lines.next(), Some("1"));
+    let file = server.state.join("cmd-1.txt");
+    assert!(answer.contains(&format!(
+        "Output truncated. Full output written to {}",
+        file.display()
+    )));
+    let raw = std::fs::read(&file).unwrap();
+    assert!(raw.len() > 300_000, "{}", raw.len());
+    assert!(raw.starts_with(b"\rprogress     1/20000\rprogress     2/20000"));
+    assert!(raw.ends_with(b"\n249\n250\n"));
+
+    // Redraws alone: one line to show and no file (the raw bytes only looked long).
+    let answer = server.run(
+        "for i in $(seq 1 20000); do printf '\\rprogress %5d/20000' $i; done; printf '\\ndone\\n'",
+    );
+    assert_eq!(
+        mask_ms(&answer),
+        "progress 20000/20000\ndone\n\n[exit:0 | Xms]"
+    );
+    assert!(!server.state.join("cmd-2.txt").exists());
+}
+
+#[test]
+fn stderr_is_rendered_too_and_binary_is_still_binary() {
+    let mut server = Server::start(Options::default());
+    let answer = server
+        .run("printf 'fetch 50%%\\rfetch 100%%\\n\\033[1;31merror:\\033[0m bad\\n' >&2; exit 3");
+    assert_eq!(
+        mask_ms(&answer),
+        "\n--- stderr ---\nfetch 100%\nerror: bad\n\n[exit:3 | Xms]"
+    );
+    const BINARY: &str = "Binary output detected. Use: file <path> or: xxd <path> | head -20";
+    for command in [
+        "printf 'a\\033[31m\\0b'",
+        "cat /bin/true",
+        "head -c 2000 /dev/urandom | gzip -c",
+        "printf '\\x01\\x02\\x03\\x04 abc\\n'",
+    ] {
+        let answer = server.run(command);
+        assert!(answer.starts_with(BINARY), "{command}: {answer:.80}");
+    }
+}

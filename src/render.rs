@@ -1,0 +1,335 @@
+//! What a terminal would show: output rendered line by line, as it streams in.
+//!
+//! Escape sequences are parsed by the `vte` state machine (alacritty's) and removed:
+//! CSI (colour, cursor, erase), OSC (a hyperlink's visible text stays) and the rest.
+//! A CR returns to column 0 and what follows overwrites; CRLF is LF; a backspace moves
+//! back one column, so `X\bX` and `_\bX` show `X`; `ESC[K` erases to the end of the
+//! line and `ESC[2K` the whole line; tabs stay. Only the line's final state counts.
+//!
+//! Memory is bounded: the first [`HEAD_BYTES`] of rendered text, the current line (at
+//! most [`LINE_CHARS`] characters; what is written past that is dropped), and for
+//! stderr the last [`TAIL_BYTES`] of rendered lines. The counts Layer 2 decides by
+//! (lines, bytes) cover the whole stream.
+
+use std::collections::VecDeque;
+
+use vte::{Params, Parser, Perform};
+
+use crate::capture::{HEAD_BYTES, TAIL_BYTES};
+
+/// Characters kept of the line being written; no terminal line shown to a model
+/// needs more than the bytes Layer 2 shows.
+pub const LINE_CHARS: usize = HEAD_BYTES;
+
+/// The rendered text of one stream, as Layer 2 reads it.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Rendered {
+    /// The first [`HEAD_BYTES`] bytes of the rendered text (or all of it).
+    pub head: String,
+    /// The last whole lines of the rendered text within [`TAIL_BYTES`] (stderr only).
+    pub tail: String,
+    /// Lines of the rendered text: `\n` ends one, and a last line without it counts.
+    pub lines: u64,
+    /// `\n`s of the rendered text.
+    pub newlines: u64,
+    /// Bytes of the rendered text (UTF-8).
+    pub bytes: u64,
+}
+
+/// Renders a stream chunk by chunk.
+pub struct Renderer {
+    parser: Parser,
+    screen: Screen,
+}
+
+impl std::fmt::Debug for Renderer {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Renderer").finish_non_exhaustive()
+    }
+}
+
+impl Renderer {
+    /// A renderer that keeps a tail of rendered lines when `keep_tail`.
+    pub fn new(keep_tail: bool) -> Renderer {
+        Renderer {
+            parser: Parser::new(),
+            screen: Screen {
+                keep_tail,
+                ..Screen::default()
+            },
+        }
+    }
+
+    pub fn push(&mut self, bytes: &[u8]) {
+        self.parser.advance(&mut self.screen, bytes);
+    }
+
+    /// The rendered text so far; the line being written counts as a last line.
+    pub fn finish(mut self) -> Rendered {
+        if !self.screen.line.is_empty() || self.screen.written_past {
+            self.screen.end_line(false);
+        }
+        let screen = self.screen;
+        let mut tail = String::new();
+        for line in &screen.tail {
+            tail.push_str(line);
+        }
+        Rendered {
+            head: screen.head,
+            tail,
+            lines: screen.lines,
+            newlines: screen.newlines,
+            bytes: screen.bytes,
+        }
+    }
+}
+
+impl Renderer {
+    /// Starts rendering mid-stream, from what a capture kept of the plain text before:
+    /// its head, and for stderr its tail (the last bytes), with the stream's counts.
+    /// Plain text renders as itself, so only the current line and the tail's first
+    /// (partial) line are unknown; they matter only once the head is full.
+    pub fn resume(head: &[u8], tail: Option<&[u8]>, newlines: u64, bytes: u64) -> Renderer {
+        let mut renderer = Renderer::new(tail.is_some());
+        renderer.push(head);
+        if head.len() as u64 == bytes {
+            return renderer;
+        }
+        let screen = &mut renderer.screen;
+        // The head is full: the first HEAD_BYTES of text, the partial line included.
+        let partial: String = screen.line.iter().collect();
+        let room = HEAD_BYTES.saturating_sub(screen.head.len());
+        screen
+            .head
+            .push_str(&partial[..floor_char_boundary(&partial, room)]);
+        screen.line.clear();
+        screen.cursor = 0;
+        screen.tail.clear();
+        screen.tail_bytes = 0;
+        screen.newlines = newlines;
+        screen.lines = newlines;
+        screen.bytes = bytes;
+        let Some(tail) = tail else {
+            // Stdout: what the line held before is past the head; only count it.
+            screen.written_past = true;
+            return renderer;
+        };
+        let text = String::from_utf8_lossy(tail);
+        let last_line_start = text.rfind('\n').map_or(text.len(), |i| i + 1);
+        let whole_lines_start = text.find('\n').map_or(text.len(), |i| i + 1);
+        if whole_lines_start < last_line_start {
+            for line in text[whole_lines_start..last_line_start].split_inclusive('\n') {
+                screen.tail_bytes += line.len();
+                screen.tail.push_back(line.to_owned());
+            }
+        }
+        let partial = &text[last_line_start..];
+        screen.bytes = bytes.saturating_sub(partial.len() as u64);
+        screen.line = partial.chars().take(LINE_CHARS).collect();
+        screen.cursor = screen.line.len();
+        screen.written_past = !partial.is_empty();
+        renderer
+    }
+}
+
+/// Renders a whole byte string at once.
+pub fn render(bytes: &[u8], keep_tail: bool) -> Rendered {
+    let mut renderer = Renderer::new(keep_tail);
+    renderer.push(bytes);
+    renderer.finish()
+}
+
+/// The terminal's state, as far as the shown text needs it.
+#[derive(Debug, Default)]
+struct Screen {
+    line: Vec<char>,
+    cursor: usize,
+    /// Something was written to the current line, even if it was all past the bound.
+    written_past: bool,
+    head: String,
+    keep_tail: bool,
+    tail: VecDeque<String>,
+    tail_bytes: usize,
+    lines: u64,
+    newlines: u64,
+    bytes: u64,
+}
+
+impl Screen {
+    fn write(&mut self, c: char) {
+        self.written_past = true;
+        if self.cursor < self.line.len() {
+            self.line[self.cursor] = c;
+        } else if self.cursor < LINE_CHARS {
+            // Past the end after a cursor move: the gap shows as spaces.
+            self.line.resize(self.cursor, ' ');
+            self.line.push(c);
+        }
+        self.cursor += 1;
+    }
+
+    fn end_line(&mut self, newline: bool) {
+        let mut text: String = self.line.iter().collect();
+        if newline {
+            text.push('\n');
+            self.newlines += 1;
+        }
+        self.lines += 1;
+        self.bytes += text.len() as u64;
+        let room = HEAD_BYTES.saturating_sub(self.head.len());
+        if room > 0 {
+            let cut = floor_char_boundary(&text, room);
+            self.head.push_str(&text[..cut]);
+        }
+        if self.keep_tail {
+            self.tail_bytes += text.len();
+            self.tail.push_back(text);
+            while self.tail_bytes > TAIL_BYTES && self.tail.len() > 1 {
+                let dropped = self.tail.pop_front().unwrap_or_default();
+                self.tail_bytes -= dropped.len();
+            }
+        }
+        self.line.clear();
+        self.cursor = 0;
+        self.written_past = false;
+    }
+
+    /// `ESC[K` (0), `ESC[1K` (1), `ESC[2K` (2).
+    fn erase_in_line(&mut self, mode: u16) {
+        match mode {
+            0 => self.line.truncate(self.cursor),
+            1 => {
+                let end = (self.cursor + 1).min(self.line.len());
+                self.line[..end].iter_mut().for_each(|c| *c = ' ');
+            }
+            _ => self.line.clear(),
+        }
+    }
+}
+
+impl Perform for Screen {
+    fn print(&mut self, c: char) {
+        self.write(c);
+    }
+
+    fn execute(&mut self, byte: u8) {
+        match byte {
+            b'\n' => self.end_line(true),
+            b'\r' => self.cursor = 0,
+            0x08 => self.cursor = self.cursor.saturating_sub(1),
+            // Tabs and any other control character stay in the text as they are.
+            other => self.write(char::from(other)),
+        }
+    }
+
+    fn csi_dispatch(
+        &mut self,
+        params: &Params,
+        _intermediates: &[u8],
+        _ignore: bool,
+        action: char,
+    ) {
+        let first = params
+            .iter()
+            .next()
+            .and_then(|p| p.first().copied())
+            .unwrap_or(0);
+        match action {
+            'K' => self.erase_in_line(first),
+            // Cursor to column N (1-based), and cursor back N.
+            'G' => self.cursor = usize::from(first.max(1) - 1),
+            'D' => self.cursor = self.cursor.saturating_sub(usize::from(first.max(1))),
+            'C' => self.cursor += usize::from(first.max(1)),
+            _ => {}
+        }
+    }
+}
+
+fn floor_char_boundary(s: &str, i: usize) -> usize {
+    let mut i = i.min(s.len());
+    while !s.is_char_boundary(i) {
+        i -= 1;
+    }
+    i
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[track_caller]
+    fn shows(raw: &str, expected: &str) {
+        assert_eq!(render(raw.as_bytes(), false).head, expected, "{raw:?}");
+    }
+
+    #[test]
+    fn terminal_rules() {
+        shows("\x1b[31mred\x1b[0m\n", "red\n");
+        shows("\x1b[1;32mbold green\x1b[m plain\n", "bold green plain\n");
+        shows("a\r\nb\r\n", "a\nb\n");
+        shows("10%\r20%\r100%\ndone\n", "100%\ndone\n");
+        shows("downloading 10%\rok\x1b[K\n", "ok\n");
+        shows("long line here\rshort\n", "shortline here\n");
+        shows("b\x08bo\x08ol\x08ld\x08d\n", "bold\n");
+        shows("_\x08X_\x08Y\n", "XY\n");
+        shows("a\tb\n", "a\tb\n");
+        shows(
+            "\x1b]8;;https://example.com\x1b\\link text\x1b]8;;\x1b\\\n",
+            "link text\n",
+        );
+        shows("\x1b]0;window title\x07after\n", "after\n");
+        shows("abc\x1b[2Kxy\n", "   xy\n");
+        shows("no newline at end", "no newline at end");
+        shows("progress\r", "progress");
+        shows("é\rx\n", "x\n");
+        shows("bell\x07 stays\n", "bell\x07 stays\n");
+    }
+
+    #[test]
+    fn sequences_and_redraws_split_across_reads() {
+        let raw = "\x1b[31mred\x1b[0m 10%\r\x1b[32m100%\x1b[0m\nnext\n".as_bytes();
+        let whole = render(raw, true);
+        for at in 1..raw.len() {
+            let mut renderer = Renderer::new(true);
+            renderer.push(&raw[..at]);
+            renderer.push(&raw[at..]);
+            assert_eq!(renderer.finish(), whole, "split at {at}");
+        }
+        assert_eq!(whole.head, "100%10%\nnext\n");
+    }
+
+    #[test]
+    fn a_progress_bar_redrawn_20000_times_is_one_line() {
+        let mut renderer = Renderer::new(false);
+        for n in 0..20_000 {
+            renderer.push(format!("\r[{:<10}] {n:>5}/20000", "#".repeat(n % 11)).as_bytes());
+        }
+        renderer.push(b"\nafter\n");
+        let rendered = renderer.finish();
+        assert_eq!(rendered.head, "[#         ] 19999/20000\nafter\n");
+        assert_eq!((rendered.lines, rendered.newlines), (2, 2));
+    }
+
+    #[test]
+    fn a_line_that_never_ends_stays_bounded() {
+        let mut renderer = Renderer::new(true);
+        for _ in 0..1000 {
+            renderer.push(&[b'x'; 1000]);
+        }
+        assert!(renderer.screen.line.len() <= LINE_CHARS);
+        let rendered = renderer.finish();
+        assert_eq!(rendered.head.len(), HEAD_BYTES);
+        assert_eq!(rendered.lines, 1);
+    }
+
+    #[test]
+    fn the_tail_keeps_the_last_lines() {
+        let text: String = (0..10_000).map(|n| format!("line {n}\n")).collect();
+        let rendered = render(text.as_bytes(), true);
+        assert!(rendered.tail.ends_with("line 9999\n"));
+        assert!(rendered.tail.len() <= TAIL_BYTES);
+        assert!(rendered.tail.starts_with("line "));
+        assert_eq!(rendered.lines, 10_000);
+        assert_eq!(rendered.bytes, text.len() as u64);
+    }
+}
