@@ -43,6 +43,25 @@ fn main() {
         floors.push(spawn_floor());
     }
     let (run_true, floor) = (median(calls), median(floors));
+    drop(server);
+
+    // The same under the Landlock sandbox, on a server of its own.
+    let mut sandboxed = Client::spawn_with(&binary, &work, &state, &["--sandbox=best-effort"]);
+    sandboxed.initialize();
+    for _ in 0..20 {
+        sandboxed.call("true");
+    }
+    let (mut calls, mut floors) = (Vec::new(), Vec::new());
+    for _ in 0..ROUND_TRIPS {
+        let started = Instant::now();
+        sandboxed.call("true");
+        calls.push(started.elapsed());
+        floors.push(spawn_floor());
+    }
+    let (sandboxed_true, sandboxed_floor) = (median(calls), median(floors));
+    drop(sandboxed);
+    let mut server = Client::spawn(&binary, &work, &state);
+    server.initialize();
 
     let concurrent = median(
         (0..3)
@@ -71,6 +90,7 @@ fn main() {
     drop(big);
 
     let guard_128k = guard_worst_case();
+    let (audit_summary, audit_peak) = audit_million_rows(&binary, dir.path());
     let (stalled_peak, stalled_answered) = client_that_stops_reading(&binary, &work, &state);
 
     let size = std::fs::metadata(&binary).map(|m| m.len()).unwrap_or(0);
@@ -84,6 +104,14 @@ fn main() {
             format!(
                 "≤ floor + 0.5 ms = {}",
                 ms(floor + Duration::from_micros(500))
+            ),
+        ),
+        (
+            "run(\"true\") with --sandbox (Landlock)",
+            ms(sandboxed_true),
+            format!(
+                "≤ floor + 0.7 ms = {}",
+                ms(sandboxed_floor + Duration::from_micros(700))
             ),
         ),
         (
@@ -107,6 +135,16 @@ fn main() {
             "2,000 × 50 KB answers, client not reading for 25 s: peak RSS",
             format!("{} ({stalled_answered} answered after)", mb(stalled_peak)),
             "< 64 MB, all 2,000".to_owned(),
+        ),
+        (
+            "`audit --summary` of 1,000,000 rows: wall time",
+            ms(audit_summary),
+            "< 2000 ms".to_owned(),
+        ),
+        (
+            "`audit --summary` of 1,000,000 rows: peak RSS",
+            mb(audit_peak),
+            "flat in the log's size".to_owned(),
         ),
         (
             "guard: 128 KB command, slowest of 8 shapes",
@@ -162,6 +200,51 @@ fn guard_worst_case() -> Duration {
         })
         .max()
         .unwrap_or_default()
+}
+
+/// `forge-bash audit --all --summary` over one million rows in the server's format
+/// (ten daily files): the median wall time of three runs, and the peak RSS (kB).
+fn audit_million_rows(binary: &Path, dir: &Path) -> (Duration, u64) {
+    let state = dir.join("audit-state");
+    std::fs::create_dir_all(&state).unwrap();
+    for day in 0..10 {
+        let mut file = std::io::BufWriter::new(
+            std::fs::File::create(state.join(format!("audit-2026-01-{:02}.tsv", day + 1))).unwrap(),
+        );
+        for n in 0..100_000u64 {
+            let exit = [0, 0, 0, 1, -1, 124, 130][(n % 7) as usize];
+            writeln!(
+                file,
+                "2026-01-{:02}T12:00:00.{:03}Z\tcargo test --package p{n} -- --nocapture\\tx\t{exit}\t{}",
+                day + 1,
+                n % 1000,
+                (n * 7919) % 300_000
+            )
+            .unwrap();
+        }
+    }
+    let mut peak = 0;
+    let runs = (0..3)
+        .map(|_| {
+            let started = Instant::now();
+            // Reaped by wait4 below, which also reports its peak RSS.
+            #[allow(clippy::zombie_processes)]
+            let child = Command::new(binary)
+                .args(["audit", "--all", "--summary", "--state-dir"])
+                .arg(&state)
+                .stdout(Stdio::null())
+                .spawn()
+                .unwrap();
+            let mut status = 0;
+            // SAFETY: a zeroed rusage is valid; wait4 fills it for our own child.
+            let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
+            // SAFETY: waits for the child we just spawned, with valid pointers.
+            unsafe { libc::wait4(child.id() as libc::pid_t, &mut status, 0, &mut usage) };
+            peak = peak.max(usage.ru_maxrss as u64);
+            started.elapsed()
+        })
+        .collect();
+    (median(runs), peak)
 }
 
 /// 2,000 pipelined calls with 50 KB answers and a client that reads nothing for 25 s:
@@ -263,7 +346,12 @@ struct Client {
 
 impl Client {
     fn spawn(binary: &Path, work: &Path, state: &Path) -> Client {
+        Client::spawn_with(binary, work, state, &[])
+    }
+
+    fn spawn_with(binary: &Path, work: &Path, state: &Path, args: &[&str]) -> Client {
         let mut child = Command::new(binary)
+            .args(args)
             .arg("--workdir")
             .arg(work)
             .arg("--state-dir")

@@ -11,6 +11,8 @@ use std::path::{Path, PathBuf};
 
 use chrono::{DateTime, Utc};
 
+pub mod view;
+
 /// One call, as it is logged.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Row<'a> {

@@ -40,6 +40,9 @@ pub enum Command {
         #[arg(required = true, num_args = 1.., allow_hyphen_values = true)]
         command: Vec<String>,
     },
+    /// Show what agents ran: the audit log's rows, filtered, as a table, JSON Lines or
+    /// a summary. Exits 1 when the state dir does not exist, 2 on a usage error.
+    Audit(crate::audit::view::Query),
 }
 
 /// Settings of one forge-bash server.
@@ -88,6 +91,27 @@ pub struct Config {
         value_delimiter = ','
     )]
     pub env_include: Vec<String>,
+
+    /// Run every command under a Landlock sandbox: writes confined to the workdir, the
+    /// state dir, /tmp and the --writable paths. `--sandbox` refuses to start where the
+    /// kernel cannot enforce it; `--sandbox=best-effort` warns and applies what it can.
+    #[arg(long, env = "FORGE_BASH_SANDBOX", value_name = "MODE", num_args = 0..=1,
+          require_equals = true, default_missing_value = "on", default_value = "off")]
+    pub sandbox: crate::sandbox::Mode,
+
+    /// With the sandbox: `deny` refuses TCP connect and bind to every command.
+    #[arg(long, env = "FORGE_BASH_NETWORK", value_enum, default_value = "allow")]
+    pub network: crate::sandbox::Network,
+
+    /// With the sandbox: more paths commands may write under (comma-separated; the
+    /// flag may be repeated).
+    #[arg(
+        long,
+        env = "FORGE_BASH_WRITABLE",
+        value_name = "PATH",
+        value_delimiter = ','
+    )]
+    pub writable: Vec<PathBuf>,
 
     /// Milliseconds between progress notifications for calls that ask for them.
     #[arg(long, env = "FORGE_BASH_PROGRESS_INTERVAL_MS", default_value_t = 5_000,
@@ -164,6 +188,41 @@ mod tests {
         assert_eq!(config.timeout_secs, 7);
         assert_eq!(config.max_output_bytes, 1024);
         assert_eq!(config.state_dir, PathBuf::from("/s"));
+    }
+
+    #[test]
+    fn sandbox_flags() {
+        use crate::sandbox::{Mode, Network};
+        let plain = parse(&["forge-bash"]).unwrap();
+        if std::env::var_os("FORGE_BASH_SANDBOX").is_none() {
+            assert_eq!(plain.sandbox, Mode::Off);
+        }
+        assert_eq!(
+            parse(&["forge-bash", "--sandbox"]).unwrap().sandbox,
+            Mode::Strict
+        );
+        assert_eq!(
+            parse(&["forge-bash", "--sandbox=best-effort"])
+                .unwrap()
+                .sandbox,
+            Mode::BestEffort
+        );
+        assert!(parse(&["forge-bash", "--sandbox=maybe"]).is_err());
+        let config = parse(&[
+            "forge-bash",
+            "--sandbox",
+            "--network",
+            "deny",
+            "--writable",
+            "/a,/b",
+            "--writable=/c",
+        ])
+        .unwrap();
+        assert_eq!(config.network, Network::Deny);
+        assert_eq!(
+            config.writable,
+            [PathBuf::from("/a"), "/b".into(), "/c".into()]
+        );
     }
 
     #[test]

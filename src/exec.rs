@@ -24,6 +24,7 @@ use tokio_util::sync::CancellationToken;
 
 use crate::capture::{self, Captured, Sink, Spiller};
 use crate::contain::{Call, Containment};
+use crate::sandbox::{self, Sandbox};
 
 /// Exit code of a command stopped by its timeout, as `timeout(1)` reports it.
 pub const TIMEOUT_CODE: i32 = 124;
@@ -57,6 +58,8 @@ pub struct Job<'a> {
     pub cap: u64,
     pub spiller: &'a Arc<Spiller>,
     pub containment: &'a Arc<Containment>,
+    /// The Landlock ruleset every command runs under, when the sandbox is on.
+    pub sandbox: Option<&'a Sandbox>,
 }
 
 /// Why the server stops a command early, other than its own limits.
@@ -165,6 +168,18 @@ fn spawn(job: &Job<'_>, call: &Call) -> Result<Child, Error> {
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .process_group(0);
+    if let Some(sandbox) = job.sandbox {
+        command.envs(sandbox.env.iter().map(|(name, value)| (name, value)));
+        let mut ruleset = Some(sandbox.for_child().map_err(|source| Error::Spawn {
+            shell: job.shell.display().to_string(),
+            source,
+        })?);
+        // SAFETY: between fork and exec the closure only applies the ruleset, which
+        // makes async-signal-safe calls and allocates nothing (see `sandbox::enter`).
+        unsafe {
+            command.pre_exec(move || ruleset.take().map_or(Ok(()), sandbox::enter));
+        }
+    }
     let child = call
         .spawn_inside(|| command.spawn())
         .map_err(|source| Error::Spawn {

@@ -10,7 +10,8 @@
 //!   at `/dev/null`, a timeout and an output cap. It streams both pipes through
 //!   [`capture`], which keeps only what Layer 2 can show and spills the rest to a file.
 //!   [`contain`] finds and kills every process of a call (cgroup, group, marker), and
-//!   its watchdog does so when the server dies.
+//!   its watchdog does so when the server dies. With `--sandbox`, [`sandbox`] confines
+//!   each command with Landlock.
 //! - [`present`]: Layer 2. Binary guard, overflow notice, stderr block and the
 //!   `[exit:N | Xms]` footer, as one pure function. Output with escape sequences,
 //!   CRs or backspaces is shown as [`render`] renders it, as a terminal would.
@@ -30,5 +31,6 @@ pub mod exec;
 pub mod guard;
 pub mod present;
 pub mod render;
+pub mod sandbox;
 pub mod server;
 pub mod stdio;

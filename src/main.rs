@@ -9,13 +9,16 @@ use std::sync::Arc;
 
 use forge_bash::config::{self, Cli, Command};
 use forge_bash::contain::Containment;
+use forge_bash::sandbox::{self, Sandbox};
 use forge_bash::server::Server;
 use forge_bash::{environ, guard, stdio};
 
 fn main() -> ExitCode {
     let Cli { config, command } = Cli::parse();
-    if let Some(Command::Check { command }) = command {
-        return check(&command.join(" "));
+    match command {
+        Some(Command::Check { command }) => return check(&command.join(" ")),
+        Some(Command::Audit(query)) => return audit(&query),
+        None => {}
     }
     let filter = environ::Filter {
         include: config.env_include,
@@ -45,6 +48,13 @@ fn main() -> ExitCode {
             "working directory does not exist; every call will fail until it does"
         );
     }
+    let sandbox = match prepare_sandbox(&config) {
+        Ok(sandbox) => sandbox,
+        Err(e) => {
+            tracing::error!("{e}");
+            return ExitCode::FAILURE;
+        }
+    };
     let shell = config::find_shell();
     raise_fd_limit();
     // SAFETY: still a single thread: the runtime is built below.
@@ -65,7 +75,7 @@ fn main() -> ExitCode {
             return ExitCode::FAILURE;
         }
     };
-    let server = Server::new(config, shell, containment.clone());
+    let server = Server::with_sandbox(config, shell, containment.clone(), sandbox);
     let result = runtime.block_on(async {
         // Non-blocking pipes when the client gave us pipes (as MCP clients do); the
         // blocking handles otherwise (a terminal, a file).
@@ -85,6 +95,29 @@ fn main() -> ExitCode {
             ExitCode::FAILURE
         }
     }
+}
+
+/// The Landlock ruleset, prepared once; warnings of best-effort mode logged once.
+fn prepare_sandbox(config: &config::Config) -> Result<Option<Sandbox>, sandbox::Error> {
+    if config.sandbox != sandbox::Mode::Off {
+        // A rule needs an existing directory: the state dir is otherwise made on first use.
+        let _ = std::fs::create_dir_all(&config.state_dir);
+    }
+    let request = sandbox::Request {
+        mode: config.sandbox,
+        network: config.network,
+        workdir: &config.workdir,
+        state_dir: &config.state_dir,
+        writable: &config.writable,
+    };
+    let (sandbox, warnings) = Sandbox::prepare(&request)?;
+    for warning in warnings {
+        tracing::warn!("sandbox (best effort): {warning}");
+    }
+    if let Some(sandbox) = &sandbox {
+        tracing::info!("sandbox: {sandbox}");
+    }
+    Ok(sandbox)
 }
 
 /// Raises the soft limit on open files to the hard limit: each call holds a few pipes,
@@ -116,6 +149,24 @@ fn check(command: &str) -> ExitCode {
     match writeln!(std::io::stdout(), "{line}") {
         Ok(()) => ExitCode::from(code),
         Err(_) => ExitCode::from(2),
+    }
+}
+
+/// `forge-bash audit`: the view goes to stdout, malformed rows to stderr.
+fn audit(query: &forge_bash::audit::view::Query) -> ExitCode {
+    let mut out = std::io::BufWriter::new(std::io::stdout().lock());
+    match forge_bash::audit::view::run(query, &mut out, &mut std::io::stderr()) {
+        Ok(()) => ExitCode::SUCCESS,
+        // `forge-bash audit | head` closes the pipe early: not an error.
+        Err(forge_bash::audit::view::Error::Write(e))
+            if e.kind() == std::io::ErrorKind::BrokenPipe =>
+        {
+            ExitCode::SUCCESS
+        }
+        Err(e) => {
+            eprintln!("forge-bash audit: {e}");
+            ExitCode::FAILURE
+        }
     }
 }
 

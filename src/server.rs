@@ -28,6 +28,7 @@ use crate::capture::{Captured, Spiller};
 use crate::config::Config;
 use crate::contain::Containment;
 use crate::present::Answer;
+use crate::sandbox::Sandbox;
 use crate::stdio::Backlog;
 use crate::{audit, exec, guard, present};
 
@@ -49,6 +50,7 @@ struct Inner {
     shell: PathBuf,
     spiller: Arc<Spiller>,
     containment: Arc<Containment>,
+    sandbox: Option<Sandbox>,
     /// One permit per command that may run at once; tokio's semaphore is fair, so
     /// waiting calls start in arrival order.
     permits: Semaphore,
@@ -62,6 +64,16 @@ struct Inner {
 
 impl Server {
     pub fn new(config: Config, shell: PathBuf, containment: Arc<Containment>) -> Server {
+        Server::with_sandbox(config, shell, containment, None)
+    }
+
+    /// A server whose commands run under `sandbox`.
+    pub fn with_sandbox(
+        config: Config,
+        shell: PathBuf,
+        containment: Arc<Containment>,
+        sandbox: Option<Sandbox>,
+    ) -> Server {
         let workdir = config.workdir.display().to_string();
         let tool = Tool::new(TOOL, tool_description(&workdir), input_schema())
             .with_title("Forge Bash")
@@ -83,6 +95,7 @@ impl Server {
                 shell,
                 spiller,
                 containment,
+                sandbox,
                 permits,
                 backlog: Arc::default(),
                 calls: TaskTracker::new(),
@@ -143,6 +156,7 @@ impl Server {
             cap: config.max_output_bytes,
             spiller: &self.inner.spiller,
             containment: &self.inner.containment,
+            sandbox: self.inner.sandbox.as_ref(),
         };
         let result = exec::run(job, stop).await;
         let ms = started.elapsed().as_millis();

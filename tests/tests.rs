@@ -25,7 +25,11 @@ mod guard;
 mod guard_oracle;
 // The audit log.
 mod audit;
+// `forge-bash audit`, the operator's view.
+mod audit_view;
 // Cancellation, shutdown, progress and leaks.
 mod lifecycle;
+// The Landlock sandbox: writes, network, signals, refusals.
+mod sandbox;
 // The README's registration blocks and the LibreChat example.
 mod docs;

@@ -1,0 +1,426 @@
+//! `forge-bash audit`: the operator's view of what agents ran.
+//!
+//! It streams the daily TSV files a server writes (the one being written included: a
+//! last line without its newline is skipped), keeps the rows that pass every filter,
+//! and prints them as aligned columns, as JSON Lines, or as a summary. Memory does not
+//! grow with the log: the summary counts durations per distinct millisecond value and
+//! keeps only the ten slowest rows.
+
+use std::cmp::Reverse;
+use std::collections::{BTreeMap, BinaryHeap};
+use std::fs::File;
+use std::io::{self, BufRead, BufReader, Write};
+use std::path::{Path, PathBuf};
+
+use chrono::NaiveDate;
+use regex_lite::Regex;
+
+use super::{BadEscape, unescape};
+use crate::exec::{CANCELLED_CODE, SHUTDOWN_CODE, TIMEOUT_CODE};
+use crate::present::BLOCKED_CODE;
+
+/// The rows to show and how to show them.
+#[derive(Debug, Clone, clap::Args)]
+pub struct Query {
+    /// Directory of the audit logs.
+    #[arg(long, env = "FORGE_BASH_STATE_DIR", default_value = "/tmp/forge-bash")]
+    pub state_dir: PathBuf,
+
+    /// One day's log (UTC); the default is today's.
+    #[arg(long, value_name = "YYYY-MM-DD", group = "when")]
+    pub date: Option<NaiveDate>,
+
+    /// Every log from this day (UTC) on.
+    #[arg(long, value_name = "YYYY-MM-DD", group = "when")]
+    pub since: Option<NaiveDate>,
+
+    /// Every log.
+    #[arg(long, group = "when")]
+    pub all: bool,
+
+    /// Only calls the rm guard refused (exit -1).
+    #[arg(long)]
+    pub blocked: bool,
+
+    /// Only calls with any other non-zero exit.
+    #[arg(long)]
+    pub failed: bool,
+
+    /// Only calls stopped by their timeout (exit 124).
+    #[arg(long)]
+    pub timed_out: bool,
+
+    /// Only calls cancelled by the client (exit 130).
+    #[arg(long)]
+    pub cancelled: bool,
+
+    /// Only calls that took at least this many milliseconds.
+    #[arg(long, value_name = "MS")]
+    pub slow: Option<u64>,
+
+    /// Only commands (unescaped) that match this regular expression.
+    #[arg(long, value_name = "REGEX", value_parser = parse_regex)]
+    pub grep: Option<Regex>,
+
+    /// JSON Lines: one object per row with `at`, `command`, `exit` and `ms`.
+    #[arg(long, conflicts_with = "summary")]
+    pub json: bool,
+
+    /// Totals, duration percentiles and the ten slowest commands.
+    #[arg(long)]
+    pub summary: bool,
+}
+
+fn parse_regex(pattern: &str) -> Result<Regex, String> {
+    Regex::new(pattern).map_err(|e| e.to_string())
+}
+
+/// Why the view could not be shown.
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    #[error("state dir {0} does not exist")]
+    NoStateDir(PathBuf),
+    #[error("cannot read {path}: {source}")]
+    Read { path: PathBuf, source: io::Error },
+    #[error("cannot write the output: {0}")]
+    Write(io::Error),
+}
+
+/// One row of a log.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Row {
+    /// The timestamp as written.
+    pub at: String,
+    /// The command as written (escaped).
+    pub escaped: String,
+    pub exit: i32,
+    pub ms: u64,
+}
+
+impl Row {
+    /// Parses one line (without its newline).
+    pub fn parse(line: &str) -> Result<Row, String> {
+        let mut fields = line.split('\t');
+        let (Some(at), Some(command), Some(exit), Some(ms), None) = (
+            fields.next(),
+            fields.next(),
+            fields.next(),
+            fields.next(),
+            fields.next(),
+        ) else {
+            return Err("expected 4 tab-separated fields".to_owned());
+        };
+        if !looks_like_timestamp(at) {
+            return Err(format!("bad timestamp {at:?}"));
+        }
+        let exit = exit
+            .parse()
+            .map_err(|_| format!("bad exit code {exit:?}"))?;
+        let ms = ms.parse().map_err(|_| format!("bad duration {ms:?}"))?;
+        unescape(command)
+            .map_err(|BadEscape { at }| format!("bad escape in the command at byte {at}"))?;
+        Ok(Row {
+            at: at.to_owned(),
+            escaped: command.to_owned(),
+            exit,
+            ms,
+        })
+    }
+
+    /// The command exactly as it was run.
+    pub fn command(&self) -> String {
+        unescape(&self.escaped).unwrap_or_default()
+    }
+}
+
+/// `2026-04-26T14:32:01.234Z`.
+fn looks_like_timestamp(at: &str) -> bool {
+    let b = at.as_bytes();
+    b.len() == 24
+        && b[23] == b'Z'
+        && [4, 7].iter().all(|&i| b[i] == b'-')
+        && b[10] == b'T'
+        && [13, 16].iter().all(|&i| b[i] == b':')
+        && b[19] == b'.'
+        && b.iter()
+            .enumerate()
+            .all(|(i, c)| [4, 7, 10, 13, 16, 19, 23].contains(&i) || c.is_ascii_digit())
+}
+
+impl Query {
+    fn keeps(&self, row: &Row) -> bool {
+        (!self.blocked || row.exit == BLOCKED_CODE)
+            && (!self.failed || (row.exit != 0 && row.exit != BLOCKED_CODE))
+            && (!self.timed_out || row.exit == TIMEOUT_CODE)
+            && (!self.cancelled || row.exit == CANCELLED_CODE)
+            && self.slow.is_none_or(|slow| row.ms >= slow)
+            && self
+                .grep
+                .as_ref()
+                .is_none_or(|re| re.is_match(&row.command()))
+    }
+
+    /// The log files to read, oldest first.
+    fn files(&self) -> Result<Vec<PathBuf>, Error> {
+        let dir = &self.state_dir;
+        if !dir.is_dir() {
+            return Err(Error::NoStateDir(dir.clone()));
+        }
+        let today = chrono::Utc::now().date_naive();
+        if let (None, None, false) = (self.date, self.since, self.all) {
+            return Ok(vec![log_path(dir, today)]);
+        }
+        if let Some(date) = self.date {
+            return Ok(vec![log_path(dir, date)]);
+        }
+        let entries = std::fs::read_dir(dir).map_err(|source| Error::Read {
+            path: dir.clone(),
+            source,
+        })?;
+        let mut files: Vec<(NaiveDate, PathBuf)> = entries
+            .flatten()
+            .filter_map(|entry| {
+                let name = entry.file_name();
+                let date = name
+                    .to_str()?
+                    .strip_prefix("audit-")?
+                    .strip_suffix(".tsv")?
+                    .parse::<NaiveDate>()
+                    .ok()?;
+                let wanted = self.since.is_none_or(|since| date >= since);
+                wanted.then(|| (date, entry.path()))
+            })
+            .collect();
+        files.sort();
+        Ok(files.into_iter().map(|(_, path)| path).collect())
+    }
+}
+
+fn log_path(dir: &Path, date: NaiveDate) -> PathBuf {
+    dir.join(format!("audit-{}.tsv", date.format("%Y-%m-%d")))
+}
+
+/// Runs the query, writing to `out` and reporting malformed rows to `err`.
+pub fn run(query: &Query, out: &mut impl Write, err: &mut impl Write) -> Result<(), Error> {
+    let mut view: Box<dyn View + '_> = if query.summary {
+        Box::new(Summary::new(out))
+    } else if query.json {
+        Box::new(Json { out })
+    } else {
+        Box::new(Table { out, header: false })
+    };
+    for path in query.files()? {
+        let file = match File::open(&path) {
+            Ok(file) => file,
+            Err(e) if e.kind() == io::ErrorKind::NotFound => continue,
+            Err(source) => return Err(Error::Read { path, source }),
+        };
+        let mut reader = BufReader::with_capacity(256 * 1024, file);
+        let mut line = Vec::new();
+        let mut number = 0u64;
+        loop {
+            line.clear();
+            let n = reader
+                .read_until(b'\n', &mut line)
+                .map_err(|source| Error::Read {
+                    path: path.clone(),
+                    source,
+                })?;
+            // End of file, or a row still being written: skipped.
+            if n == 0 || line.last() != Some(&b'\n') {
+                break;
+            }
+            number += 1;
+            line.pop();
+            let parsed = std::str::from_utf8(&line)
+                .map_err(|_| "not UTF-8".to_owned())
+                .and_then(Row::parse);
+            match parsed {
+                Ok(row) if query.keeps(&row) => view.row(row).map_err(Error::Write)?,
+                Ok(_) => {}
+                Err(why) => {
+                    let _ = writeln!(
+                        err,
+                        "{}:{number}: malformed row skipped: {why}",
+                        path.display()
+                    );
+                }
+            }
+        }
+    }
+    view.end().map_err(Error::Write)
+}
+
+/// A way of printing rows.
+trait View {
+    fn row(&mut self, row: Row) -> io::Result<()>;
+    fn end(&mut self) -> io::Result<()>;
+}
+
+/// Aligned columns: `time  exit  ms  command`, the command as escaped in the log.
+struct Table<'a, W: Write> {
+    out: &'a mut W,
+    header: bool,
+}
+
+impl<W: Write> View for Table<'_, W> {
+    fn row(&mut self, row: Row) -> io::Result<()> {
+        if !self.header {
+            self.header = true;
+            writeln!(
+                self.out,
+                "{:<24}  {:>4}  {:>8}  command",
+                "time", "exit", "ms"
+            )?;
+        }
+        writeln!(
+            self.out,
+            "{:<24}  {:>4}  {:>8}  {}",
+            row.at, row.exit, row.ms, row.escaped
+        )
+    }
+
+    fn end(&mut self) -> io::Result<()> {
+        self.out.flush()
+    }
+}
+
+/// JSON Lines with exactly `at`, `command` (unescaped), `exit` and `ms`.
+struct Json<'a, W: Write> {
+    out: &'a mut W,
+}
+
+impl<W: Write> View for Json<'_, W> {
+    fn row(&mut self, row: Row) -> io::Result<()> {
+        let object = serde_json::json!({
+            "at": row.at,
+            "command": row.command(),
+            "exit": row.exit,
+            "ms": row.ms,
+        });
+        writeln!(self.out, "{object}")
+    }
+
+    fn end(&mut self) -> io::Result<()> {
+        self.out.flush()
+    }
+}
+
+/// How many of the slowest commands the summary lists.
+const SLOWEST: usize = 10;
+
+/// Totals, percentiles and the slowest rows, in memory bounded by the number of
+/// distinct durations (a few hundred thousand at most, at the 300 s timeout).
+struct Summary<'a, W: Write> {
+    out: &'a mut W,
+    calls: u64,
+    ok: u64,
+    failed: u64,
+    blocked: u64,
+    timed_out: u64,
+    cancelled: u64,
+    shut_down: u64,
+    durations: BTreeMap<u64, u64>,
+    /// The slowest rows; the heap gives the fastest of them first, to drop it.
+    slowest: BinaryHeap<Reverse<Slow>>,
+}
+
+/// A row among the slowest: by duration, then the earlier row first.
+#[derive(Debug, PartialEq, Eq, PartialOrd, Ord)]
+struct Slow {
+    ms: u64,
+    earlier: Reverse<u64>,
+    at: String,
+    command: String,
+}
+
+impl<'a, W: Write> Summary<'a, W> {
+    fn new(out: &'a mut W) -> Self {
+        Summary {
+            out,
+            calls: 0,
+            ok: 0,
+            failed: 0,
+            blocked: 0,
+            timed_out: 0,
+            cancelled: 0,
+            shut_down: 0,
+            durations: BTreeMap::new(),
+            slowest: BinaryHeap::new(),
+        }
+    }
+}
+
+impl<W: Write> View for Summary<'_, W> {
+    fn row(&mut self, row: Row) -> io::Result<()> {
+        self.calls += 1;
+        match row.exit {
+            0 => self.ok += 1,
+            BLOCKED_CODE => self.blocked += 1,
+            TIMEOUT_CODE => self.timed_out += 1,
+            CANCELLED_CODE => self.cancelled += 1,
+            SHUTDOWN_CODE => self.shut_down += 1,
+            _ => self.failed += 1,
+        }
+        *self.durations.entry(row.ms).or_default() += 1;
+        self.slowest.push(Reverse(Slow {
+            ms: row.ms,
+            earlier: Reverse(self.calls),
+            at: row.at,
+            command: row.escaped,
+        }));
+        if self.slowest.len() > SLOWEST {
+            self.slowest.pop();
+        }
+        Ok(())
+    }
+
+    fn end(&mut self) -> io::Result<()> {
+        let mut text = String::new();
+        let mut line = |label: &str, value: u64| text.push_str(&format!("{label:<21}{value}\n"));
+        line("calls", self.calls);
+        line("ok", self.ok);
+        line("failed", self.failed);
+        line("blocked", self.blocked);
+        line("timed out", self.timed_out);
+        line("cancelled", self.cancelled);
+        line("stopped at shutdown", self.shut_down);
+        let max = self.durations.keys().next_back().copied().unwrap_or(0);
+        text.push_str(&format!(
+            "duration ms          p50 {}  p95 {}  max {max}\n",
+            self.percentile(50),
+            self.percentile(95)
+        ));
+        // Slowest first; `into_sorted_vec` of the reversed rows is exactly that.
+        let slowest = std::mem::take(&mut self.slowest).into_sorted_vec();
+        if !slowest.is_empty() {
+            text.push_str("slowest:\n");
+        }
+        for Reverse(Slow {
+            ms, at, command, ..
+        }) in slowest
+        {
+            text.push_str(&format!("  {ms:>8}  {at}  {command}\n"));
+        }
+        self.out.write_all(text.as_bytes())?;
+        self.out.flush()
+    }
+}
+
+impl<W: Write> Summary<'_, W> {
+    /// The smallest duration with at least `p` % of the calls at or below it.
+    fn percentile(&self, p: u64) -> u64 {
+        if self.calls == 0 {
+            return 0;
+        }
+        let rank = (self.calls * p).div_ceil(100).max(1);
+        let mut seen = 0;
+        for (&ms, &count) in &self.durations {
+            seen += count;
+            if seen >= rank {
+                return ms;
+            }
+        }
+        0
+    }
+}

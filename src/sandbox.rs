@@ -1,0 +1,286 @@
+//! The opt-in kernel sandbox: Landlock, through the `landlock` crate.
+//!
+//! With `--sandbox`, every command runs under a Landlock ruleset prepared once at
+//! start-up and applied in the child between fork and exec (one `prctl` and one
+//! `landlock_restrict_self`, both async-signal-safe). Reading and executing stay
+//! allowed everywhere. Writing (create, modify, truncate, remove, rename, link, make
+//! directories and special files, device ioctls) is allowed only under the workdir,
+//! the state dir, `/tmp`, `/dev/shm`, `/dev/pts`, the usual character devices and the
+//! `--writable` paths. `--network deny` refuses TCP connect and bind (ABI 4). With ABI
+//! 6, signals and abstract unix sockets are scoped: a command cannot signal or connect
+//! to anything outside its own domain, the server included.
+//!
+//! The kernel's ABI decides what can be enforced. Strict mode (`--sandbox`) refuses to
+//! start when the kernel lacks what is asked; `--sandbox=best-effort` warns once and
+//! applies what the kernel has. It is never silently off.
+
+use std::fmt;
+use std::io;
+use std::path::{Path, PathBuf};
+
+use landlock::{
+    ABI, AccessFs, AccessNet, BitFlags, CompatLevel, Compatible, LandlockStatus, PathBeneath,
+    PathFd, RestrictSelf, Ruleset, RulesetAttr, RulesetCreated, RulesetCreatedAttr, Scope,
+};
+
+/// `--sandbox`: off, strict, or best effort.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Mode {
+    #[default]
+    Off,
+    /// Refuse to start when the kernel cannot enforce everything asked for.
+    Strict,
+    /// Warn once and enforce what the kernel can.
+    BestEffort,
+}
+
+impl std::str::FromStr for Mode {
+    type Err = String;
+
+    fn from_str(s: &str) -> Result<Mode, String> {
+        match s {
+            "" | "on" | "1" | "true" | "strict" => Ok(Mode::Strict),
+            "best-effort" => Ok(Mode::BestEffort),
+            "off" | "0" | "false" => Ok(Mode::Off),
+            other => Err(format!(
+                "unknown sandbox mode {other:?} (expected on, best-effort or off)"
+            )),
+        }
+    }
+}
+
+/// `--network`: TCP allowed or denied to commands.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, clap::ValueEnum)]
+pub enum Network {
+    #[default]
+    Allow,
+    Deny,
+}
+
+/// The writes that the sandbox confines. Reads, execution and unix socket connects
+/// are not handled, so they stay allowed everywhere.
+fn confined_writes(abi: ABI) -> BitFlags<AccessFs> {
+    AccessFs::from_write(abi) & !AccessFs::ResolveUnix
+}
+
+/// Character devices every command may write to.
+const DEVICES: &[&str] = &[
+    "/dev/null",
+    "/dev/zero",
+    "/dev/full",
+    "/dev/tty",
+    "/dev/random",
+    "/dev/urandom",
+    "/dev/ptmx",
+];
+
+/// Caches that tools keep under the home directory, moved under /tmp for sandboxed
+/// commands: npm cannot install without writing its cache (and its logs) there.
+const CACHES: &[(&str, &str)] = &[("npm_config_cache", "npm")];
+
+/// Directories every command may write under, besides the workdir and state dir.
+const SHARED_DIRS: &[&str] = &["/tmp", "/dev/shm", "/dev/pts"];
+
+/// The ABI that strict mode needs for confining writes: truncate is handled from
+/// ABI 3, and renames or links across directories (refer) from ABI 2.
+const WRITES_ABI: ABI = ABI::V3;
+
+/// The ABI that `--network deny` needs.
+const NETWORK_ABI: ABI = ABI::V4;
+
+/// The ABI from which signals and abstract unix sockets are scoped.
+const SCOPE_ABI: ABI = ABI::V6;
+
+/// Why the sandbox cannot be set up.
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    #[error(
+        "--sandbox: this kernel has no Landlock ({0}); use --sandbox=best-effort to run unsandboxed with a warning"
+    )]
+    NoLandlock(&'static str),
+    #[error(
+        "--sandbox: {what} needs Landlock ABI {needed}, and this kernel has ABI {have}; use --sandbox=best-effort to apply what it has"
+    )]
+    OldKernel {
+        what: &'static str,
+        needed: i32,
+        have: i32,
+    },
+    #[error("--network deny needs --sandbox")]
+    NetworkWithoutSandbox,
+    #[error("--writable {0}: {1}")]
+    Writable(PathBuf, io::Error),
+    #[error("cannot prepare the Landlock ruleset: {0}")]
+    Ruleset(#[from] landlock::RulesetError),
+}
+
+/// What the sandbox asks for.
+#[derive(Debug, Clone)]
+pub struct Request<'a> {
+    pub mode: Mode,
+    pub network: Network,
+    pub workdir: &'a Path,
+    pub state_dir: &'a Path,
+    pub writable: &'a [PathBuf],
+}
+
+/// The prepared ruleset, applied to each command's shell.
+#[derive(Debug)]
+pub struct Sandbox {
+    ruleset: RulesetCreated,
+    /// What is enforced, for the start-up log.
+    pub summary: String,
+    /// Variables set for sandboxed commands: tool caches that would live under the
+    /// home directory go under /tmp instead (only where the server's own environment
+    /// does not set them).
+    pub env: Vec<(&'static str, String)>,
+}
+
+impl fmt::Display for Sandbox {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.summary)
+    }
+}
+
+/// The kernel's Landlock ABI, without restricting anything.
+pub fn kernel_abi() -> Result<ABI, &'static str> {
+    let status = RestrictSelf::default()
+        .no_new_privs(false)
+        .apply()
+        .map(|status| status.landlock);
+    match status {
+        Ok(LandlockStatus::Available { effective_abi, .. }) => Ok(effective_abi),
+        Ok(LandlockStatus::NotEnabled) => Err("it is built in but not enabled"),
+        Ok(LandlockStatus::NotImplemented) | Err(_) => Err("it is not built in"),
+    }
+}
+
+impl Sandbox {
+    /// Prepares the ruleset once, at start-up. `Ok(None)` when the sandbox is off.
+    /// In best-effort mode, what cannot be enforced is in the returned warnings.
+    pub fn prepare(request: &Request<'_>) -> Result<(Option<Sandbox>, Vec<String>), Error> {
+        if request.mode == Mode::Off {
+            if request.network == Network::Deny {
+                return Err(Error::NetworkWithoutSandbox);
+            }
+            return Ok((None, Vec::new()));
+        }
+        let strict = request.mode == Mode::Strict;
+        let mut warnings = Vec::new();
+        let abi = match kernel_abi() {
+            Ok(abi) => abi,
+            Err(why) if strict => return Err(Error::NoLandlock(why)),
+            Err(why) => {
+                warnings.push(format!(
+                    "this kernel has no Landlock ({why}): commands run unsandboxed"
+                ));
+                return Ok((None, warnings));
+            }
+        };
+        let have = abi as i32;
+        let mut need = |what: &'static str, needed: ABI| -> Result<bool, Error> {
+            if have >= needed as i32 {
+                return Ok(true);
+            }
+            if strict {
+                return Err(Error::OldKernel {
+                    what,
+                    needed: needed as i32,
+                    have,
+                });
+            }
+            warnings.push(format!(
+                "{what} needs Landlock ABI {}, and this kernel has ABI {have}: not enforced",
+                needed as i32
+            ));
+            Ok(false)
+        };
+        need(
+            "confining every kind of write (truncate, rename)",
+            WRITES_ABI,
+        )?;
+        let deny_network = request.network == Network::Deny && need("--network deny", NETWORK_ABI)?;
+        let scoped = have >= SCOPE_ABI as i32;
+        if !scoped {
+            warnings.push(format!(
+                "this kernel has Landlock ABI {have}: signals and abstract unix sockets are not scoped (ABI {})",
+                SCOPE_ABI as i32
+            ));
+        }
+
+        let writes = confined_writes(abi);
+        let mut ruleset = Ruleset::default()
+            .set_compatibility(CompatLevel::BestEffort)
+            .handle_access(writes)?;
+        if deny_network {
+            ruleset = ruleset.handle_access(AccessNet::BindTcp | AccessNet::ConnectTcp)?;
+        }
+        if scoped {
+            ruleset = ruleset.scope(Scope::Signal | Scope::AbstractUnixSocket)?;
+        }
+        let mut created = ruleset.create()?;
+        let mut dirs: Vec<&Path> = vec![request.workdir, request.state_dir];
+        dirs.extend(SHARED_DIRS.iter().map(Path::new));
+        for dir in dirs {
+            if let Ok(fd) = PathFd::new(dir) {
+                created = created.add_rule(PathBeneath::new(fd, writes))?;
+            }
+        }
+        for device in DEVICES {
+            if let Ok(fd) = PathFd::new(device) {
+                created =
+                    created.add_rule(PathBeneath::new(fd, writes & AccessFs::from_file(abi)))?;
+            }
+        }
+        for path in request.writable {
+            let fd = PathFd::new(path).map_err(|e| {
+                Error::Writable(path.clone(), io::Error::new(io::ErrorKind::NotFound, e))
+            })?;
+            let access = if path.is_dir() {
+                writes
+            } else {
+                writes & AccessFs::from_file(abi)
+            };
+            created = created.add_rule(PathBeneath::new(fd, access))?;
+        }
+        let summary = format!(
+            "Landlock ABI {have}: writes confined; network {}; signals and abstract unix sockets {}",
+            if deny_network {
+                "denied (TCP)"
+            } else {
+                "allowed"
+            },
+            if scoped { "scoped" } else { "not scoped" },
+        );
+        // SAFETY: getuid has no preconditions.
+        let uid = unsafe { libc::getuid() };
+        let env = CACHES
+            .iter()
+            .filter(|(name, _)| std::env::var_os(name).is_none())
+            .map(|(name, dir)| (*name, format!("/tmp/forge-bash-{uid}/{dir}")))
+            .collect();
+        Ok((
+            Some(Sandbox {
+                ruleset: created,
+                summary,
+                env,
+            }),
+            warnings,
+        ))
+    }
+
+    /// A handle on the ruleset for one child (a duplicated descriptor, closed on exec).
+    pub fn for_child(&self) -> io::Result<RulesetCreated> {
+        self.ruleset.try_clone()
+    }
+}
+
+/// Applies `ruleset` to the calling process: meant for the child between fork and
+/// exec, where it makes only async-signal-safe calls (`prctl`, the Landlock syscall,
+/// `close`) and allocates nothing.
+pub fn enter(ruleset: RulesetCreated) -> io::Result<()> {
+    match ruleset.restrict_self() {
+        Ok(_) => Ok(()),
+        Err(_) => Err(io::Error::last_os_error()),
+    }
+}

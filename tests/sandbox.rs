@@ -1,0 +1,197 @@
+//! The Landlock sandbox, end to end. Where the kernel has no Landlock, each test says
+//! so and skips.
+
+use std::io::Read;
+use std::net::TcpListener;
+use std::process::Command;
+
+use crate::support::{BIN, Options, Server, mask_ms};
+
+fn landlock_here() -> bool {
+    match forge_bash::sandbox::kernel_abi() {
+        Ok(_) => true,
+        Err(why) => {
+            eprintln!("skipped: this kernel has no Landlock ({why})");
+            false
+        }
+    }
+}
+
+fn sandboxed(extra: &[&str]) -> Server {
+    let mut options = Options::default().arg("--sandbox");
+    for arg in extra {
+        options = options.arg(*arg);
+    }
+    options.start()
+}
+
+#[test]
+fn writes_are_confined_and_ordinary_work_still_works() {
+    if !landlock_here() {
+        return;
+    }
+    // Not under /tmp, which the sandbox leaves writable.
+    let outside = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
+    let extra = tempfile::tempdir().unwrap();
+    let extra_path = extra.path().display().to_string();
+    let mut server = sandboxed(&["--writable", &extra_path]);
+    assert!(
+        server.stderr().contains("writes confined") || {
+            std::thread::sleep(std::time::Duration::from_millis(200));
+            server.stderr().contains("writes confined")
+        }
+    );
+    let tmp = tempfile::Builder::new()
+        .prefix("sandbox-")
+        .tempfile_in("/tmp")
+        .unwrap();
+    let answer = server.run(&format!(
+        "echo in > inside && echo tmp > {} && echo more > {extra_path}/allowed && cat inside",
+        tmp.path().display()
+    ));
+    assert_eq!(mask_ms(&answer), "in\n\n[exit:0 | Xms]");
+    assert_eq!(std::fs::read_to_string(tmp.path()).unwrap(), "tmp\n");
+    assert_eq!(
+        std::fs::read_to_string(extra.path().join("allowed")).unwrap(),
+        "more\n"
+    );
+
+    // Outside: every kind of write is refused with the usual error.
+    let target = outside.path().join("file");
+    std::fs::write(&target, "original").unwrap();
+    let out = outside.path().display();
+    for command in [
+        format!("echo x > {out}/new"),
+        format!("echo x >> {out}/file"),
+        format!(": > {out}/file"),
+        format!("truncate -s 0 {out}/file"),
+        format!("mkdir {out}/dir"),
+        format!("mv {out}/file {out}/moved"),
+        format!("ln {out}/file {out}/link"),
+        format!("ln -s {out}/file {out}/symlink"),
+        format!("unlink {out}/file"),
+        format!("mkfifo {out}/fifo"),
+    ] {
+        let answer = server.run(&command);
+        assert!(
+            answer.contains("Permission denied") || answer.contains("Operation not permitted"),
+            "{command}: {answer}"
+        );
+        assert!(!answer.contains("[exit:0 "), "{command}: {answer}");
+    }
+    assert_eq!(std::fs::read_to_string(&target).unwrap(), "original");
+    assert_eq!(std::fs::read_dir(outside.path()).unwrap().count(), 1);
+
+    // Reading and executing stay allowed everywhere.
+    assert!(
+        server
+            .run(&format!("cat {}", target.display()))
+            .starts_with("original")
+    );
+    assert!(
+        server
+            .run("ls / > /dev/null && echo listed")
+            .starts_with("listed\n")
+    );
+
+    // Everyday tools in the workdir.
+    let answer = server.run("printf 'a\\nb\\n' > f && sed -i s/a/A/ f && cat f");
+    assert_eq!(mask_ms(&answer), "A\nb\n\n[exit:0 | Xms]");
+    let git = Command::new("git").arg("--version").output().is_ok();
+    if git {
+        let answer = server.run(
+            "git init -q repo && cd repo && echo x > x && git add x && \
+             git -c user.email=a@b.c -c user.name=n commit -qm first && git log --oneline | wc -l",
+        );
+        assert_eq!(mask_ms(&answer), "1\n\n[exit:0 | Xms]");
+    }
+    if Command::new("npm").arg("--version").output().is_ok() {
+        // A local package: no network needed, but npm still writes its cache and logs.
+        let answer = server.run(
+            "mkdir -p lib app && cd lib && npm init -y > /dev/null && cd ../app && \
+             npm init -y > /dev/null && npm install --no-audit --no-fund ../lib > /dev/null && \
+             ls node_modules",
+        );
+        assert_eq!(mask_ms(&answer), "lib\n\n[exit:0 | Xms]");
+    }
+    if Command::new("cargo").arg("--version").output().is_ok() {
+        let answer = server.run(
+            "cargo new -q --offline hello && cd hello && cargo build -q --offline && ls target/debug/hello",
+        );
+        assert_eq!(mask_ms(&answer), "target/debug/hello\n\n[exit:0 | Xms]");
+    }
+}
+
+#[test]
+fn network_deny_refuses_tcp_and_allow_does_not() {
+    if !landlock_here() {
+        return;
+    }
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    let connect = format!("exec 3<>/dev/tcp/127.0.0.1/{port} && echo connected");
+    let mut denied = sandboxed(&["--network", "deny"]);
+    let answer = denied.run(&connect);
+    assert!(answer.contains("Permission denied"), "{answer}");
+    let answer = denied
+        .run("python3 -c 'import socket; socket.socket().bind((\"127.0.0.1\", 0))' && echo bound");
+    assert!(
+        !answer.contains("bound\n") && answer.contains("PermissionError"),
+        "{answer}"
+    );
+
+    let mut allowed = sandboxed(&[]);
+    let accept = std::thread::spawn(move || {
+        let (mut stream, _) = listener.accept().unwrap();
+        let mut buf = [0u8; 1];
+        let _ = stream.read(&mut buf);
+    });
+    assert!(allowed.run(&connect).starts_with("connected\n"));
+    accept.join().unwrap();
+}
+
+#[test]
+fn a_sandboxed_command_cannot_signal_the_server() {
+    if !landlock_here() {
+        return;
+    }
+    if forge_bash::sandbox::kernel_abi().is_ok_and(|abi| (abi as i32) < 6) {
+        eprintln!("skipped: signals are scoped from Landlock ABI 6");
+        return;
+    }
+    let mut server = sandboxed(&[]);
+    let answer = server.run("kill -STOP $PPID");
+    assert!(answer.contains("Operation not permitted"), "{answer}");
+    // The server was not stopped: it still answers.
+    assert!(server.run("echo alive").starts_with("alive\n"));
+    // Its own processes it still may signal.
+    assert!(
+        server
+            .run("sleep 30 & kill $! && echo killed")
+            .starts_with("killed\n")
+    );
+}
+
+#[test]
+fn refusals_at_start_up() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = Command::new(BIN)
+        .args(["--network", "deny", "--workdir"])
+        .arg(dir.path())
+        .stdin(std::process::Stdio::null())
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("--network deny needs --sandbox"));
+    if !landlock_here() {
+        return;
+    }
+    let out = Command::new(BIN)
+        .args(["--sandbox", "--writable", "/does/not/exist", "--workdir"])
+        .arg(dir.path())
+        .stdin(std::process::Stdio::null())
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("--writable /does/not/exist"));
+}
