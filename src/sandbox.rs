@@ -155,59 +155,104 @@ pub fn kernel_abi() -> Result<ABI, &'static str> {
     }
 }
 
+/// What the kernel lets the sandbox enforce, decided before any ruleset is built.
+#[derive(Debug, PartialEq, Eq)]
+pub struct Plan {
+    /// The ABI to build the ruleset for; `None`: no Landlock, commands run unsandboxed
+    /// (best effort only).
+    pub abi: Option<ABI>,
+    pub deny_network: bool,
+    pub scoped: bool,
+    /// What best-effort mode could not enforce, to warn about once.
+    pub warnings: Vec<String>,
+}
+
+/// Decides, from the mode, the network setting and the kernel's Landlock ABI (or why
+/// there is none), what to enforce: `Ok(None)` when the sandbox is off, an error when
+/// strict mode cannot have what it asks for.
+pub fn plan(
+    mode: Mode,
+    network: Network,
+    kernel: Result<ABI, &'static str>,
+) -> Result<Option<Plan>, Error> {
+    if mode == Mode::Off {
+        return match network {
+            Network::Deny => Err(Error::NetworkWithoutSandbox),
+            Network::Allow => Ok(None),
+        };
+    }
+    let strict = mode == Mode::Strict;
+    let mut warnings = Vec::new();
+    let abi = match kernel {
+        Ok(abi) => abi,
+        Err(why) if strict => return Err(Error::NoLandlock(why)),
+        Err(why) => {
+            warnings.push(format!(
+                "this kernel has no Landlock ({why}): commands run unsandboxed"
+            ));
+            return Ok(Some(Plan {
+                abi: None,
+                deny_network: false,
+                scoped: false,
+                warnings,
+            }));
+        }
+    };
+    let have = abi as i32;
+    let mut need = |what: &'static str, needed: ABI| -> Result<bool, Error> {
+        if have >= needed as i32 {
+            return Ok(true);
+        }
+        if strict {
+            return Err(Error::OldKernel {
+                what,
+                needed: needed as i32,
+                have,
+            });
+        }
+        warnings.push(format!(
+            "{what} needs Landlock ABI {}, and this kernel has ABI {have}: not enforced",
+            needed as i32
+        ));
+        Ok(false)
+    };
+    need(
+        "confining every kind of write (truncate, rename)",
+        WRITES_ABI,
+    )?;
+    let deny_network = network == Network::Deny && need("--network deny", NETWORK_ABI)?;
+    let scoped = have >= SCOPE_ABI as i32;
+    if !scoped {
+        warnings.push(format!(
+            "this kernel has Landlock ABI {have}: signals and abstract unix sockets are not scoped (ABI {})",
+            SCOPE_ABI as i32
+        ));
+    }
+    Ok(Some(Plan {
+        abi: Some(abi),
+        deny_network,
+        scoped,
+        warnings,
+    }))
+}
+
 impl Sandbox {
     /// Prepares the ruleset once, at start-up. `Ok(None)` when the sandbox is off.
     /// In best-effort mode, what cannot be enforced is in the returned warnings.
     pub fn prepare(request: &Request<'_>) -> Result<(Option<Sandbox>, Vec<String>), Error> {
-        if request.mode == Mode::Off {
-            if request.network == Network::Deny {
-                return Err(Error::NetworkWithoutSandbox);
-            }
+        let Some(plan) = plan(request.mode, request.network, kernel_abi())? else {
             return Ok((None, Vec::new()));
-        }
-        let strict = request.mode == Mode::Strict;
-        let mut warnings = Vec::new();
-        let abi = match kernel_abi() {
-            Ok(abi) => abi,
-            Err(why) if strict => return Err(Error::NoLandlock(why)),
-            Err(why) => {
-                warnings.push(format!(
-                    "this kernel has no Landlock ({why}): commands run unsandboxed"
-                ));
-                return Ok((None, warnings));
-            }
+        };
+        let Plan {
+            abi: Some(abi),
+            deny_network,
+            scoped,
+            warnings,
+        } = plan
+        else {
+            return Ok((None, plan.warnings));
         };
         let have = abi as i32;
-        let mut need = |what: &'static str, needed: ABI| -> Result<bool, Error> {
-            if have >= needed as i32 {
-                return Ok(true);
-            }
-            if strict {
-                return Err(Error::OldKernel {
-                    what,
-                    needed: needed as i32,
-                    have,
-                });
-            }
-            warnings.push(format!(
-                "{what} needs Landlock ABI {}, and this kernel has ABI {have}: not enforced",
-                needed as i32
-            ));
-            Ok(false)
-        };
-        need(
-            "confining every kind of write (truncate, rename)",
-            WRITES_ABI,
-        )?;
-        let deny_network = request.network == Network::Deny && need("--network deny", NETWORK_ABI)?;
-        let scoped = have >= SCOPE_ABI as i32;
-        if !scoped {
-            warnings.push(format!(
-                "this kernel has Landlock ABI {have}: signals and abstract unix sockets are not scoped (ABI {})",
-                SCOPE_ABI as i32
-            ));
-        }
-
         let writes = confined_writes(abi);
         let mut ruleset = Ruleset::default()
             .set_compatibility(CompatLevel::BestEffort)
@@ -282,5 +327,69 @@ pub fn enter(ruleset: RulesetCreated) -> io::Result<()> {
     match ruleset.restrict_self() {
         Ok(_) => Ok(()),
         Err(_) => Err(io::Error::last_os_error()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn strict_mode_refuses_what_the_kernel_lacks_and_names_its_abi() {
+        let refused =
+            |kernel, network| plan(Mode::Strict, network, kernel).unwrap_err().to_string();
+        assert_eq!(
+            refused(Err("it is not built in"), Network::Allow),
+            "--sandbox: this kernel has no Landlock (it is not built in); use \
+             --sandbox=best-effort to run unsandboxed with a warning"
+        );
+        assert_eq!(
+            refused(Ok(ABI::V2), Network::Allow),
+            "--sandbox: confining every kind of write (truncate, rename) needs Landlock ABI 3, \
+             and this kernel has ABI 2; use --sandbox=best-effort to apply what it has"
+        );
+        assert_eq!(
+            refused(Ok(ABI::V3), Network::Deny),
+            "--sandbox: --network deny needs Landlock ABI 4, and this kernel has ABI 3; use \
+             --sandbox=best-effort to apply what it has"
+        );
+        let full = plan(Mode::Strict, Network::Deny, Ok(ABI::V7))
+            .unwrap()
+            .unwrap();
+        assert_eq!(
+            (full.abi, full.deny_network, full.scoped),
+            (Some(ABI::V7), true, true)
+        );
+        assert!(full.warnings.is_empty());
+    }
+
+    #[test]
+    fn best_effort_warns_and_applies_what_there_is() {
+        let none = plan(
+            Mode::BestEffort,
+            Network::Deny,
+            Err("it is built in but not enabled"),
+        )
+        .unwrap()
+        .unwrap();
+        assert_eq!(none.abi, None);
+        assert_eq!(none.warnings.len(), 1);
+        let old = plan(Mode::BestEffort, Network::Deny, Ok(ABI::V1))
+            .unwrap()
+            .unwrap();
+        assert_eq!(
+            (old.abi, old.deny_network, old.scoped),
+            (Some(ABI::V1), false, false)
+        );
+        assert_eq!(old.warnings.len(), 3, "{:?}", old.warnings);
+    }
+
+    #[test]
+    fn off_is_off_and_network_deny_needs_the_sandbox() {
+        assert_eq!(plan(Mode::Off, Network::Allow, Ok(ABI::V7)).unwrap(), None);
+        assert!(matches!(
+            plan(Mode::Off, Network::Deny, Ok(ABI::V7)),
+            Err(Error::NetworkWithoutSandbox)
+        ));
     }
 }
