@@ -29,37 +29,14 @@ fn main() {
             .collect(),
     );
 
-    let mut server = Client::spawn(&binary, &work, &state);
-    server.initialize();
-    for _ in 0..20 {
-        server.call("true");
-    }
-    // Interleaved, so that drift in the machine's load touches both alike.
-    let (mut calls, mut floors) = (Vec::new(), Vec::new());
-    for _ in 0..ROUND_TRIPS {
-        let started = Instant::now();
-        server.call("true");
-        calls.push(started.elapsed());
-        floors.push(spawn_floor());
-    }
-    let (run_true, floor) = (median(calls), median(floors));
-    drop(server);
-
+    let (run_true, floor) = call_against_floor(&mut Client::spawn(&binary, &work, &state));
     // The same under the Landlock sandbox, on a server of its own.
-    let mut sandboxed = Client::spawn_with(&binary, &work, &state, &["--sandbox=best-effort"]);
-    sandboxed.initialize();
-    for _ in 0..20 {
-        sandboxed.call("true");
-    }
-    let (mut calls, mut floors) = (Vec::new(), Vec::new());
-    for _ in 0..ROUND_TRIPS {
-        let started = Instant::now();
-        sandboxed.call("true");
-        calls.push(started.elapsed());
-        floors.push(spawn_floor());
-    }
-    let (sandboxed_true, sandboxed_floor) = (median(calls), median(floors));
-    drop(sandboxed);
+    let (sandboxed_true, sandboxed_floor) = call_against_floor(&mut Client::spawn_with(
+        &binary,
+        &work,
+        &state,
+        &["--sandbox=best-effort"],
+    ));
     let mut server = Client::spawn(&binary, &work, &state);
     server.initialize();
 
@@ -302,6 +279,23 @@ fn cold_start(binary: &Path, work: &Path, state: &Path) -> Duration {
     let elapsed = started.elapsed();
     drop(client);
     elapsed
+}
+
+/// Medians of `run("true")` and of the floor, measured in alternation so that drift in
+/// the machine's load touches both alike.
+fn call_against_floor(server: &mut Client) -> (Duration, Duration) {
+    server.initialize();
+    for _ in 0..20 {
+        server.call("true");
+    }
+    let (mut calls, mut floors) = (Vec::new(), Vec::new());
+    for _ in 0..ROUND_TRIPS {
+        let started = Instant::now();
+        server.call("true");
+        calls.push(started.elapsed());
+        floors.push(spawn_floor());
+    }
+    (median(calls), median(floors))
 }
 
 fn spawn_floor() -> Duration {

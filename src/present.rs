@@ -6,6 +6,7 @@
 
 use crate::capture::{self, Captured, Spill};
 use crate::exec::{Ending, Output};
+use crate::render::floor_char_boundary;
 
 /// What a call answers: the text, and whether MCP should flag it as a tool error.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -210,14 +211,6 @@ fn floor_boundary(bytes: &[u8], mut i: usize) -> usize {
 fn ceil_boundary(bytes: &[u8], mut i: usize) -> usize {
     while i < bytes.len() && is_continuation(bytes[i]) {
         i += 1;
-    }
-    i
-}
-
-fn floor_char_boundary(s: &str, i: usize) -> usize {
-    let mut i = i.min(s.len());
-    while !s.is_char_boundary(i) {
-        i -= 1;
     }
     i
 }

@@ -245,7 +245,8 @@ impl Perform for Screen {
     }
 }
 
-fn floor_char_boundary(s: &str, i: usize) -> usize {
+/// The largest index ≤ `i` on a character boundary of `s`.
+pub fn floor_char_boundary(s: &str, i: usize) -> usize {
     let mut i = i.min(s.len());
     while !s.is_char_boundary(i) {
         i -= 1;

@@ -55,6 +55,14 @@ impl Harness {
         self.dir.path().join("work")
     }
 
+    /// A named pipe in the workdir: a command that reads it waits for the test.
+    fn fifo(&self, name: &str) -> std::path::PathBuf {
+        let fifo = self.workdir().join(name);
+        let made = std::process::Command::new("mkfifo").arg(&fifo).status();
+        assert!(made.unwrap().success());
+        fifo
+    }
+
     async fn send(&mut self, line: &str) {
         self.to_server.write_all(line.as_bytes()).await.unwrap();
         self.to_server.write_all(b"\n").await.unwrap();
@@ -92,14 +100,7 @@ fn text(response: &Value) -> &str {
 #[tokio::test(start_paused = true)]
 async fn piped_requests_are_all_answered_long_after_end_of_input() {
     let mut harness = Harness::start(&[]);
-    let fifo = harness.workdir().join("release");
-    assert!(
-        std::process::Command::new("mkfifo")
-            .arg(&fifo)
-            .status()
-            .unwrap()
-            .success()
-    );
+    let fifo = harness.fifo("release");
     harness.send(&call(1, "cat release; echo done")).await;
     harness.send(&call(2, "echo quick")).await;
     // The last line has no newline, and is still a request.
@@ -128,14 +129,7 @@ async fn piped_requests_are_all_answered_long_after_end_of_input() {
 #[tokio::test]
 async fn a_duplicate_id_in_flight_is_refused_and_the_first_is_answered() {
     let mut harness = Harness::start(&[]);
-    let fifo = harness.workdir().join("release");
-    assert!(
-        std::process::Command::new("mkfifo")
-            .arg(&fifo)
-            .status()
-            .unwrap()
-            .success()
-    );
+    let fifo = harness.fifo("release");
     harness.send(&call("a", "cat release; echo first")).await;
     harness.send(&call("a", "touch second-ran")).await;
     let refused = harness.next().await;
