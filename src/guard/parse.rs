@@ -66,16 +66,15 @@ impl Word {
         self.pattern.push(c);
     }
 
-    fn expansion(&mut self, quoted: bool, may_vanish: bool, alt: &str) {
+    /// An expansion: `may_vanish` when it can leave no word at all (unquoted `$v`,
+    /// `"$@"`); unquoted, bash may split the word where it stands.
+    fn expansion(&mut self, quoted: bool, may_vanish: bool) {
         self.expanded = true;
         if !quoted && self.before_split.is_none() {
             self.before_split = Some(self.text.clone());
         }
-        if !may_vanish && quoted {
+        if !may_vanish {
             self.solid = true;
-        }
-        for c in alt.chars() {
-            self.literal(c, true);
         }
     }
 }
@@ -901,7 +900,7 @@ impl Parser {
     fn expansion(&mut self, word: &mut Word, quoted: bool) -> bool {
         if self.peek() == Some('`') {
             self.backticks(quoted);
-            word.expansion(quoted, !quoted, "");
+            word.expansion(quoted, !quoted);
             return true;
         }
         match self.peek_at(1) {
@@ -912,14 +911,14 @@ impl Parser {
                     self.bump(2);
                     self.nested(End::Paren);
                 }
-                word.expansion(quoted, !quoted && !arithmetic, "");
+                word.expansion(quoted, !quoted && !arithmetic);
             }
             Some('[') => {
                 let close = self.matching(self.i + 2, '[', ']');
                 self.bump(2);
                 self.substitutions_until(close.unwrap_or(self.s.len()));
                 self.bump(1);
-                word.expansion(quoted, false, "");
+                word.expansion(quoted, false);
             }
             Some('{') => {
                 self.bump(2);
@@ -933,11 +932,11 @@ impl Parser {
                 {
                     self.bump(1);
                 }
-                word.expansion(quoted, !quoted, "");
+                word.expansion(quoted, !quoted);
             }
             Some(c @ ('0'..='9' | '@' | '*' | '#' | '?' | '$' | '!' | '-')) => {
                 self.bump(2);
-                word.expansion(quoted, !quoted || c == '@', "");
+                word.expansion(quoted, !quoted || c == '@');
             }
             _ => return false,
         }
@@ -964,7 +963,7 @@ impl Parser {
             self.substitutions_until(close.unwrap_or(self.s.len()));
             self.bump(1);
         }
-        word.expansion(quoted, !quoted || all, "");
+        word.expansion(quoted, !quoted || all);
         let colon = usize::from(self.peek() == Some(':'));
         let alternative = matches!(self.peek_at(colon), Some('-' | '=' | '+'));
         if alternative {
