@@ -187,7 +187,8 @@ fn a_cancel_in_the_grace_stops_the_call_and_one_after_the_answer_does_nothing() 
     );
     let bg = read_pid(&server.workdir.join("bg"));
     let shell = read_pid(&server.workdir.join("shell"));
-    groups.0.push(bg);
+    // The shell leads the call's group, which `bg` belongs to.
+    groups.0.push(shell);
     let marker = marker(&server.workdir);
     std::fs::OpenOptions::new()
         .write(true)
@@ -208,10 +209,11 @@ fn a_cancel_in_the_grace_stops_the_call_and_one_after_the_answer_does_nothing() 
     assert!(server.drain_buffered().iter().all(|m| m["id"] != json!(id)));
 
     // After the answer, a cancel changes nothing.
-    let id = server.start_call("sleep 3000 > /dev/null 2>&1 & echo $! > keep; echo done");
+    let id = server
+        .start_call("echo $$ > pgid2; sleep 3000 > /dev/null 2>&1 & echo $! > keep; echo done");
     assert!(text(&server.response(id)).starts_with("done\n"));
     let keep = read_pid(&server.workdir.join("keep"));
-    groups.0.push(keep);
+    groups.0.push(read_pid(&server.workdir.join("pgid2")));
     cancel(&mut server, id);
     std::thread::sleep(Duration::from_millis(500));
     assert!(
@@ -229,13 +231,13 @@ fn background_jobs_of_answered_calls_stay() {
     let mut groups = Groups::default();
     // One redirected, one writing to the call's pipes now and then.
     let answer = server.run(
-        "sleep 3000 > log 2>&1 & echo $! > quiet; \
+        "echo $$ > pgid; sleep 3000 > log 2>&1 & echo $! > quiet; \
          (echo $BASHPID > ticking; while :; do echo tick; sleep 0.1; done) & echo started",
     );
     assert!(answer.contains("started\n"), "{answer}");
     let quiet = read_pid(&server.workdir.join("quiet"));
     let ticking = read_pid(&server.workdir.join("ticking"));
-    groups.0.push(quiet);
+    groups.0.push(read_pid(&server.workdir.join("pgid")));
     std::thread::sleep(Duration::from_secs(1));
     assert!(alive(quiet) && alive(ticking));
     // SAFETY: the test's own recorded processes.
@@ -265,10 +267,11 @@ fn the_cap_counts_what_background_jobs_write_after_the_answer() {
         .arg("1000000")
         .start();
     let mut groups = Groups::default();
-    let answer = server.run("(sleep 0.3; echo $BASHPID > yes; exec yes) & echo bye");
+    let answer =
+        server.run("echo $$ > pgid; (sleep 0.3; echo $BASHPID > yes; exec yes) & echo bye");
     assert!(answer.starts_with("bye\n"), "{answer}");
     let yes = read_pid(&server.workdir.join("yes"));
-    groups.0.push(yes);
+    groups.0.push(read_pid(&server.workdir.join("pgid")));
     assert!(
         eventually(Duration::from_secs(5), || !alive(yes)),
         "yes still writing past the cap"
@@ -276,10 +279,11 @@ fn the_cap_counts_what_background_jobs_write_after_the_answer() {
 
     // The default cap: the server pays at most 5 % of a core over 3 s.
     let mut server = Server::start(Options::default());
-    let answer = server.run("(sleep 0.2; echo $BASHPID > yes; exec yes) & echo started");
+    let answer =
+        server.run("echo $$ > pgid; (sleep 0.2; echo $BASHPID > yes; exec yes) & echo started");
     assert!(answer.contains("started\n"), "{answer:.200}");
     let yes = read_pid(&server.workdir.join("yes"));
-    groups.0.push(yes);
+    groups.0.push(read_pid(&server.workdir.join("pgid")));
     let ticks = cpu_ticks(server.pid());
     let started = Instant::now();
     std::thread::sleep(Duration::from_secs(3));
@@ -306,10 +310,10 @@ fn clock_ticks() -> f64 {
 fn server_death_takes_running_calls_along_and_leaves_answered_jobs() {
     let mut server = Server::start(Options::default());
     let mut groups = Groups::default();
-    let answer = server.run("sleep 3000 > /dev/null 2>&1 & echo $! > keep");
+    let answer = server.run("echo $$ > pgid; sleep 3000 > /dev/null 2>&1 & echo $! > keep");
     assert!(answer.contains("[exit:0"), "{answer}");
     let keep = read_pid(&server.workdir.join("keep"));
-    groups.0.push(keep);
+    groups.0.push(read_pid(&server.workdir.join("pgid")));
     server.start_call(&format!("{ESCAPEES} echo $$ > shell; sleep 3000"));
     let mut pids = escapees(&server, &mut groups);
     let shell = read_pid(&server.workdir.join("shell"));
