@@ -741,17 +741,29 @@ fn generated() -> Vec<(String, bool)> {
         for _ in 0..12 {
             // A fixed stride over the wrapper and name lists gives varied pairs.
             k += 1;
-            let wrapper = wrappers[(k * 7) % wrappers.len()];
-            let name = names[(k * 5) % names.len()];
-            let (wrapper, name) = if position.contains('\'') && (name.contains('\'')) {
-                (wrapper, "rm")
+            // Every third command has a chain of two wrappers (`exec` only last).
+            let first = wrappers[(k * 7) % wrappers.len()];
+            let second = wrappers[(k * 11 + 3) % wrappers.len()];
+            let chain = if k.is_multiple_of(3) && first != "exec " {
+                format!("{first}{second}")
             } else {
-                (wrapper, name)
+                first.to_owned()
+            };
+            let wrapper = chain.as_str();
+            let name = names[(k * 5) % names.len()];
+            let name = if position.contains('\'') && name.contains('\'') {
+                "rm"
+            } else {
+                name
             };
             out.push((position.replace("{}", &format!("{wrapper}{name} x")), false));
             if k.is_multiple_of(2) {
                 let lookalike = lookalikes[k % lookalikes.len()];
-                let wrapper = if wrapper == "exec " { "" } else { wrapper };
+                let wrapper = if wrapper.contains("exec ") {
+                    ""
+                } else {
+                    wrapper
+                };
                 out.push((
                     position.replace("{}", &format!("{wrapper}{lookalike}")),
                     true,
