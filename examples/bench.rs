@@ -228,14 +228,7 @@ fn audit_million_rows(binary: &Path, dir: &Path) -> (Duration, u64) {
 /// the server's peak RSS (kB) and how many answers arrive once the client reads.
 fn client_that_stops_reading(binary: &Path, work: &Path, state: &Path) -> (u64, usize) {
     const CALLS: usize = 2000;
-    let mut child = Command::new(binary)
-        .arg("--workdir")
-        .arg(work)
-        .arg("--state-dir")
-        .arg(state)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
+    let mut child = server_command(binary, work, state, &[])
         .spawn()
         .expect("spawn forge-bash");
     let mut stdin = child.stdin.take().unwrap();
@@ -298,6 +291,21 @@ fn call_against_floor(server: &mut Client) -> (Duration, Duration) {
     (median(calls), median(floors))
 }
 
+/// The server as a client starts it: piped stdin and stdout, stderr discarded.
+fn server_command(binary: &Path, work: &Path, state: &Path, args: &[&str]) -> Command {
+    let mut command = Command::new(binary);
+    command
+        .args(args)
+        .arg("--workdir")
+        .arg(work)
+        .arg("--state-dir")
+        .arg(state)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null());
+    command
+}
+
 fn spawn_floor() -> Duration {
     let started = Instant::now();
     let output = Command::new("bash")
@@ -344,15 +352,7 @@ impl Client {
     }
 
     fn spawn_with(binary: &Path, work: &Path, state: &Path, args: &[&str]) -> Client {
-        let mut child = Command::new(binary)
-            .args(args)
-            .arg("--workdir")
-            .arg(work)
-            .arg("--state-dir")
-            .arg(state)
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::null())
+        let mut child = server_command(binary, work, state, args)
             .spawn()
             .expect("spawn forge-bash");
         let stdin = child.stdin.take().unwrap();

@@ -365,7 +365,11 @@ fn inspect<'a>(line: &'a [u8], pending: &Pending, out: &Outbox) -> Option<&'a [u
             ErrorCode::INVALID_REQUEST,
             "invalid request: batch requests are not supported",
         ),
-        Ok(Value::Object(message)) => check(&message, pending),
+        Ok(Value::Object(message)) => match check(&message, pending) {
+            // A response the server did not ask for: nothing to forward or answer.
+            None if is_response(&message) => return None,
+            checked => checked,
+        },
         Ok(_) => refuse(
             &Value::Null,
             ErrorCode::INVALID_REQUEST,
@@ -377,16 +381,14 @@ fn inspect<'a>(line: &'a [u8], pending: &Pending, out: &Outbox) -> Option<&'a [u
             out.error(&id, code, &message);
             None
         }
-        None if is_response(line) => None,
         None => Some(line),
     }
 }
 
-/// A line with `result` or `error` and no `method`: a response from the client.
-fn is_response(line: &[u8]) -> bool {
-    serde_json::from_slice::<Map<String, Value>>(line).is_ok_and(|m| {
-        !m.contains_key("method") && (m.contains_key("result") || m.contains_key("error"))
-    })
+/// A message with `result` or `error` and no `method`: a response from the client.
+fn is_response(message: &Map<String, Value>) -> bool {
+    !message.contains_key("method")
+        && (message.contains_key("result") || message.contains_key("error"))
 }
 
 /// Checks a JSON-RPC message: its id, version, method and, for `tools/call`, params.
