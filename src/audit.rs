@@ -2,14 +2,16 @@
 //!
 //! `<state-dir>/audit-YYYY-MM-DD.tsv`, columns: timestamp, command, exit code,
 //! duration in ms. Each row is a single `write` to a file opened for appending, so
-//! concurrent calls never interleave. A failed write is a warning on stderr, never a
-//! failed call.
+//! concurrent calls never interleave. The file is opened through the state dir's
+//! handle and never through a symlink or a hard link (see [`StateDir::append`]). A
+//! failed write is a warning on stderr that carries the row, never a failed call.
 
-use std::fs::OpenOptions;
 use std::io::{self, Write};
 use std::path::{Path, PathBuf};
 
 use chrono::{DateTime, Utc};
+
+use crate::state::StateDir;
 
 pub mod view;
 
@@ -35,18 +37,19 @@ impl Row<'_> {
     }
 }
 
-/// The day's log file in `dir`.
-pub fn path(dir: &Path, at: DateTime<Utc>) -> PathBuf {
-    dir.join(format!("audit-{}.tsv", at.format("%Y-%m-%d")))
+/// The name of the day's log file.
+pub fn file_name(at: DateTime<Utc>) -> String {
+    format!("audit-{}.tsv", at.format("%Y-%m-%d"))
 }
 
-/// Appends `row` to its day's file, creating the directory on first use.
-pub fn append(dir: &Path, row: &Row<'_>) -> io::Result<()> {
-    std::fs::create_dir_all(dir)?;
-    let mut file = OpenOptions::new()
-        .create(true)
-        .append(true)
-        .open(path(dir, row.at))?;
+/// The day's log file in `dir`.
+pub fn path(dir: &Path, at: DateTime<Utc>) -> PathBuf {
+    dir.join(file_name(at))
+}
+
+/// Appends `row` to its day's file in the state dir.
+pub fn append(state: &StateDir, row: &Row<'_>) -> io::Result<()> {
+    let mut file = state.append(&file_name(row.at))?;
     let line = row.to_line();
     let written = file.write(line.as_bytes())?;
     if written != line.len() {
@@ -58,10 +61,16 @@ pub fn append(dir: &Path, row: &Row<'_>) -> io::Result<()> {
     Ok(())
 }
 
-/// Appends `row`, or warns on stderr why it could not.
-pub fn record(dir: &Path, row: &Row<'_>) {
-    if let Err(e) = append(dir, row) {
-        tracing::warn!(dir = %dir.display(), error = %e, "audit row not written");
+/// Appends `row`, or warns on stderr why it could not, with the row itself, so that
+/// nothing is lost.
+pub fn record(state: &StateDir, row: &Row<'_>) {
+    if let Err(e) = append(state, row) {
+        tracing::warn!(
+            dir = %state.path().display(),
+            error = %e,
+            row = row.to_line().trim_end(),
+            "audit row not written"
+        );
     }
 }
 
@@ -198,8 +207,9 @@ mod tests {
     fn append_creates_dir_and_appends() {
         let tmp = tempfile::tempdir().unwrap();
         let dir = tmp.path().join("new/state");
+        let state = StateDir::open(&dir);
         append(
-            &dir,
+            &state,
             &Row {
                 at: at(),
                 command: "one",
@@ -209,7 +219,7 @@ mod tests {
         )
         .unwrap();
         append(
-            &dir,
+            &state,
             &Row {
                 at: at(),
                 command: "two",
@@ -230,9 +240,10 @@ mod tests {
         let tmp = tempfile::tempdir().unwrap();
         let file = tmp.path().join("a-file");
         std::fs::write(&file, "").unwrap();
+        let state = StateDir::open(&file);
         assert!(
             append(
-                &file,
+                &state,
                 &Row {
                     at: at(),
                     command: "x",
@@ -243,7 +254,7 @@ mod tests {
             .is_err()
         );
         record(
-            &file,
+            &state,
             &Row {
                 at: at(),
                 command: "x",

@@ -7,13 +7,14 @@
 //! `stderr-N.txt` for stderr). Memory per stream stays near [`HEAD_BYTES`] plus
 //! [`TAIL_BYTES`], whatever the command writes.
 
-use std::fs::{File, OpenOptions};
+use std::fs::File;
 use std::io::{self, Write};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 
 use crate::render::{Rendered, Renderer};
+use crate::state::StateDir;
 
 /// Most bytes of stdout that Layer 2 shows (the seed's 50 KB).
 pub const SHOW_BYTES: usize = 51_200;
@@ -41,25 +42,26 @@ pub enum Stream {
 /// Hands out spill files that never overwrite an existing one.
 ///
 /// N counts up from 1 per prefix; a name that exists (a restarted server, a second
-/// server on the same state dir) is skipped by creating each file exclusively.
+/// server on the same state dir) is skipped by creating each file exclusively,
+/// through the state dir's handle (see [`StateDir::create_new`]).
 #[derive(Debug)]
 pub struct Spiller {
-    dir: PathBuf,
+    state: Arc<StateDir>,
     next_stdout: AtomicU64,
     next_stderr: AtomicU64,
 }
 
 impl Spiller {
-    pub fn new(dir: impl Into<PathBuf>) -> Arc<Spiller> {
+    pub fn new(state: Arc<StateDir>) -> Arc<Spiller> {
         Arc::new(Spiller {
-            dir: dir.into(),
+            state,
             next_stdout: AtomicU64::new(1),
             next_stderr: AtomicU64::new(1),
         })
     }
 
     pub fn dir(&self) -> &Path {
-        &self.dir
+        self.state.path()
     }
 
     /// Creates the next free `cmd-N.txt` or `stderr-N.txt`.
@@ -68,12 +70,11 @@ impl Spiller {
             Stream::Stdout => ("cmd", &self.next_stdout),
             Stream::Stderr => ("stderr", &self.next_stderr),
         };
-        std::fs::create_dir_all(&self.dir)?;
         loop {
             let n = counter.fetch_add(1, Ordering::Relaxed);
-            let path = self.dir.join(format!("{prefix}-{n}.txt"));
-            match OpenOptions::new().write(true).create_new(true).open(&path) {
-                Ok(file) => return Ok((file, path)),
+            let name = format!("{prefix}-{n}.txt");
+            match self.state.create_new(&name) {
+                Ok(file) => return Ok((file, self.dir().join(name))),
                 Err(e) if e.kind() == io::ErrorKind::AlreadyExists => continue,
                 Err(e) => return Err(e),
             }
@@ -337,7 +338,7 @@ mod tests {
 
     fn spiller() -> (tempfile::TempDir, Arc<Spiller>) {
         let dir = tempfile::tempdir().unwrap();
-        let spiller = Spiller::new(dir.path());
+        let spiller = Spiller::new(Arc::new(StateDir::open(dir.path())));
         (dir, spiller)
     }
 

@@ -17,6 +17,9 @@
 //!   CRs or backspaces is shown as [`render`] renders it, as a terminal would.
 //! - [`audit`]: one row per call in a daily TSV file.
 //!
+//! [`state`] is the state dir: overflow files and audit logs are created only through
+//! its directory handle, never through a symlink.
+//!
 //! [`server`] ties them into an rmcp `ServerHandler`; [`stdio`] sits between the real
 //! stdin/stdout and rmcp so that piped input is fully answered before exit, malformed
 //! lines get a JSON-RPC error, and SIGTERM stops every running command cleanly.
@@ -33,4 +36,5 @@ pub mod present;
 pub mod render;
 pub mod sandbox;
 pub mod server;
+pub mod state;
 pub mod stdio;

@@ -11,9 +11,17 @@ use forge_bash::config::{self, Cli, Command};
 use forge_bash::contain::Containment;
 use forge_bash::sandbox::{self, Sandbox};
 use forge_bash::server::Server;
+use forge_bash::state::StateDir;
 use forge_bash::{environ, guard, stdio};
 
 fn main() -> ExitCode {
+    // Commands run as this user: non-dumpable, the server's /proc entries (its pipes,
+    // memory and environment) belong to root, out of their reach. Children are dumpable
+    // again after their exec.
+    // SAFETY: prctl with PR_SET_DUMPABLE takes plain integers.
+    if unsafe { libc::prctl(libc::PR_SET_DUMPABLE, 0, 0, 0, 0) } != 0 {
+        eprintln!("forge-bash: cannot make the server non-dumpable");
+    }
     let Cli { config, command } = Cli::parse();
     match command {
         Some(Command::Check { command }) => return check(&command.join(" ")),
@@ -48,7 +56,8 @@ fn main() -> ExitCode {
             "working directory does not exist; every call will fail until it does"
         );
     }
-    let sandbox = match prepare_sandbox(&config) {
+    let state = Arc::new(StateDir::open(&config.state_dir));
+    let sandbox = match prepare_sandbox(&config, &state) {
         Ok(sandbox) => sandbox,
         Err(e) => {
             tracing::error!("{e}");
@@ -75,7 +84,7 @@ fn main() -> ExitCode {
             return ExitCode::FAILURE;
         }
     };
-    let server = Server::with_sandbox(config, shell, containment.clone(), sandbox);
+    let server = Server::with_sandbox(config, shell, containment.clone(), sandbox, state);
     let result = runtime.block_on(async {
         // Non-blocking pipes when the client gave us pipes (as MCP clients do); the
         // blocking handles otherwise (a terminal, a file).
@@ -98,16 +107,22 @@ fn main() -> ExitCode {
 }
 
 /// The Landlock ruleset, prepared once; warnings of best-effort mode logged once.
-fn prepare_sandbox(config: &config::Config) -> Result<Option<Sandbox>, sandbox::Error> {
-    if config.sandbox != sandbox::Mode::Off {
-        // A rule needs an existing directory: the state dir is otherwise made on first use.
-        let _ = std::fs::create_dir_all(&config.state_dir);
-    }
+fn prepare_sandbox(
+    config: &config::Config,
+    state: &StateDir,
+) -> Result<Option<Sandbox>, sandbox::Error> {
+    let temp = match config.sandbox {
+        sandbox::Mode::Off => state.path().join(sandbox::TEMP_DIR),
+        _ => state
+            .subdir(sandbox::TEMP_DIR)
+            .map_err(|e| sandbox::Error::Temp(state.path().join(sandbox::TEMP_DIR), e))?,
+    };
     let request = sandbox::Request {
         mode: config.sandbox,
         network: config.network,
         workdir: &config.workdir,
         state_dir: &config.state_dir,
+        temp: &temp,
         writable: &config.writable,
     };
     let (sandbox, warnings) = Sandbox::prepare(&request)?;

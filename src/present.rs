@@ -232,7 +232,7 @@ mod tests {
     impl Fixture {
         fn new() -> Fixture {
             let dir = tempfile::tempdir().unwrap();
-            let spiller = Spiller::new(dir.path());
+            let spiller = Spiller::new(Arc::new(crate::state::StateDir::open(dir.path())));
             Fixture { dir, spiller }
         }
 

@@ -4,9 +4,11 @@
 //! start-up and applied in the child between fork and exec (one `prctl` and one
 //! `landlock_restrict_self`, both async-signal-safe). Reading and executing stay
 //! allowed everywhere. Writing (create, modify, truncate, remove, rename, link, make
-//! directories and special files, device ioctls) is allowed only under the workdir,
-//! the state dir, `/tmp`, `/dev/shm`, `/dev/pts`, the usual character devices and the
-//! `--writable` paths. `--network deny` refuses TCP connect and bind (ABI 4). With ABI
+//! directories, FIFOs and sockets, device ioctls) is allowed only under the workdir,
+//! the server's private temp dir (`<state-dir>/tmp`, the commands' `TMPDIR`),
+//! `/dev/shm`, `/dev/pts`, the usual character devices and the `--writable` paths.
+//! The state dir itself is read-only to commands, and no command can make a device
+//! node anywhere. `--network deny` refuses TCP connect and bind (ABI 4). With ABI
 //! 6, signals and abstract unix sockets are scoped: a command cannot signal or connect
 //! to anything outside its own domain, the server included.
 //!
@@ -74,12 +76,17 @@ const DEVICES: &[&str] = &[
     "/dev/ptmx",
 ];
 
-/// Caches that tools keep under the home directory, moved under /tmp for sandboxed
-/// commands: npm cannot install without writing its cache (and its logs) there.
+/// Caches that tools keep under the home directory, moved into the private temp dir
+/// for sandboxed commands: npm cannot install without writing its cache (and its
+/// logs) there.
 const CACHES: &[(&str, &str)] = &[("npm_config_cache", "npm")];
 
-/// Directories every command may write under, besides the workdir and state dir.
-const SHARED_DIRS: &[&str] = &["/tmp", "/dev/shm", "/dev/pts"];
+/// The private temp dir's name in the state dir.
+pub const TEMP_DIR: &str = "tmp";
+
+/// Directories every command may write under, besides the workdir and the private
+/// temp dir. The shared `/tmp` is not one of them (`--writable /tmp` makes it one).
+const SHARED_DIRS: &[&str] = &["/dev/shm", "/dev/pts"];
 
 /// The ABI that strict mode needs for confining writes: truncate is handled from
 /// ABI 3, and renames or links across directories (refer) from ABI 2.
@@ -110,6 +117,12 @@ pub enum Error {
     NetworkWithoutSandbox,
     #[error("--writable {0}: {1}")]
     Writable(PathBuf, io::Error),
+    #[error(
+        "--sandbox: the state dir {state} is inside {root}, where commands may write: they could rewrite the audit log and overflow files; choose a state dir outside it"
+    )]
+    StateDirWritable { state: PathBuf, root: PathBuf },
+    #[error("--sandbox: cannot make the private temp dir {0}: {1}")]
+    Temp(PathBuf, io::Error),
     #[error("cannot prepare the Landlock ruleset: {0}")]
     Ruleset(#[from] landlock::RulesetError),
 }
@@ -120,7 +133,10 @@ pub struct Request<'a> {
     pub mode: Mode,
     pub network: Network,
     pub workdir: &'a Path,
+    /// Read-only to commands; it must not lie under any writable path.
     pub state_dir: &'a Path,
+    /// The server's private temp dir: writable, and commands' `TMPDIR`.
+    pub temp: &'a Path,
     pub writable: &'a [PathBuf],
 }
 
@@ -243,6 +259,7 @@ impl Sandbox {
         let Some(plan) = plan(request.mode, request.network, kernel_abi())? else {
             return Ok((None, Vec::new()));
         };
+        request.check_state_dir_is_not_writable()?;
         let Plan {
             abi: Some(abi),
             deny_network,
@@ -252,44 +269,19 @@ impl Sandbox {
         else {
             return Ok((None, plan.warnings));
         };
-        let have = abi as i32;
-        let writes = confined_writes(abi);
         let mut ruleset = Ruleset::default()
             .set_compatibility(CompatLevel::BestEffort)
-            .handle_access(writes)?;
+            .handle_access(confined_writes(abi))?;
         if deny_network {
             ruleset = ruleset.handle_access(AccessNet::BindTcp | AccessNet::ConnectTcp)?;
         }
         if scoped {
             ruleset = ruleset.scope(Scope::Signal | Scope::AbstractUnixSocket)?;
         }
-        let mut created = ruleset.create()?;
-        let mut dirs: Vec<&Path> = vec![request.workdir, request.state_dir];
-        dirs.extend(SHARED_DIRS.iter().map(Path::new));
-        for dir in dirs {
-            if let Ok(fd) = PathFd::new(dir) {
-                created = created.add_rule(PathBeneath::new(fd, writes))?;
-            }
-        }
-        for device in DEVICES {
-            if let Ok(fd) = PathFd::new(device) {
-                created =
-                    created.add_rule(PathBeneath::new(fd, writes & AccessFs::from_file(abi)))?;
-            }
-        }
-        for path in request.writable {
-            let fd = PathFd::new(path).map_err(|e| {
-                Error::Writable(path.clone(), io::Error::new(io::ErrorKind::NotFound, e))
-            })?;
-            let access = if path.is_dir() {
-                writes
-            } else {
-                writes & AccessFs::from_file(abi)
-            };
-            created = created.add_rule(PathBeneath::new(fd, access))?;
-        }
+        let ruleset = add_rules(ruleset.create()?, abi, request)?;
         let summary = format!(
-            "Landlock ABI {have}: writes confined; network {}; signals and abstract unix sockets {}",
+            "Landlock ABI {}: writes confined (state dir read-only, no device nodes); network {}; signals and abstract unix sockets {}",
+            abi as i32,
             if deny_network {
                 "denied (TCP)"
             } else {
@@ -297,16 +289,18 @@ impl Sandbox {
             },
             if scoped { "scoped" } else { "not scoped" },
         );
-        // SAFETY: getuid has no preconditions.
-        let uid = unsafe { libc::getuid() };
-        let env = CACHES
-            .iter()
+        let temp = request.temp.display();
+        let env = std::iter::once(("TMPDIR", temp.to_string()))
+            .chain(
+                CACHES
+                    .iter()
+                    .map(|(name, dir)| (*name, format!("{temp}/{dir}"))),
+            )
             .filter(|(name, _)| std::env::var_os(name).is_none())
-            .map(|(name, dir)| (*name, format!("/tmp/forge-bash-{uid}/{dir}")))
             .collect();
         Ok((
             Some(Sandbox {
-                ruleset: created,
+                ruleset,
                 summary,
                 env,
             }),
@@ -318,6 +312,65 @@ impl Sandbox {
     pub fn for_child(&self) -> io::Result<RulesetCreated> {
         self.ruleset.try_clone()
     }
+}
+
+/// The places commands may write: the workdir, the private temp dir, the shared
+/// device directories and the `--writable` paths (directories without the right to
+/// make device nodes), and the usual character devices.
+fn add_rules(
+    mut created: RulesetCreated,
+    abi: ABI,
+    request: &Request<'_>,
+) -> Result<RulesetCreated, Error> {
+    let writes = confined_writes(abi);
+    let in_dirs = writes & !(AccessFs::MakeChar | AccessFs::MakeBlock);
+    let in_files = writes & AccessFs::from_file(abi);
+    let mut dirs: Vec<&Path> = vec![request.workdir, request.temp];
+    dirs.extend(SHARED_DIRS.iter().map(Path::new));
+    for dir in dirs {
+        if let Ok(fd) = PathFd::new(dir) {
+            created = created.add_rule(PathBeneath::new(fd, in_dirs))?;
+        }
+    }
+    for device in DEVICES {
+        if let Ok(fd) = PathFd::new(device) {
+            created = created.add_rule(PathBeneath::new(fd, in_files))?;
+        }
+    }
+    for path in request.writable {
+        let fd = PathFd::new(path).map_err(|e| {
+            Error::Writable(path.clone(), io::Error::new(io::ErrorKind::NotFound, e))
+        })?;
+        let access = if path.is_dir() { in_dirs } else { in_files };
+        created = created.add_rule(PathBeneath::new(fd, access))?;
+    }
+    Ok(created)
+}
+
+impl Request<'_> {
+    /// The state dir must stay out of every place commands may write: Landlock rules
+    /// only add rights, so a writable parent would make the audit log writable too.
+    fn check_state_dir_is_not_writable(&self) -> Result<(), Error> {
+        let state = real(self.state_dir);
+        let roots = [self.workdir]
+            .into_iter()
+            .chain(SHARED_DIRS.iter().map(Path::new))
+            .chain(self.writable.iter().map(PathBuf::as_path));
+        for root in roots {
+            if state.starts_with(real(root)) {
+                return Err(Error::StateDirWritable {
+                    state: self.state_dir.to_owned(),
+                    root: root.to_owned(),
+                });
+            }
+        }
+        Ok(())
+    }
+}
+
+/// The path with symlinks resolved where it exists; as given otherwise.
+fn real(path: &Path) -> PathBuf {
+    path.canonicalize().unwrap_or_else(|_| path.to_owned())
 }
 
 /// Applies `ruleset` to the calling process: meant for the child between fork and

@@ -29,6 +29,7 @@ use crate::config::Config;
 use crate::contain::Containment;
 use crate::present::Answer;
 use crate::sandbox::Sandbox;
+use crate::state::StateDir;
 use crate::stdio::Backlog;
 use crate::{audit, exec, guard, present};
 
@@ -48,6 +49,7 @@ pub struct Server {
 struct Inner {
     config: Config,
     shell: PathBuf,
+    state: Arc<StateDir>,
     spiller: Arc<Spiller>,
     containment: Arc<Containment>,
     sandbox: Option<Sandbox>,
@@ -64,7 +66,8 @@ struct Inner {
 
 impl Server {
     pub fn new(config: Config, shell: PathBuf, containment: Arc<Containment>) -> Server {
-        Server::with_sandbox(config, shell, containment, None)
+        let state = Arc::new(StateDir::open(&config.state_dir));
+        Server::with_sandbox(config, shell, containment, None, state)
     }
 
     /// A server whose commands run under `sandbox`.
@@ -73,6 +76,7 @@ impl Server {
         shell: PathBuf,
         containment: Arc<Containment>,
         sandbox: Option<Sandbox>,
+        state: Arc<StateDir>,
     ) -> Server {
         let workdir = config.workdir.display().to_string();
         let tool = Tool::new(TOOL, tool_description(&workdir), input_schema())
@@ -87,12 +91,13 @@ impl Server {
         let info = ServerConfig::new(ServerCapabilities::builder().enable_tools().build())
             .with_server_info(Implementation::new("forge-bash", env!("CARGO_PKG_VERSION")))
             .with_instructions(instructions(&workdir));
-        let spiller = Spiller::new(&config.state_dir);
+        let spiller = Spiller::new(state.clone());
         let permits = Semaphore::new(config.max_concurrent as usize);
         Server {
             inner: Arc::new(Inner {
                 config,
                 shell,
+                state,
                 spiller,
                 containment,
                 sandbox,
@@ -205,7 +210,7 @@ impl Server {
             code,
             ms,
         };
-        audit::record(&self.inner.config.state_dir, &row);
+        audit::record(&self.inner.state, &row);
     }
 }
 

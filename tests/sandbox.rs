@@ -55,20 +55,27 @@ fn writes_are_confined_and_ordinary_work_still_works() {
             server.stderr().contains("writes confined")
         }
     );
-    let tmp = tempfile::Builder::new()
-        .prefix("sandbox-")
-        .tempfile_in("/tmp")
-        .unwrap();
     let answer = server.run(&format!(
-        "echo in > inside && echo tmp > {} && echo more > {extra_path}/allowed && cat inside",
-        tmp.path().display()
+        "echo in > inside && echo tmp > \"$TMPDIR/t\" && mktemp > /dev/null && \
+         echo more > {extra_path}/allowed && cat inside \"$TMPDIR/t\""
     ));
-    assert_eq!(mask_ms(&answer), "in\n\n[exit:0 | Xms]");
-    assert_eq!(std::fs::read_to_string(tmp.path()).unwrap(), "tmp\n");
+    assert_eq!(mask_ms(&answer), "in\ntmp\n\n[exit:0 | Xms]");
+    assert_eq!(
+        std::fs::read_to_string(server.state.join("tmp/t")).unwrap(),
+        "tmp\n"
+    );
     assert_eq!(
         std::fs::read_to_string(extra.path().join("allowed")).unwrap(),
         "more\n"
     );
+    // The shared /tmp is not the commands' temp space.
+    let shared = tempfile::Builder::new()
+        .prefix("sandbox-")
+        .tempfile_in("/tmp")
+        .unwrap();
+    let answer = server.run(&format!("echo x > {}", shared.path().display()));
+    assert!(answer.contains("Permission denied"), "{answer}");
+    assert_eq!(std::fs::read_to_string(shared.path()).unwrap(), "");
 
     // Outside: every kind of write is refused with the usual error.
     let target = outside.path().join("file");

@@ -29,6 +29,8 @@ mod audit;
 mod audit_view;
 // Cancellation, shutdown, progress and leaks.
 mod lifecycle;
+// Nothing a command does reaches past its call: state dir, device nodes, pipes.
+mod integrity;
 // The Landlock sandbox: writes, network, signals, refusals.
 mod sandbox;
 // The README's registration blocks and the LibreChat example.

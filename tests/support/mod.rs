@@ -24,6 +24,9 @@ pub struct Options {
     pub workdir: Option<PathBuf>,
     /// Use this state dir instead of a fresh one.
     pub state: Option<PathBuf>,
+    /// Run the server as this user (uid = gid) through `setpriv`, with the fresh
+    /// directories given to it: how LibreChat's container runs it.
+    pub user: Option<u32>,
 }
 
 impl Options {
@@ -51,9 +54,31 @@ impl Options {
         self
     }
 
+    pub fn user(mut self, uid: u32) -> Options {
+        self.user = Some(uid);
+        self
+    }
+
     pub fn start(self) -> Server {
         Server::start(self)
     }
+}
+
+/// The unprivileged user that tests run a server as, when `setpriv` is here to switch
+/// to it (it is when the tests run as root, as CI does).
+pub fn unprivileged() -> Option<u32> {
+    const NOBODY: u32 = 65534;
+    // SAFETY: geteuid has no preconditions.
+    if unsafe { libc::geteuid() } != 0 {
+        eprintln!("skipped: switching to another user needs root");
+        return None;
+    }
+    let here = Command::new("setpriv").arg("--version").output().is_ok();
+    if !here {
+        eprintln!("skipped: setpriv is not installed");
+        return None;
+    }
+    Some(NOBODY)
 }
 
 /// A running forge-bash with its own directories.
@@ -80,7 +105,18 @@ impl Server {
             w
         });
         let state = options.state.unwrap_or_else(|| dir.path().join("state"));
-        let mut command = Command::new(BIN);
+        let mut command = match options.user {
+            None => Command::new(BIN),
+            Some(uid) => {
+                let id = uid.to_string();
+                for path in [dir.path(), &workdir] {
+                    std::os::unix::fs::chown(path, Some(uid), Some(uid)).unwrap();
+                }
+                let mut setpriv = Command::new("setpriv");
+                setpriv.args(["--reuid", &id, "--regid", &id, "--clear-groups", "--", BIN]);
+                setpriv
+            }
+        };
         command
             .arg("--workdir")
             .arg(&workdir)

@@ -1,0 +1,319 @@
+//! The state dir: overflow files and audit logs, written only through one directory
+//! handle.
+//!
+//! The directory is opened once (at start-up, or at its first use if it could not be
+//! opened then), without following a symlink at its last component, and every file is
+//! created relative to that handle with `openat` and `O_NOFOLLOW`. Swapping the path
+//! for a symlink later changes nothing, and a symlink, directory, FIFO, device or
+//! hard-linked file where a log should be is refused: the server never writes through
+//! a name a command may have planted.
+
+use std::fs::File;
+use std::io;
+use std::os::fd::{AsFd, AsRawFd, BorrowedFd, FromRawFd, OwnedFd};
+use std::os::unix::ffi::OsStrExt;
+use std::os::unix::fs::DirBuilderExt;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+
+/// Mode of the files the server creates: the server's user only.
+const FILE_MODE: libc::mode_t = 0o600;
+
+/// Mode of the directories the server creates.
+const DIR_MODE: u32 = 0o700;
+
+/// The state dir of one server. Shared by every call.
+#[derive(Debug)]
+pub struct StateDir {
+    path: PathBuf,
+    handle: Mutex<Option<Arc<OwnedFd>>>,
+}
+
+impl StateDir {
+    /// Opens `path` now, creating it (mode 0700) when missing. When it cannot be opened
+    /// the reason is logged and each later use tries again.
+    pub fn open(path: impl Into<PathBuf>) -> StateDir {
+        let state = StateDir {
+            path: path.into(),
+            handle: Mutex::new(None),
+        };
+        if let Err(e) = state.handle() {
+            tracing::error!(dir = %state.path.display(), error = %e, "cannot open the state dir");
+        }
+        state
+    }
+
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// The directory handle, opened on first success and kept for the server's life.
+    pub fn handle(&self) -> io::Result<Arc<OwnedFd>> {
+        let mut handle = self.handle.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(fd) = &*handle {
+            return Ok(fd.clone());
+        }
+        let fd = Arc::new(open_dir(&self.path)?);
+        *handle = Some(fd.clone());
+        Ok(fd)
+    }
+
+    /// Creates `name` in the state dir; fails with `AlreadyExists` when anything (a
+    /// symlink included) is there already.
+    pub fn create_new(&self, name: &str) -> io::Result<File> {
+        let dir = self.handle()?;
+        let flags = libc::O_WRONLY | libc::O_CREAT | libc::O_EXCL | libc::O_NOFOLLOW;
+        openat(dir.as_fd(), name, flags)
+    }
+
+    /// Opens `name` for appending, creating it when missing. Anything there but a
+    /// regular file of this user with one link is refused and left as it is.
+    pub fn append(&self, name: &str) -> io::Result<File> {
+        let dir = self.handle()?;
+        // Look before opening: opening a FIFO or a device can block or act.
+        match statat(dir.as_fd(), name) {
+            Ok(stat) => check_regular(name, &stat)?,
+            Err(e) if e.kind() == io::ErrorKind::NotFound => {}
+            Err(e) => return Err(e),
+        }
+        let flags =
+            libc::O_WRONLY | libc::O_APPEND | libc::O_CREAT | libc::O_NOFOLLOW | libc::O_NONBLOCK;
+        let file = openat(dir.as_fd(), name, flags)?;
+        check_regular(name, &fstat(file.as_fd())?)?;
+        Ok(file)
+    }
+
+    /// Makes (mode 0700) or opens the subdirectory `name` and returns its path, after
+    /// checking through the handle that it is a directory of this user and not a symlink.
+    pub fn subdir(&self, name: &str) -> io::Result<PathBuf> {
+        let dir = self.handle()?;
+        let c_name = c_name(name)?;
+        // SAFETY: a valid directory descriptor and a NUL-terminated name.
+        if unsafe { libc::mkdirat(dir.as_raw_fd(), c_name.as_ptr(), DIR_MODE) } != 0 {
+            let e = io::Error::last_os_error();
+            if e.kind() != io::ErrorKind::AlreadyExists {
+                return Err(e);
+            }
+        }
+        let sub = openat(
+            dir.as_fd(),
+            name,
+            libc::O_RDONLY | libc::O_DIRECTORY | libc::O_NOFOLLOW,
+        )?;
+        check_owner(name, &fstat(sub.as_fd())?)?;
+        Ok(self.path.join(name))
+    }
+}
+
+/// Opens (creating when missing) the directory itself, refusing a symlink at its last
+/// component and a directory that belongs to another user.
+fn open_dir(path: &Path) -> io::Result<OwnedFd> {
+    match std::fs::DirBuilder::new()
+        .recursive(true)
+        .mode(DIR_MODE)
+        .create(path)
+    {
+        Ok(()) => {}
+        // A symlink at the last component: reported below, by the open.
+        Err(e) if e.kind() == io::ErrorKind::AlreadyExists => {}
+        Err(e) => return Err(e),
+    }
+    let c_path = std::ffi::CString::new(path.as_os_str().as_bytes())
+        .map_err(|_| io::Error::new(io::ErrorKind::InvalidInput, "path holds a NUL byte"))?;
+    let flags = libc::O_RDONLY | libc::O_DIRECTORY | libc::O_NOFOLLOW | libc::O_CLOEXEC;
+    // SAFETY: a NUL-terminated path; the descriptor returned is ours.
+    let fd = unsafe { libc::open(c_path.as_ptr(), flags) };
+    if fd < 0 {
+        let e = io::Error::last_os_error();
+        let symlink = std::fs::symlink_metadata(path).is_ok_and(|m| m.file_type().is_symlink());
+        return Err(match e.raw_os_error() {
+            Some(libc::ELOOP | libc::ENOTDIR) if symlink => {
+                io::Error::other("it is a symlink; the state dir must be a directory")
+            }
+            Some(libc::ENOTDIR) => io::Error::other("it is not a directory"),
+            _ => e,
+        });
+    }
+    // SAFETY: `fd` was just opened and is owned by nobody else.
+    let fd = unsafe { OwnedFd::from_raw_fd(fd) };
+    check_owner(&path.display().to_string(), &fstat(fd.as_fd())?)?;
+    Ok(fd)
+}
+
+fn c_name(name: &str) -> io::Result<std::ffi::CString> {
+    if name.contains('/') {
+        return Err(io::Error::new(
+            io::ErrorKind::InvalidInput,
+            "a state file name holds a slash",
+        ));
+    }
+    std::ffi::CString::new(name)
+        .map_err(|_| io::Error::new(io::ErrorKind::InvalidInput, "name holds a NUL byte"))
+}
+
+fn openat(dir: BorrowedFd<'_>, name: &str, flags: libc::c_int) -> io::Result<File> {
+    let c_name = c_name(name)?;
+    // SAFETY: a valid directory descriptor and a NUL-terminated name; the descriptor
+    // returned is ours.
+    let fd = unsafe {
+        libc::openat(
+            dir.as_raw_fd(),
+            c_name.as_ptr(),
+            flags | libc::O_CLOEXEC,
+            libc::c_uint::from(FILE_MODE),
+        )
+    };
+    if fd < 0 {
+        let e = io::Error::last_os_error();
+        return Err(if e.raw_os_error() == Some(libc::ELOOP) {
+            io::Error::other(format!("{name} is a symlink; refused"))
+        } else {
+            e
+        });
+    }
+    // SAFETY: `fd` was just opened and is owned by nobody else.
+    Ok(File::from(unsafe { OwnedFd::from_raw_fd(fd) }))
+}
+
+fn statat(dir: BorrowedFd<'_>, name: &str) -> io::Result<libc::stat> {
+    let c_name = c_name(name)?;
+    // SAFETY: zeroed memory is a valid `stat` for fstatat to fill.
+    let mut stat: libc::stat = unsafe { std::mem::zeroed() };
+    // SAFETY: valid descriptor, NUL-terminated name, and a `stat` to write.
+    let rc = unsafe {
+        libc::fstatat(
+            dir.as_raw_fd(),
+            c_name.as_ptr(),
+            &mut stat,
+            libc::AT_SYMLINK_NOFOLLOW,
+        )
+    };
+    if rc != 0 {
+        return Err(io::Error::last_os_error());
+    }
+    Ok(stat)
+}
+
+fn fstat(fd: BorrowedFd<'_>) -> io::Result<libc::stat> {
+    // SAFETY: zeroed memory is a valid `stat` for fstat to fill.
+    let mut stat: libc::stat = unsafe { std::mem::zeroed() };
+    // SAFETY: a valid descriptor and a `stat` to write.
+    if unsafe { libc::fstat(fd.as_raw_fd(), &mut stat) } != 0 {
+        return Err(io::Error::last_os_error());
+    }
+    Ok(stat)
+}
+
+/// A regular file of this user with exactly one link: a hard link would let the
+/// server's writes reach another name.
+fn check_regular(name: &str, stat: &libc::stat) -> io::Result<()> {
+    let refuse = |what: &str| Err(io::Error::other(format!("{name} is {what}; refused")));
+    match stat.st_mode & libc::S_IFMT {
+        libc::S_IFREG => {}
+        libc::S_IFLNK => return refuse("a symlink"),
+        libc::S_IFDIR => return refuse("a directory"),
+        _ => return refuse("not a regular file"),
+    }
+    if stat.st_nlink != 1 {
+        return refuse("a file with more than one link");
+    }
+    check_owner(name, stat)
+}
+
+fn check_owner(name: &str, stat: &libc::stat) -> io::Result<()> {
+    // SAFETY: geteuid has no preconditions.
+    let me = unsafe { libc::geteuid() };
+    if stat.st_uid != me {
+        return Err(io::Error::other(format!(
+            "{name} belongs to uid {}, not to this server's uid {me}; refused",
+            stat.st_uid
+        )));
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::io::Write;
+    use std::os::unix::fs::symlink;
+
+    #[test]
+    fn files_are_created_through_the_handle_even_after_the_path_is_swapped() {
+        let tmp = tempfile::tempdir().unwrap();
+        let path = tmp.path().join("state");
+        let state = StateDir::open(&path);
+        let elsewhere = tmp.path().join("elsewhere");
+        std::fs::create_dir(&elsewhere).unwrap();
+        std::fs::rename(&path, tmp.path().join("moved")).unwrap();
+        symlink(&elsewhere, &path).unwrap();
+        state
+            .append("audit-x.tsv")
+            .unwrap()
+            .write_all(b"row\n")
+            .unwrap();
+        state.create_new("cmd-1.txt").unwrap();
+        assert_eq!(std::fs::read_dir(&elsewhere).unwrap().count(), 0);
+        let moved = tmp.path().join("moved");
+        assert_eq!(std::fs::read(moved.join("audit-x.tsv")).unwrap(), b"row\n");
+        assert!(moved.join("cmd-1.txt").is_file());
+    }
+
+    #[test]
+    fn a_symlinked_state_dir_is_refused() {
+        let tmp = tempfile::tempdir().unwrap();
+        let target = tmp.path().join("target");
+        std::fs::create_dir(&target).unwrap();
+        let link = tmp.path().join("link");
+        symlink(&target, &link).unwrap();
+        let state = StateDir::open(&link);
+        let e = state.append("audit-x.tsv").unwrap_err();
+        assert!(e.to_string().contains("symlink"), "{e}");
+        assert_eq!(std::fs::read_dir(&target).unwrap().count(), 0);
+    }
+
+    #[test]
+    fn anything_but_a_lone_regular_file_is_refused_and_left_alone() {
+        let tmp = tempfile::tempdir().unwrap();
+        let state = StateDir::open(tmp.path());
+        let victim = tmp.path().join("victim");
+        std::fs::write(&victim, "keep").unwrap();
+        symlink(&victim, tmp.path().join("sym.tsv")).unwrap();
+        std::fs::hard_link(&victim, tmp.path().join("hard.tsv")).unwrap();
+        std::fs::create_dir(tmp.path().join("dir.tsv")).unwrap();
+        let fifo =
+            std::ffi::CString::new(tmp.path().join("fifo.tsv").as_os_str().as_bytes()).unwrap();
+        // SAFETY: a NUL-terminated path.
+        assert_eq!(unsafe { libc::mkfifo(fifo.as_ptr(), 0o600) }, 0);
+        for (name, why) in [
+            ("sym.tsv", "symlink"),
+            ("hard.tsv", "more than one link"),
+            ("dir.tsv", "directory"),
+            ("fifo.tsv", "not a regular file"),
+        ] {
+            let e = state.append(name).unwrap_err();
+            assert!(e.to_string().contains(why), "{name}: {e}");
+        }
+        assert_eq!(std::fs::read_to_string(&victim).unwrap(), "keep");
+        let e = state.create_new("sym.tsv").unwrap_err();
+        assert_eq!(e.kind(), io::ErrorKind::AlreadyExists);
+        assert_eq!(std::fs::read_to_string(&victim).unwrap(), "keep");
+    }
+
+    #[test]
+    fn created_files_and_dirs_are_the_users_alone() {
+        use std::os::unix::fs::PermissionsExt;
+        let tmp = tempfile::tempdir().unwrap();
+        let path = tmp.path().join("new/state");
+        let state = StateDir::open(&path);
+        state.create_new("cmd-1.txt").unwrap();
+        let mode = |p: &Path| std::fs::metadata(p).unwrap().permissions().mode() & 0o777;
+        assert_eq!(mode(&path), 0o700);
+        assert_eq!(mode(&path.join("cmd-1.txt")), 0o600);
+        let sub = state.subdir("tmp").unwrap();
+        assert_eq!(mode(&sub), 0o700);
+        assert_eq!(state.subdir("tmp").unwrap(), sub);
+        std::fs::write(path.join("file"), "").unwrap();
+        assert!(state.subdir("file").is_err());
+    }
+}
