@@ -72,6 +72,19 @@ pub struct Config {
           value_parser = clap::value_parser!(u32).range(1..))]
     pub max_concurrent: u32,
 
+    /// Processes one call may have at once, where a `pids` cgroup controller is at hand:
+    /// a fork bomb stops there, and later calls still run.
+    #[arg(long, env = "FORGE_BASH_MAX_PROCESSES", default_value_t = crate::contain::DEFAULT_MAX_PROCESSES,
+          value_parser = clap::value_parser!(u32).range(1..))]
+    pub max_processes: u32,
+
+    /// Let background jobs of answered calls outlive the server. By default, when the
+    /// server stops (end of input, SIGTERM, SIGINT, SIGHUP, SIGQUIT, or its death),
+    /// every process any call started is ended.
+    #[arg(long, env = "FORGE_BASH_KEEP_BACKGROUND", value_parser = clap::builder::BoolishValueParser::new(),
+          action = clap::ArgAction::SetTrue)]
+    pub keep_background: bool,
+
     /// Variables of /proc/1/environ not to inject: comma-separated names with `*` and
     /// `?` globs (the flag may be repeated). Wins over --env-include.
     #[arg(

@@ -4,31 +4,38 @@
 //! Three nets, from the tightest:
 //!
 //! - **A cgroup per call** (cgroup v2, where the server may create one under its own
-//!   cgroup): the shell is moved into it right after it starts, everything it starts
-//!   stays in it, and `cgroup.kill` kills them all at once.
+//!   cgroup): the shell is born in it, everything it starts stays in it, and
+//!   `cgroup.kill` kills them all at once. Where a `pids` controller is at hand, the
+//!   call's cgroup also limits its processes (`--max-processes`), so a fork bomb
+//!   cannot take the tool down with it (see [`cgroup`]).
 //! - **The process group**: the shell leads a group of its own; `killpg` reaches what
 //!   did not call `setsid` or `setpgid` (bash's `set -m` does).
-//! - **A marker**: every call's shell gets `FORGE_BASH_CALL=<id>` in its environment,
-//!   which its descendants inherit; a sweep of `/proc/*/environ` finds them wherever
-//!   they went. A process that starts with an empty environment (`env -i setsid …`)
-//!   loses it; only the cgroup still holds such a process.
+//! - **A marker**: every call's shell gets `FORGE_BASH_CALL=<server>-<n>` in its
+//!   environment, which its descendants inherit; a sweep of `/proc/*/environ` finds
+//!   them wherever they went. A process that starts with an empty environment
+//!   (`env -i setsid …`) loses it; only the cgroup still holds such a process.
 //!
-//! A **watchdog** process, forked at start-up before any thread exists, holds the read
-//! end of a pipe. The server registers each running call on it and unregisters the
-//! call when it is answered. If the server dies (SIGKILL, a crash), the pipe closes and
-//! the watchdog kills every call still registered, then exits. Background jobs of calls
-//! that were answered are left alone.
+//! When the server stops, it ends everything any call started, background jobs of
+//! answered calls included, unless `--keep-background` is given. A [`watchdog`]
+//! process does the same when the server dies without stopping (SIGKILL, a crash).
 
 use std::collections::HashMap;
 use std::fs::File;
-use std::io::{self, BufRead, BufReader, Write};
-use std::os::fd::{FromRawFd, OwnedFd};
-use std::path::{Path, PathBuf};
+use std::io::{self, Write};
+use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, AtomicI32, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 
+pub mod cgroup;
+pub mod watchdog;
+
+use cgroup::{CallCgroups, Cgroups};
+
 /// The environment variable that marks a call's processes.
 pub const MARKER: &str = "FORGE_BASH_CALL";
+
+/// Processes a call may have at once, where a `pids` controller enforces it.
+pub const DEFAULT_MAX_PROCESSES: u32 = 2048;
 
 /// Rounds of the `/proc` sweep: processes forked while a round runs are caught by the
 /// next; a fork bomb outlives this many rounds only while its group and cgroup live.
@@ -37,84 +44,55 @@ const SWEEP_ROUNDS: usize = 8;
 /// How this server contains calls; built once at start-up.
 #[derive(Debug)]
 pub struct Containment {
-    /// This server's cgroup for calls (`…/forge-bash-<pid>`), when it could make one.
-    cgroups: Option<PathBuf>,
-    /// The cgroup the server itself lives in.
-    home: Option<PathBuf>,
-    watchdog: Option<Mutex<File>>,
+    cgroups: Cgroups,
     /// Unique per server: pid and start time.
     tag: String,
     next: AtomicU64,
+    /// Background jobs of answered calls outlive the server.
+    keep_background: bool,
+    /// The write end of the watchdog's stdin, once it runs.
+    watchdog: Mutex<Option<File>>,
+    /// The watchdog's line of every running call, for a watchdog started later.
+    running: Mutex<HashMap<String, String>>,
     /// Call cgroups that still held processes when their call ended.
     lingering: Mutex<Vec<PathBuf>>,
 }
 
 impl Containment {
-    /// Sets up containment: forks the watchdog and creates the cgroup for calls where
-    /// the system allows. Must run before any thread exists (it forks).
-    ///
-    /// # Safety
-    ///
-    /// The process must have a single thread.
-    pub unsafe fn start() -> Containment {
-        // SAFETY: forwarded from the caller.
-        let watchdog = match unsafe { spawn_watchdog() } {
-            Ok(file) => Some(Mutex::new(file)),
-            Err(e) => {
-                tracing::warn!(error = %e, "cannot start the watchdog; a killed server would leave its commands running");
-                None
-            }
-        };
-        let mut containment = Containment::without_watchdog();
-        containment.watchdog = watchdog;
-        containment
-    }
-
-    /// Containment without the watchdog (for tests and tools): cgroup, group, marker.
-    pub fn without_watchdog() -> Containment {
+    /// Finds the cgroups calls can have; the watchdog is started apart
+    /// ([`Containment::start_watchdog`]).
+    pub fn new(max_processes: u32, keep_background: bool) -> Containment {
         let started = std::time::SystemTime::now()
             .duration_since(std::time::UNIX_EPOCH)
             .map_or(0, |d| d.as_nanos());
-        let (home, cgroups) = match call_cgroups() {
-            Some((home, cgroups)) => (Some(home), Some(cgroups)),
-            None => (None, None),
-        };
         Containment {
-            cgroups,
-            home,
-            watchdog: None,
+            cgroups: Cgroups::find(max_processes),
             tag: format!("{}-{started}", std::process::id()),
             next: AtomicU64::new(1),
+            keep_background,
+            watchdog: Mutex::new(None),
+            running: Mutex::new(HashMap::new()),
             lingering: Mutex::new(Vec::new()),
         }
     }
 
-    /// What holds a call's processes, for the start-up log and the README.
-    pub fn mechanism(&self) -> &'static str {
-        match self.cgroups {
-            Some(_) => "cgroup per call, process group and marker",
-            None => "process group and marker",
-        }
+    /// Containment with the defaults and no watchdog (for tests and tools).
+    pub fn without_watchdog() -> Containment {
+        Containment::new(DEFAULT_MAX_PROCESSES, false)
     }
 
-    /// A new call: its marker, and its cgroup when there are cgroups.
+    /// What holds a call's processes, for the start-up log and the README.
+    pub fn mechanism(&self) -> String {
+        self.cgroups.mechanism()
+    }
+
+    /// A new call: its marker, and its cgroups when there are cgroups.
     pub fn call(self: &Arc<Self>) -> Arc<Call> {
         self.retry_lingering();
         let n = self.next.fetch_add(1, Ordering::Relaxed);
-        let marker = format!("{}-{n}", self.tag);
-        let cgroup = self.cgroups.as_ref().and_then(|root| {
-            let dir = root.join(format!("call-{n}"));
-            match std::fs::create_dir(&dir) {
-                Ok(()) => Some(dir),
-                Err(e) => {
-                    tracing::debug!(error = %e, dir = %dir.display(), "no cgroup for this call");
-                    None
-                }
-            }
-        });
         Arc::new(Call {
-            marker,
-            cgroup,
+            marker: format!("{}-{n}", self.tag),
+            cgroups: self.cgroups.call(n),
             pgid: AtomicI32::new(0),
             registered: AtomicBool::new(false),
             killed: AtomicBool::new(false),
@@ -122,44 +100,83 @@ impl Containment {
         })
     }
 
-    fn watchdog(&self, line: &str) {
-        if let Some(watchdog) = &self.watchdog {
-            let mut file = watchdog.lock().unwrap_or_else(|e| e.into_inner());
-            if let Err(e) = file.write_all(line.as_bytes()) {
-                tracing::debug!(error = %e, "watchdog gone");
+    /// Starts the watchdog (this binary, as `forge-bash __watchdog`) and tells it
+    /// what runs. The caller keeps the child to notice its death ([`Containment::guard`]).
+    pub fn start_watchdog(&self) -> io::Result<tokio::process::Child> {
+        let exe = std::env::current_exe()?;
+        let mut child = tokio::process::Command::new(exe)
+            .arg(watchdog::ARG)
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::null())
+            .spawn()?;
+        let stdin = child
+            .stdin
+            .take()
+            .ok_or_else(|| io::Error::other("no stdin"))?;
+        let mut pipe = File::from(stdin.into_owned_fd()?);
+        let root = self
+            .cgroups
+            .root()
+            .map_or_else(|| "-".to_owned(), |p| p.display().to_string());
+        let mut orders = format!("*{} {root} {}\n", self.tag, u8::from(self.keep_background));
+        for line in lock(&self.running).values() {
+            orders.push_str(line);
+        }
+        pipe.write_all(orders.as_bytes())?;
+        *lock(&self.watchdog) = Some(pipe);
+        Ok(child)
+    }
+
+    /// Waits for the watchdog to die and starts another each time; returns when it
+    /// cannot, so that the server stops rather than run without one.
+    pub async fn guard(&self, mut child: tokio::process::Child) {
+        loop {
+            let status = child.wait().await;
+            tracing::error!(?status, "the watchdog died; starting another");
+            match self.start_watchdog() {
+                Ok(next) => child = next,
+                Err(e) => {
+                    tracing::error!(error = %e, "cannot restart the watchdog; stopping the server");
+                    return;
+                }
             }
+        }
+    }
+
+    /// The server stops: unless background jobs are kept, every process any call
+    /// started is killed. Then the empty cgroups are removed.
+    pub fn stop(&self) {
+        if !self.keep_background {
+            self.cgroups.kill_all();
+            sweep_prefix(&format!("{}-", self.tag));
+            // Killed processes leave their cgroups once the kernel has reaped them.
+            std::thread::sleep(std::time::Duration::from_millis(20));
+        }
+        self.cgroups.remove();
+    }
+
+    fn watchdog(&self, line: &str) {
+        if let Some(file) = &mut *lock(&self.watchdog)
+            && let Err(e) = file.write_all(line.as_bytes())
+        {
+            tracing::debug!(error = %e, "watchdog gone");
         }
     }
 
     fn retry_lingering(&self) {
-        let mut lingering = self.lingering.lock().unwrap_or_else(|e| e.into_inner());
-        lingering.retain(|dir| std::fs::remove_dir(dir).is_err() && dir.exists());
+        lock(&self.lingering).retain(|dir| std::fs::remove_dir(dir).is_err() && dir.exists());
     }
 }
 
-impl Containment {
-    /// Removes the server's call cgroups that are empty, then its own, at exit. A cgroup
-    /// that still holds a background job stays until the system removes it.
-    pub fn remove_cgroups(&self) {
-        let Some(root) = &self.cgroups else {
-            return;
-        };
-        if let Ok(entries) = std::fs::read_dir(root) {
-            for entry in entries.flatten() {
-                if entry.file_type().is_ok_and(|t| t.is_dir()) {
-                    let _ = std::fs::remove_dir(entry.path());
-                }
-            }
-        }
-        let _ = std::fs::remove_dir(root);
-    }
+fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    mutex.lock().unwrap_or_else(|e| e.into_inner())
 }
 
 /// The processes of one call.
 #[derive(Debug)]
 pub struct Call {
     marker: String,
-    cgroup: Option<PathBuf>,
+    cgroups: CallCgroups,
     pgid: AtomicI32,
     registered: AtomicBool,
     killed: AtomicBool,
@@ -172,22 +189,11 @@ impl Call {
         (MARKER, &self.marker)
     }
 
-    /// Runs `spawn` with the server inside the call's cgroup, so the shell is born
+    /// Runs `spawn` with the server inside the call's cgroups, so the shell is born
     /// there and nothing it starts is ever outside; then the server moves back. This
     /// keeps the spawn free of hooks between fork and exec (posix_spawn stays usable).
     pub fn spawn_inside<T>(&self, spawn: impl FnOnce() -> T) -> T {
-        let (Some(cgroup), Some(home)) = (&self.cgroup, &self.containment.home) else {
-            return spawn();
-        };
-        if let Err(e) = std::fs::write(cgroup.join("cgroup.procs"), "0") {
-            tracing::debug!(error = %e, "cannot enter the call's cgroup");
-            return spawn();
-        }
-        let spawned = spawn();
-        if let Err(e) = std::fs::write(home.join("cgroup.procs"), "0") {
-            tracing::error!(error = %e, "cannot leave a call's cgroup");
-        }
-        spawned
+        self.containment.cgroups.spawn_inside(&self.cgroups, spawn)
     }
 
     /// Takes the just-spawned shell (leader of its own group) into the call: its group
@@ -198,11 +204,12 @@ impl Call {
         };
         self.pgid.store(pid, Ordering::Relaxed);
         let cgroup = self
-            .cgroup
-            .as_deref()
+            .cgroups
+            .v2()
             .map_or_else(|| "-".to_owned(), |p| p.display().to_string());
-        self.containment
-            .watchdog(&format!("+{} {pid} {cgroup}\n", self.marker));
+        let line = format!("+{} {pid} {cgroup}\n", self.marker);
+        self.containment.watchdog(&line);
+        lock(&self.containment.running).insert(self.marker.clone(), line);
         self.registered.store(true, Ordering::Relaxed);
     }
 
@@ -212,12 +219,7 @@ impl Call {
         if self.killed.swap(true, Ordering::Relaxed) {
             return Ok(());
         }
-        let mut result = Ok(());
-        if let Some(cgroup) = &self.cgroup
-            && !holds_me(cgroup)
-        {
-            result = kill_cgroup(cgroup);
-        }
+        let mut result = self.cgroups.kill().unwrap_or(Ok(()));
         let pgid = self.pgid.load(Ordering::Relaxed);
         if pgid > 0 {
             result = result.and(killpg(pgid));
@@ -226,9 +228,10 @@ impl Call {
         result
     }
 
-    /// The call was answered: a server death no longer takes its processes along.
+    /// The call was answered: a server death no longer counts it as running.
     pub fn release(&self) {
         if self.registered.swap(false, Ordering::Relaxed) {
+            lock(&self.containment.running).remove(&self.marker);
             self.containment.watchdog(&format!("-{}\n", self.marker));
         }
     }
@@ -237,14 +240,8 @@ impl Call {
 impl Drop for Call {
     fn drop(&mut self) {
         self.release();
-        if let Some(cgroup) = self.cgroup.take()
-            && std::fs::remove_dir(&cgroup).is_err()
-            && cgroup.exists()
-        {
-            let mut lingering =
-                (self.containment.lingering.lock()).unwrap_or_else(|e| e.into_inner());
-            lingering.push(cgroup);
-        }
+        let left = self.cgroups.remove();
+        lock(&self.containment.lingering).extend(left);
     }
 }
 
@@ -260,26 +257,20 @@ pub fn killpg(pgid: libc::pid_t) -> io::Result<()> {
     }
 }
 
-/// True when the server itself is in `cgroup` (it could not leave it after a spawn):
-/// that cgroup is then never killed whole.
-fn holds_me(cgroup: &Path) -> bool {
-    let me = std::process::id().to_string();
-    std::fs::read_to_string(cgroup.join("cgroup.procs"))
-        .is_ok_and(|procs| procs.lines().any(|pid| pid == me))
-}
-
-/// Kills everything in a cgroup (and its descendants) with `cgroup.kill`.
-fn kill_cgroup(cgroup: &Path) -> io::Result<()> {
-    match std::fs::write(cgroup.join("cgroup.kill"), "1") {
-        Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(()),
-        other => other,
-    }
-}
-
 /// Kills every process whose environment holds `MARKER=marker`, round after round
 /// until a round finds none.
 pub fn sweep(marker: &str) {
     let needle = format!("{MARKER}={marker}");
+    sweep_matching(|var| var == needle.as_bytes());
+}
+
+/// Kills every process whose marker starts with `prefix`: all of one server's calls.
+pub fn sweep_prefix(prefix: &str) {
+    let needle = format!("{MARKER}={prefix}");
+    sweep_matching(|var| var.starts_with(needle.as_bytes()));
+}
+
+fn sweep_matching(marked: impl Fn(&[u8]) -> bool) {
     let me = std::process::id();
     for _ in 0..SWEEP_ROUNDS {
         let Ok(entries) = std::fs::read_dir("/proc") else {
@@ -300,10 +291,7 @@ pub fn sweep(marker: &str) {
             let Ok(environ) = std::fs::read(entry.path().join("environ")) else {
                 continue;
             };
-            let marked = environ
-                .split(|&b| b == 0)
-                .any(|var| var == needle.as_bytes());
-            if marked {
+            if environ.split(|&b| b == 0).any(&marked) {
                 found = true;
                 // SAFETY: kill has no memory-safety preconditions.
                 unsafe { libc::kill(pid as libc::pid_t, libc::SIGKILL) };
@@ -311,141 +299,6 @@ pub fn sweep(marker: &str) {
         }
         if !found {
             return;
-        }
-    }
-}
-
-/// The server's own cgroup and the cgroup v2 directory for its calls, created under
-/// it, when cgroup v2 is mounted, writable here, and has `cgroup.kill`.
-fn call_cgroups() -> Option<(PathBuf, PathBuf)> {
-    let own = std::fs::read_to_string("/proc/self/cgroup").ok()?;
-    let own = own.lines().find_map(|l| l.strip_prefix("0::"))?;
-    let mountinfo = std::fs::read_to_string("/proc/self/mountinfo").ok()?;
-    let mount = mountinfo.lines().find_map(|line| {
-        let (fields, fs) = line.split_once(" - ")?;
-        fs.starts_with("cgroup2 ")
-            .then(|| fields.split(' ').nth(4))
-            .flatten()
-    })?;
-    let base = Path::new(mount).join(own.trim_start_matches('/'));
-    if !base.join("cgroup.kill").exists() && !base.join("cgroup.procs").exists() {
-        return None;
-    }
-    remove_stale(&base);
-    let dir = base.join(format!("forge-bash-{}", std::process::id()));
-    match std::fs::create_dir(&dir) {
-        Ok(()) if dir.join("cgroup.kill").exists() => Some((base, dir)),
-        Ok(()) => {
-            let _ = std::fs::remove_dir(&dir);
-            None
-        }
-        Err(_) => None,
-    }
-}
-
-/// Removes what earlier servers left in `base`: `forge-bash-<pid>` cgroups whose
-/// server is gone, once their background jobs are gone too (a non-empty cgroup stays).
-fn remove_stale(base: &Path) {
-    let Ok(entries) = std::fs::read_dir(base) else {
-        return;
-    };
-    for entry in entries.flatten() {
-        let name = entry.file_name();
-        let Some(pid) = name.to_str().and_then(|n| n.strip_prefix("forge-bash-")) else {
-            continue;
-        };
-        if Path::new("/proc").join(pid).exists() {
-            continue;
-        }
-        if let Ok(calls) = std::fs::read_dir(entry.path()) {
-            for call in calls.flatten() {
-                if call.file_type().is_ok_and(|t| t.is_dir()) {
-                    let _ = std::fs::remove_dir(call.path());
-                }
-            }
-        }
-        let _ = std::fs::remove_dir(entry.path());
-    }
-}
-
-/// Forks the watchdog. The parent gets the write end of its pipe.
-///
-/// # Safety
-///
-/// The process must have a single thread.
-unsafe fn spawn_watchdog() -> io::Result<File> {
-    let mut fds = [0; 2];
-    // SAFETY: `fds` is a valid array of two ints.
-    if unsafe { libc::pipe2(fds.as_mut_ptr(), libc::O_CLOEXEC) } != 0 {
-        return Err(io::Error::last_os_error());
-    }
-    // SAFETY: pipe2 returned two fresh descriptors that we now own.
-    let (read, write) = unsafe { (OwnedFd::from_raw_fd(fds[0]), OwnedFd::from_raw_fd(fds[1])) };
-    // SAFETY: the caller guarantees a single thread, so the child may run any code.
-    match unsafe { libc::fork() } {
-        -1 => Err(io::Error::last_os_error()),
-        0 => {
-            drop(write);
-            watchdog(File::from(read));
-            // SAFETY: _exit ends the child without running the parent's destructors.
-            unsafe { libc::_exit(0) }
-        }
-        _ => Ok(File::from(write)),
-    }
-}
-
-/// The watchdog's life: keep the list of running calls until the pipe closes, then
-/// kill them all.
-fn watchdog(pipe: File) {
-    // SAFETY: plain libc calls on standard descriptors and signal dispositions.
-    unsafe {
-        // The server owns stdin and stdout; the client must see them close with it.
-        let null = libc::open(c"/dev/null".as_ptr(), libc::O_RDWR);
-        if null >= 0 {
-            libc::dup2(null, 0);
-            libc::dup2(null, 1);
-            libc::close(null);
-        }
-        // Ctrl-C at a terminal reaches the whole group; the server handles it.
-        for signal in [libc::SIGINT, libc::SIGTERM, libc::SIGHUP, libc::SIGPIPE] {
-            libc::signal(signal, libc::SIG_IGN);
-        }
-        libc::setsid();
-    }
-    let mut running: HashMap<String, (libc::pid_t, Option<PathBuf>)> = HashMap::new();
-    for line in BufReader::new(pipe).lines() {
-        let Ok(line) = line else { break };
-        if let Some(rest) = line.strip_prefix('+') {
-            let mut parts = rest.splitn(3, ' ');
-            let (Some(marker), Some(pgid), Some(cgroup)) =
-                (parts.next(), parts.next(), parts.next())
-            else {
-                continue;
-            };
-            let cgroup = (cgroup != "-").then(|| PathBuf::from(cgroup));
-            running.insert(marker.to_owned(), (pgid.parse().unwrap_or(0), cgroup));
-        } else if let Some(marker) = line.strip_prefix('-') {
-            running.remove(marker);
-        }
-    }
-    // The server is gone: take its running calls along.
-    let mut cgroups = Vec::new();
-    for (marker, (pgid, cgroup)) in running {
-        if let Some(cgroup) = cgroup {
-            let _ = kill_cgroup(&cgroup);
-            cgroups.push(cgroup);
-        }
-        if pgid > 0 {
-            let _ = killpg(pgid);
-        }
-        sweep(&marker);
-    }
-    // Empty cgroups can be removed once the kernel has reaped what was in them.
-    std::thread::sleep(std::time::Duration::from_millis(100));
-    for cgroup in cgroups {
-        let _ = std::fs::remove_dir(&cgroup);
-        if let Some(parent) = cgroup.parent() {
-            let _ = std::fs::remove_dir(parent);
         }
     }
 }

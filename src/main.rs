@@ -8,13 +8,20 @@ use tracing_subscriber::EnvFilter;
 use std::sync::Arc;
 
 use forge_bash::config::{self, Cli, Command};
-use forge_bash::contain::Containment;
+use forge_bash::contain::{self, Containment};
 use forge_bash::sandbox::{self, Sandbox};
 use forge_bash::server::Server;
 use forge_bash::state::StateDir;
 use forge_bash::{environ, guard, stdio};
 
 fn main() -> ExitCode {
+    if std::env::args_os()
+        .nth(1)
+        .is_some_and(|arg| arg == contain::watchdog::ARG)
+    {
+        contain::watchdog::run();
+        return ExitCode::SUCCESS;
+    }
     // Commands run as this user: non-dumpable, the server's /proc entries (its pipes,
     // memory and environment) belong to root, out of their reach. Children are dumpable
     // again after their exec.
@@ -66,8 +73,10 @@ fn main() -> ExitCode {
     };
     let shell = config::find_shell();
     raise_fd_limit();
-    // SAFETY: still a single thread: the runtime is built below.
-    let containment = Arc::new(unsafe { Containment::start() });
+    let containment = Arc::new(Containment::new(
+        config.max_processes,
+        config.keep_background,
+    ));
     tracing::info!(
         mechanism = containment.mechanism(),
         "containment of commands"
@@ -86,14 +95,33 @@ fn main() -> ExitCode {
     };
     let server = Server::with_sandbox(config, shell, containment.clone(), sandbox, state);
     let result = runtime.block_on(async {
+        let watchdog = match containment.start_watchdog() {
+            Ok(child) => Some(child),
+            Err(e) => {
+                tracing::warn!(error = %e, "cannot start the watchdog; a killed server would leave its commands running");
+                None
+            }
+        };
+        let stop = async {
+            let lost = async {
+                match watchdog {
+                    Some(child) => containment.guard(child).await,
+                    None => std::future::pending().await,
+                }
+            };
+            tokio::select! {
+                () = shutdown_signal() => {}
+                () = lost => {}
+            }
+        };
         // Non-blocking pipes when the client gave us pipes (as MCP clients do); the
         // blocking handles otherwise (a terminal, a file).
         let (input, output) = rmcp::transport::stdio_pipes();
-        stdio::serve(server, input, output, shutdown_signal()).await
+        stdio::serve(server, input, output, stop).await
     });
     // Do not wait for a thread blocked reading a non-pipe stdin.
     runtime.shutdown_background();
-    containment.remove_cgroups();
+    containment.stop();
     match result {
         Ok(exit) => {
             tracing::debug!(?exit, "forge-bash stopped");
@@ -185,21 +213,31 @@ fn audit(query: &forge_bash::audit::view::Query) -> ExitCode {
     }
 }
 
-/// SIGTERM (how LibreChat stops its MCP servers) or SIGINT.
+/// SIGTERM (how LibreChat stops its MCP servers), SIGINT, SIGHUP (the terminal or
+/// session went away) or SIGQUIT.
 async fn shutdown_signal() {
-    use tokio::signal::unix::{SignalKind, signal};
-    let term = signal(SignalKind::terminate());
-    let int = signal(SignalKind::interrupt());
-    match (term, int) {
-        (Ok(mut term), Ok(mut int)) => {
-            tokio::select! {
-                _ = term.recv() => {}
-                _ = int.recv() => {}
+    use tokio::signal::unix::{Signal, SignalKind, signal};
+    async fn recv(signal: &mut Option<Signal>) {
+        match signal {
+            Some(signal) => {
+                signal.recv().await;
             }
+            None => std::future::pending().await,
         }
-        _ => {
-            tracing::warn!("cannot listen for SIGTERM/SIGINT");
-            std::future::pending::<()>().await;
-        }
+    }
+    let listen = |kind: SignalKind| {
+        signal(kind)
+            .inspect_err(|e| tracing::warn!(error = %e, ?kind, "cannot listen for a stop signal"))
+            .ok()
+    };
+    let mut term = listen(SignalKind::terminate());
+    let mut int = listen(SignalKind::interrupt());
+    let mut hup = listen(SignalKind::hangup());
+    let mut quit = listen(SignalKind::quit());
+    tokio::select! {
+        () = recv(&mut term) => {}
+        () = recv(&mut int) => {}
+        () = recv(&mut hup) => {}
+        () = recv(&mut quit) => {}
     }
 }

@@ -1,6 +1,7 @@
 //! Every process a stopped call started is gone, whatever group it moved to; the
-//! server's death takes its running calls along; background jobs of answered calls
-//! stay; calls beyond --max-concurrent wait their turn.
+//! server's death takes its calls along (background jobs of answered calls stay only
+//! with --keep-background); a call's processes are limited in number; a killed
+//! watchdog is replaced; calls beyond --max-concurrent wait their turn.
 //!
 //! Each command writes its marker (`$FORGE_BASH_CALL`) and the pids it starts into the
 //! workdir; the test then looks through /proc for anything left of the call.
@@ -12,7 +13,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::json;
 
-use crate::support::{BIN, Groups, Options, Server, alive, eventually, read_pid, text};
+use crate::support::{BIN, Groups, Options, PATIENCE, Server, alive, eventually, read_pid, text};
 
 /// Processes whose environment carries the call's marker.
 fn leftovers(marker: &str) -> Vec<i32> {
@@ -307,28 +308,160 @@ fn clock_ticks() -> f64 {
 }
 
 #[test]
-fn server_death_takes_running_calls_along_and_leaves_answered_jobs() {
+fn server_death_takes_every_call_along_unless_background_jobs_are_kept() {
+    for keep in [false, true] {
+        let mut options = Options::default();
+        if keep {
+            options = options.arg("--keep-background");
+        }
+        let mut server = options.start();
+        let mut groups = Groups::default();
+        let answer = server.run("echo $$ > pgid; sleep 3000 > /dev/null 2>&1 & echo $! > keep");
+        assert!(answer.contains("[exit:0"), "{answer}");
+        let background = read_pid(&server.workdir.join("keep"));
+        groups.0.push(read_pid(&server.workdir.join("pgid")));
+        server.start_call(&format!("{ESCAPEES} echo $$ > shell; sleep 3000"));
+        let mut pids = escapees(&server, &mut groups);
+        let shell = read_pid(&server.workdir.join("shell"));
+        groups.0.push(shell);
+        pids.push(shell);
+        let marker = marker(&server.workdir);
+        // SAFETY: a plain syscall to the server process this test spawned.
+        unsafe { libc::kill(server.pid() as libc::pid_t, libc::SIGKILL) };
+        all_gone_within_a_second(&pids, &marker);
+        let gone = eventually(Duration::from_secs(2), || !alive(background));
+        assert_eq!(gone, !keep, "keep-background {keep}: answered call's job");
+    }
+}
+
+/// The watchdog this server started: its child running `forge-bash __watchdog`.
+fn watchdog_of(server: &Server) -> Option<i32> {
+    let parent = server.pid().to_string();
+    std::fs::read_dir("/proc")
+        .unwrap()
+        .flatten()
+        .filter_map(|e| e.file_name().to_str()?.parse::<i32>().ok())
+        .find(|pid| {
+            let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
+            let ppid = stat
+                .rsplit(')')
+                .next()
+                .and_then(|s| s.split_whitespace().nth(1));
+            let cmdline = std::fs::read(format!("/proc/{pid}/cmdline")).unwrap_or_default();
+            ppid == Some(parent.as_str())
+                && cmdline.split(|&b| b == 0).any(|a| a == b"__watchdog")
+                && alive(*pid)
+        })
+}
+
+#[test]
+fn a_killed_watchdog_is_replaced_and_server_death_still_ends_calls() {
     let mut server = Server::start(Options::default());
     let mut groups = Groups::default();
-    let answer = server.run("echo $$ > pgid; sleep 3000 > /dev/null 2>&1 & echo $! > keep");
-    assert!(answer.contains("[exit:0"), "{answer}");
-    let keep = read_pid(&server.workdir.join("keep"));
-    groups.0.push(read_pid(&server.workdir.join("pgid")));
-    server.start_call(&format!("{ESCAPEES} echo $$ > shell; sleep 3000"));
-    let mut pids = escapees(&server, &mut groups);
+    let mut first = None;
+    assert!(eventually(Duration::from_secs(5), || {
+        first = watchdog_of(&server);
+        first.is_some()
+    }));
+    let first = first.unwrap();
+    // The watchdog leads a session and group of its own (setsid).
+    // SAFETY: a plain syscall on the group of a process this test's server started.
+    unsafe { libc::killpg(first, libc::SIGKILL) };
+    assert!(eventually(PATIENCE, || {
+        server
+            .stderr()
+            .contains("the watchdog died; starting another")
+    }));
+    let mut second = None;
+    assert!(eventually(Duration::from_secs(5), || {
+        second = watchdog_of(&server).filter(|&p| p != first);
+        second.is_some()
+    }));
+    // It knows of calls started before it: one that was running when it started...
+    server.start_call("echo $FORGE_BASH_CALL > marker; echo $$ > shell; sleep 3000");
+    let marker = marker(&server.workdir);
     let shell = read_pid(&server.workdir.join("shell"));
     groups.0.push(shell);
-    pids.push(shell);
-    let marker = marker(&server.workdir);
     // SAFETY: a plain syscall to the server process this test spawned.
     unsafe { libc::kill(server.pid() as libc::pid_t, libc::SIGKILL) };
-    all_gone_within_a_second(&pids, &marker);
-    assert!(
-        alive(keep),
-        "a job of an answered call died with the server"
+    all_gone_within_a_second(&[shell], &marker);
+    drop(second);
+}
+
+/// Skips unless this machine gives calls a process limit (a `pids` controller).
+fn limited(server: &Server) -> bool {
+    assert!(eventually(PATIENCE, || server
+        .stderr()
+        .contains("containment of commands")));
+    let limited = server.stderr().contains("processes per call");
+    if !limited {
+        eprintln!("skipped: no pids cgroup controller here, so no process limit");
+    }
+    limited
+}
+
+#[test]
+fn a_call_has_at_most_max_processes_and_the_next_call_can_stop_them() {
+    let mut server = Options::default().arg("--max-processes").arg("64").start();
+    if !limited(&server) {
+        return;
+    }
+    let mut groups = Groups::default();
+    // 300 sleeps in the background; at most 64 processes may exist for the call.
+    let answer = server.run(
+        "echo $FORGE_BASH_CALL > marker; echo $$ > pgid; \
+         (for i in $(seq 300); do sleep 3000 & done) > /dev/null 2>&1 & echo started",
     );
-    // SAFETY: the test's own recorded process.
-    unsafe { libc::kill(keep, libc::SIGKILL) };
+    assert!(answer.starts_with("started\n"), "{answer}");
+    let pgid = read_pid(&server.workdir.join("pgid"));
+    groups.0.push(pgid);
+    let marker = marker(&server.workdir);
+    assert!(eventually(Duration::from_secs(10), || leftovers(&marker)
+        .len()
+        >= 60));
+    std::thread::sleep(Duration::from_millis(500));
+    let count = leftovers(&marker).len();
+    assert!((60..=64).contains(&count), "{count} processes");
+    // The next call is not starved, and it can stop what the first one started.
+    let answer = server.run(&format!("kill -9 -- -{pgid} && echo stopped"));
+    assert!(answer.starts_with("stopped\n"), "{answer}");
+    assert!(eventually(Duration::from_secs(5), || leftovers(&marker).is_empty()));
+}
+
+#[test]
+fn a_background_fork_bomb_neither_disables_the_tool_nor_outlives_the_server() {
+    let mut server = Options::default().arg("--max-processes").arg("64").start();
+    if !limited(&server) {
+        return;
+    }
+    let mut groups = Groups::default();
+    let answer = server.run(
+        "echo $FORGE_BASH_CALL > marker; echo $$ > pgid; \
+         (:(){ :|:& };:) > /dev/null 2>&1 & echo started",
+    );
+    assert!(answer.starts_with("started\n"), "{answer}");
+    groups.0.push(read_pid(&server.workdir.join("pgid")));
+    let marker = marker(&server.workdir);
+    assert!(eventually(Duration::from_secs(10), || leftovers(&marker)
+        .len()
+        >= 32));
+    for n in 0..3 {
+        let answer = server.run(&format!(
+            "echo alive {n} && ls / > /dev/null && echo forked"
+        ));
+        assert!(
+            answer.starts_with(&format!("alive {n}\nforked\n")),
+            "{answer}"
+        );
+    }
+    assert!(leftovers(&marker).len() <= 64);
+    server.close_stdin();
+    assert!(server.wait_exit(PATIENCE).is_some());
+    assert!(
+        eventually(Duration::from_secs(5), || leftovers(&marker).is_empty()),
+        "{} left",
+        leftovers(&marker).len()
+    );
 }
 
 #[test]

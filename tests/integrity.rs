@@ -265,11 +265,7 @@ fn a_root_server_keeps_its_pipes_and_memory_from_sandboxed_commands() {
     // Root's capabilities pass the ownership checks; Landlock refuses opening another
     // domain's memory and descriptors. It lets `environ` and `maps` be read (kernel
     // 6.18): the environment is what every command inherits from the server anyway.
-    for line in [
-        "mem: denied",
-        "stdout: denied",
-        "stdin: denied",
-    ] {
+    for line in ["mem: denied", "stdout: denied", "stdin: denied"] {
         assert!(answer.contains(line), "{line}: {answer}");
     }
     assert!(

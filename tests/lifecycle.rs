@@ -40,10 +40,16 @@ fn shutdown_by(signal: libc::c_int) {
     let mut server = Server::start(Options::default());
     server.initialize();
     let mut groups = Groups::default();
+    // An answered call's background job: it ends with the server too.
+    let answer = server.run("echo $$ > bg-group; sleep 600 > /dev/null 2>&1 & echo $! > bg");
+    assert!(answer.contains("[exit:0"), "{answer}");
+    groups.0.push(read_pid(&server.workdir.join("bg-group")));
+    let background = read_pid(&server.workdir.join("bg"));
+    let mut ids = Vec::new();
     for name in ["a", "b"] {
-        server.start_call(&format!(
+        ids.push(server.start_call(&format!(
             "echo $$ > {name}; bash -c 'echo $$ > {name}-inner; sleep 600' & wait"
-        ));
+        )));
     }
     let pgids = [
         read_pid(&server.workdir.join("a")),
@@ -63,15 +69,22 @@ fn shutdown_by(signal: libc::c_int) {
     let took = started.elapsed();
     assert!(status.success(), "{status:?}; stderr:\n{}", server.stderr());
     assert!(took < Duration::from_secs(2), "exit took {took:?}");
-    for pid in pgids.into_iter().chain(inners) {
+    for pid in pgids.into_iter().chain(inners).chain([background]) {
         assert!(
             eventually(Duration::from_secs(1), || !alive(pid)),
             "{pid} survived"
         );
     }
+    for id in ids {
+        let answer = text(&server.response(id));
+        assert!(
+            answer.ends_with("ms]") && answer.contains("[exit:143 |"),
+            "{answer}"
+        );
+    }
     let rows = server.audit_rows();
-    assert_eq!(rows.len(), 2, "{rows:?}");
-    assert!(rows.iter().all(|r| r[2] == "143"));
+    assert_eq!(rows.len(), 3, "{rows:?}");
+    assert!(rows[1..].iter().all(|r| r[2] == "143"), "{rows:?}");
 }
 
 #[test]
@@ -82,6 +95,36 @@ fn sigterm_stops_everything_and_exits_zero() {
 #[test]
 fn sigint_stops_everything_and_exits_zero() {
     shutdown_by(libc::SIGINT);
+}
+
+#[test]
+fn sighup_stops_everything_and_exits_zero() {
+    shutdown_by(libc::SIGHUP);
+}
+
+#[test]
+fn sigquit_stops_everything_and_exits_zero() {
+    shutdown_by(libc::SIGQUIT);
+}
+
+#[test]
+fn end_of_input_ends_background_jobs_unless_they_are_kept() {
+    for keep in [false, true] {
+        let mut options = Options::default();
+        if keep {
+            options = options.arg("--keep-background");
+        }
+        let mut server = options.start();
+        let mut groups = Groups::default();
+        let answer = server.run("echo $$ > group; sleep 600 > /dev/null 2>&1 & echo $! > bg");
+        assert!(answer.contains("[exit:0"), "{answer}");
+        groups.0.push(read_pid(&server.workdir.join("group")));
+        let background = read_pid(&server.workdir.join("bg"));
+        server.close_stdin();
+        assert!(server.wait_exit(Duration::from_secs(10)).is_some());
+        let gone = eventually(Duration::from_secs(2), || !alive(background));
+        assert_eq!(gone, !keep, "keep-background {keep}");
+    }
 }
 
 #[test]

@@ -346,7 +346,7 @@ pub fn audit_rows(state: &Path) -> Vec<Vec<String>> {
 }
 
 /// Waits until `cond` holds, up to `patience`.
-pub fn eventually(patience: Duration, cond: impl Fn() -> bool) -> bool {
+pub fn eventually(patience: Duration, mut cond: impl FnMut() -> bool) -> bool {
     let deadline = Instant::now() + patience;
     loop {
         if cond() {

@@ -1,0 +1,140 @@
+//! The watchdog: a process of its own that ends the server's commands when the server
+//! dies (SIGKILL, a crash), since a dead server can no longer do it.
+//!
+//! The server starts it as `forge-bash __watchdog` and tells it, one line at a time on
+//! its stdin, what to kill:
+//!
+//! - `*<tag> <cgroup-root|-> <keep>`: the server's marker prefix, its cgroup for calls,
+//!   and whether background jobs of answered calls outlive it (`1`) or not (`0`);
+//! - `+<marker> <pgid> <cgroup|->`: a call started;
+//! - `-<marker>`: it was answered.
+//!
+//! When its stdin closes (the server is gone, however it went) it kills the running
+//! calls and, unless told to keep them, everything any call started; then it exits.
+//! The server notices when the watchdog dies and starts another.
+
+use std::collections::HashMap;
+use std::io::{BufRead, BufReader, Read};
+use std::path::PathBuf;
+
+use super::{cgroup, killpg, sweep_prefix};
+
+/// The argument that makes the binary a watchdog.
+pub const ARG: &str = "__watchdog";
+
+/// What the watchdog was told.
+#[derive(Debug, Default)]
+struct Orders {
+    tag: Option<String>,
+    root: Option<PathBuf>,
+    keep: bool,
+    running: HashMap<String, (libc::pid_t, Option<PathBuf>)>,
+}
+
+impl Orders {
+    fn take(&mut self, line: &str) {
+        let cgroup = |s: &str| (s != "-").then(|| PathBuf::from(s));
+        if let Some(rest) = line.strip_prefix('*') {
+            let mut parts = rest.splitn(3, ' ');
+            if let (Some(tag), Some(root), Some(keep)) = (parts.next(), parts.next(), parts.next())
+            {
+                self.tag = Some(tag.to_owned());
+                self.root = cgroup(root);
+                self.keep = keep == "1";
+            }
+        } else if let Some(rest) = line.strip_prefix('+') {
+            let mut parts = rest.splitn(3, ' ');
+            if let (Some(marker), Some(pgid), Some(dir)) =
+                (parts.next(), parts.next(), parts.next())
+            {
+                let pgid = pgid.parse().unwrap_or(0);
+                self.running.insert(marker.to_owned(), (pgid, cgroup(dir)));
+            }
+        } else if let Some(marker) = line.strip_prefix('-') {
+            self.running.remove(marker);
+        }
+    }
+
+    /// The server is gone: take its calls along.
+    fn carry_out(self) {
+        let mut cgroups = Vec::new();
+        for (marker, (pgid, dir)) in self.running {
+            if let Some(dir) = dir {
+                let _ = cgroup::kill(&dir);
+                cgroups.push(dir);
+            }
+            if pgid > 0 {
+                let _ = killpg(pgid);
+            }
+            super::sweep(&marker);
+        }
+        if !self.keep {
+            if let Some(root) = &self.root {
+                let _ = cgroup::kill(root);
+            }
+            if let Some(tag) = &self.tag {
+                sweep_prefix(&format!("{tag}-"));
+            }
+        }
+        // Empty cgroups can be removed once the kernel has reaped what was in them.
+        std::thread::sleep(std::time::Duration::from_millis(100));
+        for dir in cgroups {
+            let _ = std::fs::remove_dir(&dir);
+        }
+        if let Some(root) = &self.root {
+            cgroup::remove_tree(root);
+        }
+    }
+}
+
+/// The watchdog's life: read orders from stdin until it closes, then carry them out.
+pub fn run() {
+    // SAFETY: plain libc calls on standard descriptors and signal dispositions.
+    unsafe {
+        // Ctrl-C at a terminal reaches the whole group; the server handles it.
+        for signal in [
+            libc::SIGINT,
+            libc::SIGTERM,
+            libc::SIGHUP,
+            libc::SIGQUIT,
+            libc::SIGPIPE,
+        ] {
+            libc::signal(signal, libc::SIG_IGN);
+        }
+        libc::setsid();
+    }
+    let mut orders = Orders::default();
+    let mut input = BufReader::new(std::io::stdin().lock());
+    let mut line = String::new();
+    loop {
+        line.clear();
+        match input.by_ref().read_line(&mut line) {
+            Ok(0) | Err(_) => break,
+            Ok(_) => orders.take(line.trim_end_matches('\n')),
+        }
+    }
+    orders.carry_out();
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn orders_track_running_calls() {
+        let mut orders = Orders::default();
+        orders.take("*12-34 /sys/fs/cgroup/x/forge-bash-12 0");
+        orders.take("+12-34-1 100 /sys/fs/cgroup/x/forge-bash-12/call-1");
+        orders.take("+12-34-2 200 -");
+        orders.take("-12-34-1");
+        orders.take("garbage");
+        assert_eq!(orders.tag.as_deref(), Some("12-34"));
+        assert!(!orders.keep);
+        assert_eq!(
+            orders.root.as_deref(),
+            Some(std::path::Path::new("/sys/fs/cgroup/x/forge-bash-12"))
+        );
+        assert_eq!(orders.running.len(), 1);
+        assert_eq!(orders.running["12-34-2"], (200, None));
+    }
+}
