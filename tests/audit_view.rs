@@ -1,7 +1,8 @@
 //! `forge-bash audit` against rows a real server wrote.
 
+use std::io::Write;
 use std::path::Path;
-use std::process::{Command, Output};
+use std::process::{Command, Output, Stdio};
 
 use serde_json::Value;
 
@@ -34,6 +35,58 @@ fn json_rows(state: &Path, args: &[&str]) -> Vec<Value> {
         .map(|l| serde_json::from_str(l).unwrap())
         .collect()
 }
+
+/// Writes rows as a server does, each `(command, exit, ms)` at 2026-04-26T14:32:01.234Z.
+fn write_rows(state: &Path, rows: &[(&str, i32, u128)]) {
+    use chrono::TimeZone;
+    let at = chrono::Utc
+        .with_ymd_and_hms(2026, 4, 26, 14, 32, 1)
+        .unwrap()
+        + chrono::Duration::milliseconds(234);
+    for &(command, code, ms) in rows {
+        let row = forge_bash::audit::Row {
+            at,
+            command,
+            code,
+            ms,
+        };
+        forge_bash::audit::append(state, &row).unwrap();
+    }
+}
+
+/// Appends raw text to the 2026-04-26 log, as a hand-edited or forged log could hold.
+fn append_raw(state: &Path, text: &str) {
+    let mut file = std::fs::OpenOptions::new()
+        .append(true)
+        .create(true)
+        .open(state.join("audit-2026-04-26.tsv"))
+        .unwrap();
+    file.write_all(text.as_bytes()).unwrap();
+}
+
+/// What a terminal or a line splitter could act on: C0 (but the newline ending each
+/// line), DEL, C1, the line and paragraph separators and the bidirectional controls.
+fn acts_on_terminal(c: char) -> bool {
+    (c.is_control() && c != '\n')
+        || matches!(
+            c,
+            '\u{61c}' | '\u{200e}' | '\u{200f}' | '\u{2028}'..='\u{202e}' | '\u{2066}'..='\u{2069}'
+        )
+}
+
+fn assert_safe(text: &str) {
+    let bad: Vec<char> = text.chars().filter(|&c| acts_on_terminal(c)).collect();
+    assert!(bad.is_empty(), "raw {bad:?} in\n{}", text.escape_debug());
+}
+
+/// Right-to-left override, isolates, marks, C1 CSI, ESC and DEL, separators.
+const HOSTILE: &str = "echo \u{202e}gnp.exe\u{202c} \u{2066}x\u{2069} \u{200e}\u{200f}\u{61c} \u{9b}2J\u{80}\u{9f} \u{1b}[2J\u{7f} \u{85}\u{2028}\u{2029}\\ end";
+
+/// The same as the table shows it.
+const HOSTILE_SHOWN: &str = "echo \\u202egnp.exe\\u202c \\u2066x\\u2069 \\u200e\\u200f\\u061c \\u009b2J\\u0080\\u009f \\x1b[2J\\x7f \\u0085\\u2028\\u2029\\\\ end";
+
+/// A forged row whose command field holds a raw OSC (ESC, BEL) and a raw U+202E.
+const FORGED: &str = "\u{1b}]0;pwned\u{7}\u{202e}x";
 
 fn commands(rows: &[Value]) -> Vec<&str> {
     rows.iter()
@@ -220,4 +273,100 @@ fn bad_flags_and_a_missing_state_dir() {
     let missing = audit(&dir.path().join("nope"), &[]);
     assert_eq!(missing.status.code(), Some(1));
     assert!(String::from_utf8_lossy(&missing.stderr).contains("does not exist"));
+}
+
+#[test]
+fn the_terminal_never_gets_a_control_or_bidi_character() {
+    let dir = tempfile::tempdir().unwrap();
+    let state = dir.path();
+    write_rows(state, &[(HOSTILE, 0, 7)]);
+    append_raw(
+        state,
+        &format!("2026-04-26T14:32:02.000Z\t{FORGED}\t0\t5\n\u{1b}[2J\u{202e}\tx\t0\t1\n"),
+    );
+    let out = audit(state, &["--date", "2026-04-26"]);
+    let table = stdout(&out);
+    assert_safe(&table);
+    let lines: Vec<&str> = table.lines().collect();
+    assert_eq!(lines.len(), 3, "{table}");
+    let column = |line: &str| line[lines[0].find("command").unwrap()..].to_owned();
+    assert_eq!(column(lines[1]), HOSTILE_SHOWN);
+    assert_eq!(column(lines[2]), "\\x1b]0;pwned\\x07\\u202ex");
+    // What the table shows unescapes to the command exactly.
+    assert_eq!(
+        forge_bash::audit::unescape(&column(lines[1])).unwrap(),
+        HOSTILE
+    );
+    assert_eq!(
+        forge_bash::audit::unescape(&column(lines[2])).unwrap(),
+        FORGED
+    );
+    // The malformed row is named on stderr, its text escaped too.
+    let stderr = String::from_utf8(out.stderr).unwrap();
+    assert!(
+        stderr.contains(":3: malformed row skipped: bad timestamp \"\\x1b[2J\\u202e\""),
+        "{stderr}"
+    );
+    assert_safe(&stderr);
+    // The summary's slowest commands too.
+    let summary = stdout(&audit(state, &["--date", "2026-04-26", "--summary"]));
+    assert_safe(&summary);
+    assert!(
+        summary.lines().any(|l| l.ends_with(HOSTILE_SHOWN)),
+        "{summary}"
+    );
+}
+
+#[test]
+fn json_lines_split_once_per_row_for_any_splitter_and_round_trip() {
+    let dir = tempfile::tempdir().unwrap();
+    let state = dir.path();
+    let sent = [
+        HOSTILE,
+        "a\u{2028}b",
+        "c\u{85}d",
+        "\u{2029}",
+        "e\u{7f}\u{9b}f",
+        "plain",
+    ];
+    write_rows(state, &sent.map(|c| (c, 0, 1)));
+    append_raw(
+        state,
+        &format!("2026-04-26T14:32:02.000Z\t{FORGED}\t0\t5\n"),
+    );
+    let expected: Vec<&str> = sent.iter().copied().chain([FORGED]).collect();
+    let json = stdout(&audit(state, &["--date", "2026-04-26", "--json"]));
+    assert_safe(&json);
+    assert!(
+        json.contains("\\u202e") && json.contains("\\u2028"),
+        "{json}"
+    );
+    // serde_json reads back each command exactly.
+    let rows: Vec<Value> = json
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(commands(&rows), expected);
+    // Python's str.splitlines() finds exactly one row per line.
+    let mut python = Command::new("python3")
+        .args([
+            "-c",
+            "import sys, json\n\
+             lines = sys.stdin.buffer.read().decode('utf-8').splitlines()\n\
+             print(json.dumps([json.loads(l)['command'] for l in lines]))",
+        ])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    python
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(json.as_bytes())
+        .unwrap();
+    let answer = python.wait_with_output().unwrap();
+    assert!(answer.status.success());
+    let seen: Vec<String> = serde_json::from_slice(&answer.stdout).unwrap();
+    assert_eq!(seen, expected);
 }

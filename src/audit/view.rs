@@ -6,8 +6,10 @@
 //! grow with the log: the summary counts durations per distinct millisecond value and
 //! keeps only the ten slowest rows.
 
+use std::borrow::Cow;
 use std::cmp::Reverse;
 use std::collections::{BTreeMap, BinaryHeap};
+use std::fmt::Write as _;
 use std::fs::File;
 use std::io::{self, BufRead, BufReader, Write};
 use std::path::{Path, PathBuf};
@@ -15,7 +17,7 @@ use std::path::{Path, PathBuf};
 use chrono::NaiveDate;
 use regex_lite::Regex;
 
-use super::{BadEscape, unescape};
+use super::{BadEscape, escape, unescape};
 use crate::exec::{CANCELLED_CODE, SHUTDOWN_CODE, TIMEOUT_CODE};
 use crate::present::BLOCKED_CODE;
 
@@ -91,7 +93,7 @@ pub enum Error {
 pub struct Row {
     /// The timestamp as written.
     pub at: String,
-    /// The command as written (escaped).
+    /// The command as written (escaped), raw characters included.
     pub escaped: String,
     pub exit: i32,
     pub ms: u64,
@@ -111,12 +113,14 @@ impl Row {
             return Err("expected 4 tab-separated fields".to_owned());
         };
         if !looks_like_timestamp(at) {
-            return Err(format!("bad timestamp {at:?}"));
+            return Err(format!("bad timestamp \"{}\"", shown(at)));
         }
         let exit = exit
             .parse()
-            .map_err(|_| format!("bad exit code {exit:?}"))?;
-        let ms = ms.parse().map_err(|_| format!("bad duration {ms:?}"))?;
+            .map_err(|_| format!("bad exit code \"{}\"", shown(exit)))?;
+        let ms = ms
+            .parse()
+            .map_err(|_| format!("bad duration \"{}\"", shown(ms)))?;
         unescape(command)
             .map_err(|BadEscape { at }| format!("bad escape in the command at byte {at}"))?;
         Ok(Row {
@@ -131,6 +135,45 @@ impl Row {
     pub fn command(&self) -> String {
         unescape(&self.escaped).unwrap_or_default()
     }
+}
+
+/// Whether a terminal, a pager or a line splitter could act on `c`: the C0 and C1
+/// controls, DEL, the line and paragraph separators, and the bidirectional controls
+/// (U+061C, U+200E, U+200F, U+202A–U+202E, U+2066–U+2069).
+fn unsafe_char(c: char) -> bool {
+    matches!(
+        c,
+        '\0'..='\x1f'
+            | '\x7f'..='\u{9f}'
+            | '\u{61c}'
+            | '\u{200e}'
+            | '\u{200f}'
+            | '\u{2028}'..='\u{202e}'
+            | '\u{2066}'..='\u{2069}'
+    )
+}
+
+/// `text` with each [`unsafe_char`] written as `\uhhhh`, an escape that both
+/// [`unescape`] and JSON read back as the character.
+fn shield(text: &str) -> Cow<'_, str> {
+    if !text.chars().any(unsafe_char) {
+        return Cow::Borrowed(text);
+    }
+    let mut out = String::with_capacity(text.len() + 16);
+    for c in text.chars() {
+        if unsafe_char(c) {
+            let _ = write!(out, "\\u{:04x}", c as u32);
+        } else {
+            out.push(c);
+        }
+    }
+    Cow::Owned(out)
+}
+
+/// Text as the operator's terminal gets it: escaped as in the log, and with every
+/// character a terminal could act on as `\uhhhh`. [`unescape`] gives `text` back.
+pub fn shown(text: &str) -> String {
+    shield(&escape(text)).into_owned()
 }
 
 /// `2026-04-26T14:32:01.234Z`.
@@ -257,7 +300,7 @@ trait View {
     fn end(&mut self) -> io::Result<()>;
 }
 
-/// Aligned columns: `time  exit  ms  command`, the command as escaped in the log.
+/// Aligned columns: `time  exit  ms  command`, the command as [`shown`].
 struct Table<'a, W: Write> {
     out: &'a mut W,
     header: bool,
@@ -276,7 +319,10 @@ impl<W: Write> View for Table<'_, W> {
         writeln!(
             self.out,
             "{:<24}  {:>4}  {:>8}  {}",
-            row.at, row.exit, row.ms, row.escaped
+            row.at,
+            row.exit,
+            row.ms,
+            shown(&row.command())
         )
     }
 
@@ -285,7 +331,10 @@ impl<W: Write> View for Table<'_, W> {
     }
 }
 
-/// JSON Lines with exactly `at`, `command` (unescaped), `exit` and `ms`.
+/// JSON Lines with exactly `at`, `command` (unescaped), `exit` and `ms`. Beyond what
+/// serde_json escapes, DEL, the C1 controls, the line and paragraph separators and the
+/// bidirectional controls are written as `\uhhhh`, so that every line splitter finds
+/// one row per line and a pager shows them as text.
 struct Json<'a, W: Write> {
     out: &'a mut W,
 }
@@ -298,7 +347,7 @@ impl<W: Write> View for Json<'_, W> {
             "exit": row.exit,
             "ms": row.ms,
         });
-        writeln!(self.out, "{object}")
+        writeln!(self.out, "{}", shield(&object.to_string()))
     }
 
     fn end(&mut self) -> io::Result<()> {
@@ -400,6 +449,7 @@ impl<W: Write> View for Summary<'_, W> {
             ms, at, command, ..
         }) in slowest
         {
+            let command = shown(&unescape(&command).unwrap_or_default());
             text.push_str(&format!("  {ms:>8}  {at}  {command}\n"));
         }
         self.out.write_all(text.as_bytes())?;
