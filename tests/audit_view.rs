@@ -370,3 +370,107 @@ fn json_lines_split_once_per_row_for_any_splitter_and_round_trip() {
     let seen: Vec<String> = serde_json::from_slice(&answer.stdout).unwrap();
     assert_eq!(seen, expected);
 }
+
+#[test]
+fn only_regular_files_named_like_a_real_day_are_read() {
+    let dir = tempfile::tempdir().unwrap();
+    let state = dir.path();
+    write_rows(state, &[("real", 0, 1)]);
+    let row = "2026-01-04T00:00:00.000Z\todd\t0\t1\n";
+    let odd = [
+        "audit-2026-1-3.tsv",
+        "audit-+2026-01-04.tsv",
+        "audit-2026-13-40.tsv",
+        "audit-2026-02-30.tsv",
+        "audit-2026-01-04.tsv.bak",
+        "audit-2026-01-04.TSV",
+        "audit- 2026-01-04.tsv",
+        "audit-\u{1b}[2J\u{202e}.tsv",
+    ];
+    for name in odd {
+        std::fs::write(state.join(name), row).unwrap();
+    }
+    // Directories: one named like a log, one not.
+    std::fs::create_dir(state.join("audit-2026-01-05.tsv")).unwrap();
+    std::fs::write(state.join("audit-2026-01-05.tsv/x"), row).unwrap();
+    std::fs::create_dir(state.join("audit-2026-01-06")).unwrap();
+    // Not named audit-…: ignored without a word (overflow files live here too).
+    std::fs::write(state.join("overflow-1.txt"), row).unwrap();
+
+    let out = audit(state, &["--all", "--json"]);
+    let rows: Vec<Value> = stdout(&out)
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(commands(&rows), ["real"]);
+    let stderr = String::from_utf8(out.stderr).unwrap();
+    assert_safe(&stderr);
+    let s = state.display();
+    for name in [
+        "audit-2026-1-3.tsv",
+        "audit-+2026-01-04.tsv",
+        "audit-2026-13-40.tsv",
+    ]
+    .iter()
+    .chain(&odd[3..7])
+    .chain(&["audit-\\x1b[2J\\u202e.tsv", "audit-2026-01-06"])
+    {
+        let line = format!("{s}/{name}: skipped: not named audit-YYYY-MM-DD.tsv\n");
+        assert!(stderr.contains(&line), "{line:?} in\n{stderr}");
+    }
+    let directory = format!("{s}/audit-2026-01-05.tsv: skipped: not a regular file\n");
+    assert!(stderr.contains(&directory), "{stderr}");
+    assert!(!stderr.contains("overflow"), "{stderr}");
+    assert_eq!(stderr.lines().count(), 10, "{stderr}");
+
+    // The same directory asked for by its day: a warning, exit 0, no rows.
+    let out = audit(state, &["--date", "2026-01-05", "--json"]);
+    assert_eq!(stdout(&out), "");
+    assert_eq!(String::from_utf8(out.stderr).unwrap(), directory);
+    // --since skips the directory when it is before the day asked for.
+    let out = audit(state, &["--since", "2026-01-06", "--json"]);
+    assert_eq!(stdout(&out).lines().count(), 1);
+    assert!(
+        !String::from_utf8(out.stderr)
+            .unwrap()
+            .contains("not a regular file")
+    );
+}
+
+#[test]
+fn a_fifo_named_like_a_log_is_skipped_not_waited_on() {
+    let dir = tempfile::tempdir().unwrap();
+    let state = dir.path();
+    write_rows(state, &[("real", 0, 1)]);
+    let fifo = state.join("audit-2026-01-07.tsv");
+    assert!(
+        Command::new("mkfifo")
+            .arg(&fifo)
+            .status()
+            .unwrap()
+            .success()
+    );
+    let mut child = Command::new(BIN)
+        .args(["audit", "--all", "--json", "--state-dir"])
+        .arg(state)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    while child.try_wait().unwrap().is_none() {
+        if std::time::Instant::now() > deadline {
+            child.kill().unwrap();
+            child.wait().unwrap();
+            panic!("forge-bash audit is stuck opening the FIFO");
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(stdout(&out).lines().count(), 1);
+    let stderr = String::from_utf8(out.stderr).unwrap();
+    assert_eq!(
+        stderr,
+        format!("{}: skipped: not a regular file\n", fifo.display())
+    );
+}

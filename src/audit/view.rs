@@ -4,14 +4,18 @@
 //! last line without its newline is skipped), keeps the rows that pass every filter,
 //! and prints them as aligned columns, as JSON Lines, or as a summary. Memory does not
 //! grow with the log: the summary counts durations per distinct millisecond value and
-//! keeps only the ten slowest rows.
+//! keeps only the ten slowest rows. Only regular files named exactly
+//! `audit-YYYY-MM-DD.tsv`, with a real date, are read; anything else named `audit-…`
+//! is reported on stderr and skipped.
 
 use std::borrow::Cow;
 use std::cmp::Reverse;
 use std::collections::{BTreeMap, BinaryHeap};
 use std::fmt::Write as _;
-use std::fs::File;
+use std::fs::{File, OpenOptions};
 use std::io::{self, BufRead, BufReader, Write};
+use std::os::unix::ffi::OsStrExt;
+use std::os::unix::fs::OpenOptionsExt;
 use std::path::{Path, PathBuf};
 
 use chrono::NaiveDate;
@@ -203,8 +207,10 @@ impl Query {
                 .is_none_or(|re| re.is_match(&row.command()))
     }
 
-    /// The log files to read, oldest first.
-    fn files(&self) -> Result<Vec<PathBuf>, Error> {
+    /// The log files to read, oldest first. In a listing, a name that starts with
+    /// `audit-` but is not exactly `audit-YYYY-MM-DD.tsv` with a real date is reported to
+    /// `err` and skipped.
+    fn files(&self, err: &mut impl Write) -> Result<Vec<PathBuf>, Error> {
         let dir = &self.state_dir;
         if !dir.is_dir() {
             return Err(Error::NoStateDir(dir.clone()));
@@ -220,27 +226,91 @@ impl Query {
             path: dir.clone(),
             source,
         })?;
-        let mut files: Vec<(NaiveDate, PathBuf)> = entries
-            .flatten()
-            .filter_map(|entry| {
-                let name = entry.file_name();
-                let date = name
-                    .to_str()?
-                    .strip_prefix("audit-")?
-                    .strip_suffix(".tsv")?
-                    .parse::<NaiveDate>()
-                    .ok()?;
-                let wanted = self.since.is_none_or(|since| date >= since);
-                wanted.then(|| (date, entry.path()))
-            })
-            .collect();
+        let mut files: Vec<(NaiveDate, PathBuf)> = Vec::new();
+        let mut odd = Vec::new();
+        for entry in entries.flatten() {
+            let name = entry.file_name();
+            if !name.as_bytes().starts_with(b"audit-") {
+                continue;
+            }
+            match name.to_str().and_then(log_date) {
+                Some(date) if self.since.is_none_or(|since| date >= since) => {
+                    files.push((date, entry.path()));
+                }
+                Some(_) => {}
+                None => odd.push(name.to_string_lossy().into_owned()),
+            }
+        }
+        odd.sort();
+        for name in odd {
+            let _ = writeln!(
+                err,
+                "{}/{}: skipped: not named audit-YYYY-MM-DD.tsv",
+                dir.display(),
+                shown(&name)
+            );
+        }
         files.sort();
         Ok(files.into_iter().map(|(_, path)| path).collect())
     }
 }
 
+/// The number written by exactly these ASCII digits.
+fn digits(text: &[u8]) -> Option<u32> {
+    if text.is_empty() || !text.iter().all(u8::is_ascii_digit) {
+        return None;
+    }
+    std::str::from_utf8(text).ok()?.parse().ok()
+}
+
+/// The day of a log named exactly `audit-YYYY-MM-DD.tsv`, if that day exists.
+fn log_date(name: &str) -> Option<NaiveDate> {
+    let day = name
+        .strip_prefix("audit-")?
+        .strip_suffix(".tsv")?
+        .as_bytes();
+    if day.len() != 10 || day[4] != b'-' || day[7] != b'-' {
+        return None;
+    }
+    let year = i32::try_from(digits(&day[..4])?).ok()?;
+    NaiveDate::from_ymd_opt(year, digits(&day[5..7])?, digits(&day[8..])?)
+}
+
 fn log_path(dir: &Path, date: NaiveDate) -> PathBuf {
     dir.join(format!("audit-{}.tsv", date.format("%Y-%m-%d")))
+}
+
+/// A log file, opened.
+enum Log {
+    Missing,
+    /// A directory, a FIFO, a device…: never read.
+    NotAFile,
+    File(File),
+}
+
+/// Opens a log if it is a regular file (a symbolic link is followed), without
+/// blocking should it be a FIFO.
+fn open_log(path: &Path) -> io::Result<Log> {
+    match std::fs::metadata(path) {
+        Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(Log::Missing),
+        Err(e) => return Err(e),
+        Ok(meta) if !meta.is_file() => return Ok(Log::NotAFile),
+        Ok(_) => {}
+    }
+    let file = match OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NONBLOCK)
+        .open(path)
+    {
+        Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(Log::Missing),
+        opened => opened?,
+    };
+    // It may have been replaced between the two looks.
+    Ok(if file.metadata()?.is_file() {
+        Log::File(file)
+    } else {
+        Log::NotAFile
+    })
 }
 
 /// Runs the query, writing to `out` and reporting malformed rows to `err`.
@@ -252,10 +322,14 @@ pub fn run(query: &Query, out: &mut impl Write, err: &mut impl Write) -> Result<
     } else {
         Box::new(Table { out, header: false })
     };
-    for path in query.files()? {
-        let file = match File::open(&path) {
-            Ok(file) => file,
-            Err(e) if e.kind() == io::ErrorKind::NotFound => continue,
+    for path in query.files(err)? {
+        let file = match open_log(&path) {
+            Ok(Log::File(file)) => file,
+            Ok(Log::Missing) => continue,
+            Ok(Log::NotAFile) => {
+                let _ = writeln!(err, "{}: skipped: not a regular file", path.display());
+                continue;
+            }
             Err(source) => return Err(Error::Read { path, source }),
         };
         let mut reader = BufReader::with_capacity(256 * 1024, file);
