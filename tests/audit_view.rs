@@ -474,3 +474,77 @@ fn a_fifo_named_like_a_log_is_skipped_not_waited_on() {
         format!("{}: skipped: not a regular file\n", fifo.display())
     );
 }
+
+#[test]
+fn impossible_timestamps_and_non_canonical_numbers_are_malformed() {
+    let dir = tempfile::tempdir().unwrap();
+    let state = dir.path();
+    let t = "2026-04-26T14:32:01.234Z";
+    // (row, why it is malformed, or None if it is a row the writer could write)
+    let rows: Vec<(String, Option<&str>)> = [
+        ("2024-02-29T23:59:59.999Z\tleap day\t0\t0", None),
+        (
+            &format!("{t}\tlimits\t-2147483648\t18446744073709551615"),
+            None,
+        ),
+        (&format!("{t}\tblocked\t-1\t10"), None),
+        ("2026-02-30T00:00:00.000Z\tx\t0\t1", Some("bad timestamp")),
+        ("2025-02-29T00:00:00.000Z\tx\t0\t1", Some("bad timestamp")),
+        ("2026-00-10T00:00:00.000Z\tx\t0\t1", Some("bad timestamp")),
+        ("2026-01-01T25:00:00.000Z\tx\t0\t1", Some("bad timestamp")),
+        ("2026-01-01T24:00:00.000Z\tx\t0\t1", Some("bad timestamp")),
+        ("2026-01-01T00:60:00.000Z\tx\t0\t1", Some("bad timestamp")),
+        ("2026-01-01T00:00:60.000Z\tx\t0\t1", Some("bad timestamp")),
+        ("2026-01-01 00:00:00.000Z\tx\t0\t1", Some("bad timestamp")),
+        ("2026-01-01T00:00:00.000+00\tx\t0\t1", Some("bad timestamp")),
+        ("+026-01-01T00:00:00.000Z\tx\t0\t1", Some("bad timestamp")),
+        ("2026-01-01T00:00:0.0000Z\tx\t0\t1", Some("bad timestamp")),
+        (&format!("{t}\tx\t+7\t1"), Some("bad exit code")),
+        (&format!("{t}\tx\t 7\t1"), Some("bad exit code")),
+        (&format!("{t}\tx\t7 \t1"), Some("bad exit code")),
+        (&format!("{t}\tx\t07\t1"), Some("bad exit code")),
+        (&format!("{t}\tx\t-07\t1"), Some("bad exit code")),
+        (&format!("{t}\tx\t-0\t1"), Some("bad exit code")),
+        (&format!("{t}\tx\t00\t1"), Some("bad exit code")),
+        (&format!("{t}\tx\t\t1"), Some("bad exit code")),
+        (&format!("{t}\tx\t2147483648\t1"), Some("bad exit code")),
+        (&format!("{t}\tx\t0\t+5"), Some("bad duration")),
+        (&format!("{t}\tx\t0\t05"), Some("bad duration")),
+        (&format!("{t}\tx\t0\t-5"), Some("bad duration")),
+        (&format!("{t}\tx\t0\t-0"), Some("bad duration")),
+        (&format!("{t}\tx\t0\t5.0"), Some("bad duration")),
+        (&format!("{t}\tx\t0\t 5"), Some("bad duration")),
+        (
+            &format!("{t}\tx\t0\t18446744073709551616"),
+            Some("bad duration"),
+        ),
+    ]
+    .into_iter()
+    .map(|(line, why)| (line.to_owned(), why))
+    .collect();
+    let text: String = rows.iter().map(|(line, _)| format!("{line}\n")).collect();
+    append_raw(state, &text);
+    let out = audit(state, &["--date", "2026-04-26", "--json"]);
+    let kept: Vec<Value> = stdout(&out)
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(commands(&kept), ["leap day", "limits", "blocked"]);
+    assert_eq!(kept[1]["exit"], -2147483648);
+    assert_eq!(kept[1]["ms"], u64::MAX);
+    let stderr = String::from_utf8(out.stderr).unwrap();
+    let log = state.join("audit-2026-04-26.tsv");
+    for (number, (line, why)) in rows.iter().enumerate() {
+        let Some(why) = why else { continue };
+        let expected = format!(
+            "{}:{}: malformed row skipped: {why}",
+            log.display(),
+            number + 1
+        );
+        assert!(
+            stderr.contains(&expected),
+            "{line:?}: {expected:?} in\n{stderr}"
+        );
+    }
+    assert_eq!(stderr.lines().count(), rows.len() - 3, "{stderr}");
+}

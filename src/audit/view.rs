@@ -116,15 +116,18 @@ impl Row {
         ) else {
             return Err("expected 4 tab-separated fields".to_owned());
         };
-        if !looks_like_timestamp(at) {
+        if !valid_timestamp(at) {
             return Err(format!("bad timestamp \"{}\"", shown(at)));
         }
-        let exit = exit
-            .parse()
-            .map_err(|_| format!("bad exit code \"{}\"", shown(exit)))?;
-        let ms = ms
-            .parse()
-            .map_err(|_| format!("bad duration \"{}\"", shown(ms)))?;
+        // Only what the writer's `Display` of an i32 and of a duration produces.
+        let exit = Some(exit)
+            .filter(|exit| canonical_integer(exit, true))
+            .and_then(|exit| exit.parse().ok())
+            .ok_or_else(|| format!("bad exit code \"{}\"", shown(exit)))?;
+        let ms = Some(ms)
+            .filter(|ms| canonical_integer(ms, false))
+            .and_then(|ms| ms.parse().ok())
+            .ok_or_else(|| format!("bad duration \"{}\"", shown(ms)))?;
         unescape(command)
             .map_err(|BadEscape { at }| format!("bad escape in the command at byte {at}"))?;
         Ok(Row {
@@ -180,18 +183,52 @@ pub fn shown(text: &str) -> String {
     shield(&escape(text)).into_owned()
 }
 
-/// `2026-04-26T14:32:01.234Z`.
-fn looks_like_timestamp(at: &str) -> bool {
+/// Exactly what the writer produces: `2026-04-26T14:32:01.234Z`, a real day and time
+/// of day (no leap second: the clock the writer reads never gives one).
+fn valid_timestamp(at: &str) -> bool {
     let b = at.as_bytes();
-    b.len() == 24
+    let shape = b.len() == 24
         && b[23] == b'Z'
         && [4, 7].iter().all(|&i| b[i] == b'-')
         && b[10] == b'T'
         && [13, 16].iter().all(|&i| b[i] == b':')
-        && b[19] == b'.'
-        && b.iter()
-            .enumerate()
-            .all(|(i, c)| [4, 7, 10, 13, 16, 19, 23].contains(&i) || c.is_ascii_digit())
+        && b[19] == b'.';
+    if !shape {
+        return false;
+    }
+    let field = |from: usize, to: usize| digits(&b[from..to]);
+    let (Some(year), Some(month), Some(day), Some(h), Some(m), Some(s), Some(ms)) = (
+        field(0, 4),
+        field(5, 7),
+        field(8, 10),
+        field(11, 13),
+        field(14, 16),
+        field(17, 19),
+        field(20, 23),
+    ) else {
+        return false;
+    };
+    i32::try_from(year)
+        .ok()
+        .and_then(|year| NaiveDate::from_ymd_opt(year, month, day))
+        .is_some()
+        && h < 24
+        && m < 60
+        && s < 60
+        && ms < 1000
+}
+
+/// Whether `field` is an integer as `Display` writes it: ASCII digits, no leading zero
+/// but in `0` itself, and a `-` only if `signed` and before a non-zero number. No `+`,
+/// no spaces.
+fn canonical_integer(field: &str, signed: bool) -> bool {
+    let magnitude = match field.strip_prefix('-') {
+        Some(rest) if signed && rest != "0" => rest,
+        Some(_) => return false,
+        None => field,
+    };
+    let b = magnitude.as_bytes();
+    !b.is_empty() && b.iter().all(u8::is_ascii_digit) && (b == b"0" || b[0] != b'0')
 }
 
 impl Query {
