@@ -190,7 +190,8 @@ fn summary_totals_percentiles_and_the_slowest() {
     for line in [
         "calls                6",
         "ok                   3",
-        "failed               1",
+        // Failed as --failed selects them: `exit 3` and the timed-out `sleep 5`.
+        "failed               2",
         "blocked              1",
         "timed out            1",
         "cancelled            0",
@@ -547,4 +548,58 @@ fn impossible_timestamps_and_non_canonical_numbers_are_malformed() {
         );
     }
     assert_eq!(stderr.lines().count(), rows.len() - 3, "{stderr}");
+}
+
+#[test]
+fn failed_means_the_same_in_the_filter_and_the_summary() {
+    let dir = tempfile::tempdir().unwrap();
+    let state = dir.path();
+    write_rows(
+        state,
+        &[
+            ("timed out", 124, 5),
+            ("cancelled", 130, 5),
+            ("shut down", 143, 5),
+            ("rm -rf /", -1, 0),
+            ("true", 0, 1),
+            ("false", 1, 1),
+            ("ls nope", 2, 1),
+        ],
+    );
+    let day = ["--date", "2026-04-26"];
+    let listed = json_rows(state, &[&day[..], &["--failed"]].concat());
+    assert_eq!(
+        commands(&listed),
+        ["timed out", "cancelled", "shut down", "false", "ls nope"]
+    );
+    let summary = stdout(&audit(state, &[&day[..], &["--summary"]].concat()));
+    let figure = |label: &str| -> usize {
+        let line = summary
+            .lines()
+            .find(|l| l.starts_with(label) && l[label.len()..].starts_with(' '))
+            .unwrap_or_else(|| panic!("{label:?} in\n{summary}"));
+        line[label.len()..].trim().parse().unwrap()
+    };
+    assert_eq!(figure("failed"), listed.len(), "{summary}");
+    assert_eq!(figure("calls"), 7);
+    assert_eq!(
+        figure("calls"),
+        figure("ok") + figure("failed") + figure("blocked")
+    );
+    assert_eq!(
+        (figure("ok"), figure("blocked"), figure("timed out")),
+        (1, 1, 1)
+    );
+    assert_eq!((figure("cancelled"), figure("stopped at shutdown")), (1, 1));
+    // --help says so.
+    let help = Command::new(BIN)
+        .args(["audit", "--help"])
+        .output()
+        .unwrap();
+    let help = String::from_utf8(help.stdout).unwrap();
+    assert!(
+        help.contains("timeouts (124), cancellations (130)")
+            && help.contains("`--summary` counts `failed` the same way"),
+        "{help}"
+    );
 }

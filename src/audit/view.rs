@@ -48,7 +48,8 @@ pub struct Query {
     #[arg(long)]
     pub blocked: bool,
 
-    /// Only calls with any other non-zero exit.
+    /// Only failed calls: any non-zero exit but -1, timeouts (124), cancellations (130)
+    /// and shutdowns (143) included; `--summary` counts `failed` the same way.
     #[arg(long)]
     pub failed: bool,
 
@@ -72,7 +73,9 @@ pub struct Query {
     #[arg(long, conflicts_with = "summary")]
     pub json: bool,
 
-    /// Totals, duration percentiles and the ten slowest commands.
+    /// Totals, duration percentiles and the ten slowest commands. Calls are ok (exit 0),
+    /// failed (as `--failed` selects them) or blocked; timed out, cancelled and stopped
+    /// at shutdown count some of the failed ones again.
     #[arg(long)]
     pub summary: bool,
 }
@@ -231,10 +234,17 @@ fn canonical_integer(field: &str, signed: bool) -> bool {
     !b.is_empty() && b.iter().all(u8::is_ascii_digit) && (b == b"0" || b[0] != b'0')
 }
 
+/// What "failed" means, in `--failed` and in `--summary` alike: a non-zero exit other
+/// than a block. A timeout, a cancellation or a shutdown is a failure too; a command's
+/// own exit 124, 130 or 143 cannot be told apart from them in the log anyway.
+fn failed(exit: i32) -> bool {
+    exit != 0 && exit != BLOCKED_CODE
+}
+
 impl Query {
     fn keeps(&self, row: &Row) -> bool {
         (!self.blocked || row.exit == BLOCKED_CODE)
-            && (!self.failed || (row.exit != 0 && row.exit != BLOCKED_CODE))
+            && (!self.failed || failed(row.exit))
             && (!self.timed_out || row.exit == TIMEOUT_CODE)
             && (!self.cancelled || row.exit == CANCELLED_CODE)
             && self.slow.is_none_or(|slow| row.ms >= slow)
@@ -471,6 +481,8 @@ const SLOWEST: usize = 10;
 
 /// Totals, percentiles and the slowest rows, in memory bounded by the number of
 /// distinct durations (a few hundred thousand at most, at the 300 s timeout).
+/// `calls` = `ok` + `failed` + `blocked`; `timed_out`, `cancelled` and `shut_down` are
+/// parts of `failed`.
 struct Summary<'a, W: Write> {
     out: &'a mut W,
     calls: u64,
@@ -517,10 +529,16 @@ impl<W: Write> View for Summary<'_, W> {
         match row.exit {
             0 => self.ok += 1,
             BLOCKED_CODE => self.blocked += 1,
+            exit => {
+                debug_assert!(failed(exit));
+                self.failed += 1;
+            }
+        }
+        match row.exit {
             TIMEOUT_CODE => self.timed_out += 1,
             CANCELLED_CODE => self.cancelled += 1,
             SHUTDOWN_CODE => self.shut_down += 1,
-            _ => self.failed += 1,
+            _ => {}
         }
         *self.durations.entry(row.ms).or_default() += 1;
         self.slowest.push(Reverse(Slow {
