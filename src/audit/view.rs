@@ -603,3 +603,62 @@ impl<W: Write> Summary<'_, W> {
         0
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use chrono::{DateTime, Utc};
+
+    proptest::proptest! {
+        /// The strict reader accepts every row the writer can write, exactly.
+        #[test]
+        fn every_written_row_parses_back(
+            secs in 0i64..=253_402_300_799,
+            ms in 0u32..1000,
+            code: i32,
+            took: u64,
+            command in "\\PC*",
+        ) {
+            let at = DateTime::<Utc>::from_timestamp(secs, ms * 1_000_000).unwrap();
+            let line = crate::audit::Row { at, command: &command, code, ms: took.into() }.to_line();
+            let row = Row::parse(line.strip_suffix('\n').unwrap()).unwrap();
+            proptest::prop_assert_eq!(row.exit, code);
+            proptest::prop_assert_eq!(row.ms, took);
+            proptest::prop_assert_eq!(row.command(), command);
+        }
+
+        /// What the terminal gets holds nothing it could act on, and unescapes back.
+        #[test]
+        fn shown_is_inert_and_reversible(text in "\\PC*|[\\x00-\\x20\\x7f-\\u{a0}\\u{61c}\\u{200e}\\u{200f}\\u{2028}-\\u{202e}\\u{2066}-\\u{2069}\\\\a-z]{0,40}") {
+            let shown = shown(&text);
+            let raw: Vec<char> = shown.chars().filter(|&c| unsafe_char(c) || c.is_control()).collect();
+            proptest::prop_assert!(raw.is_empty(), "{:?} in {:?}", raw, shown);
+            proptest::prop_assert_eq!(unescape(&shown).unwrap(), text);
+        }
+    }
+
+    #[test]
+    fn log_names_and_integers() {
+        assert_eq!(
+            log_date("audit-2024-02-29.tsv"),
+            NaiveDate::from_ymd_opt(2024, 2, 29)
+        );
+        for odd in [
+            "audit-2026-1-3.tsv",
+            "audit-+2026-01-04.tsv",
+            "audit-2026-13-40.tsv",
+            "audit-2025-02-29.tsv",
+            "audit-2026-01-04.tsv.bak",
+            "audit-2026-01-04",
+        ] {
+            assert_eq!(log_date(odd), None, "{odd}");
+        }
+        for good in ["0", "7", "-1", "-2147483648", "124"] {
+            assert!(canonical_integer(good, true), "{good}");
+        }
+        for bad in ["", "+7", " 7", "7 ", "07", "-0", "-07", "--1", "-", "0x7"] {
+            assert!(!canonical_integer(bad, true), "{bad:?}");
+        }
+        assert!(!canonical_integer("-5", false));
+    }
+}
