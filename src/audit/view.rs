@@ -180,6 +180,16 @@ fn shield(text: &str) -> Cow<'_, str> {
     Cow::Owned(out)
 }
 
+/// A command field as the table shows it: as the log holds it if it holds nothing a
+/// terminal could act on (the writer's rows), else [`shown`] from the command.
+fn shown_field(escaped: &str) -> Cow<'_, str> {
+    if escaped.chars().any(unsafe_char) {
+        Cow::Owned(shown(&unescape(escaped).unwrap_or_default()))
+    } else {
+        Cow::Borrowed(escaped)
+    }
+}
+
 /// Text as the operator's terminal gets it: escaped as in the log, and with every
 /// character a terminal could act on as `\uhhhh`. [`unescape`] gives `text` back.
 pub fn shown(text: &str) -> String {
@@ -303,11 +313,14 @@ impl Query {
 }
 
 /// The number written by exactly these ASCII digits.
+/// (At most 9 of them: the fields of a date and a time.)
 fn digits(text: &[u8]) -> Option<u32> {
-    if text.is_empty() || !text.iter().all(u8::is_ascii_digit) {
+    if text.is_empty() || text.len() > 9 {
         return None;
     }
-    std::str::from_utf8(text).ok()?.parse().ok()
+    text.iter().try_fold(0, |n, &c| {
+        c.is_ascii_digit().then(|| n * 10 + u32::from(c - b'0'))
+    })
 }
 
 /// The day of a log named exactly `audit-YYYY-MM-DD.tsv`, if that day exists.
@@ -421,7 +434,7 @@ trait View {
     fn end(&mut self) -> io::Result<()>;
 }
 
-/// Aligned columns: `time  exit  ms  command`, the command as [`shown`].
+/// Aligned columns: `time  exit  ms  command`, the command as [`shown_field`].
 struct Table<'a, W: Write> {
     out: &'a mut W,
     header: bool,
@@ -443,7 +456,7 @@ impl<W: Write> View for Table<'_, W> {
             row.at,
             row.exit,
             row.ms,
-            shown(&row.command())
+            shown_field(&row.escaped)
         )
     }
 
@@ -462,13 +475,19 @@ struct Json<'a, W: Write> {
 
 impl<W: Write> View for Json<'_, W> {
     fn row(&mut self, row: Row) -> io::Result<()> {
+        let command = row.command();
+        let inert = !command.chars().any(unsafe_char);
         let object = serde_json::json!({
             "at": row.at,
-            "command": row.command(),
+            "command": command,
             "exit": row.exit,
             "ms": row.ms,
         });
-        writeln!(self.out, "{}", shield(&object.to_string()))
+        if inert {
+            writeln!(self.out, "{object}")
+        } else {
+            writeln!(self.out, "{}", shield(&object.to_string()))
+        }
     }
 
     fn end(&mut self) -> io::Result<()> {
@@ -578,7 +597,7 @@ impl<W: Write> View for Summary<'_, W> {
             ms, at, command, ..
         }) in slowest
         {
-            let command = shown(&unescape(&command).unwrap_or_default());
+            let command = shown_field(&command);
             text.push_str(&format!("  {ms:>8}  {at}  {command}\n"));
         }
         self.out.write_all(text.as_bytes())?;
