@@ -43,6 +43,7 @@ fn write_rows(state: &Path, rows: &[(&str, i32, u128)]) {
         .with_ymd_and_hms(2026, 4, 26, 14, 32, 1)
         .unwrap()
         + chrono::Duration::milliseconds(234);
+    let state = forge_bash::state::StateDir::open(state);
     for &(command, code, ms) in rows {
         let row = forge_bash::audit::Row {
             at,
@@ -50,7 +51,7 @@ fn write_rows(state: &Path, rows: &[(&str, i32, u128)]) {
             code,
             ms,
         };
-        forge_bash::audit::append(state, &row).unwrap();
+        forge_bash::audit::append(&state, &row).unwrap();
     }
 }
 
