@@ -24,13 +24,38 @@ const PID1: &[&str] = &[
 /// The variables `env` shows inside a command, and the server's stderr; `None` when
 /// PID namespaces are refused here.
 fn env_seen(args: &[&str], own: &[&str]) -> Option<(Vec<String>, String)> {
+    let (text, stderr) = under_fake_pid1(None, args, own, "env")?;
+    let names = text
+        .lines()
+        .filter_map(|line| line.split_once('=').map(|(name, _)| name.to_owned()))
+        .collect();
+    Some((names, stderr))
+}
+
+/// Runs `command` in a server whose PID 1 has LibreChat's environment; PID 1 and the
+/// server run as `user` (uid = gid) when given. The answer's text and the server's
+/// stderr; `None` when PID namespaces are refused here.
+fn under_fake_pid1(
+    user: Option<u32>,
+    args: &[&str],
+    own: &[&str],
+    command_text: &str,
+) -> Option<(String, String)> {
     let dir = tempfile::tempdir().unwrap();
     let (work, state) = (dir.path().join("work"), dir.path().join("state"));
     std::fs::create_dir(&work).unwrap();
-    // `; :` keeps the shell as PID 1 instead of letting it exec the server.
     let mut command = Command::new("unshare");
+    command.args(["-fp", "--mount-proc"]);
+    if let Some(uid) = user {
+        for path in [dir.path(), &work] {
+            std::os::unix::fs::chown(path, Some(uid), Some(uid)).unwrap();
+        }
+        let id = uid.to_string();
+        command.args(["setpriv", "--reuid", &id, "--regid", &id, "--clear-groups"]);
+    }
+    // `; :` keeps the shell as PID 1 instead of letting it exec the server.
     command
-        .args(["-fp", "--mount-proc", "env", "-i"])
+        .args(["env", "-i"])
         .args(PID1)
         .args(["/bin/sh", "-c", "env -i \"$@\"; :", "pid1"])
         .args(["PATH=/usr/bin:/bin", "RUST_LOG=forge_bash=info"])
@@ -46,7 +71,7 @@ fn env_seen(args: &[&str], own: &[&str]) -> Option<(Vec<String>, String)> {
         .stderr(Stdio::piped());
     let mut child = command.spawn().expect("unshare");
     let request = json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call",
-        "params": {"name": "run", "arguments": {"command": "env"}}});
+        "params": {"name": "run", "arguments": {"command": command_text}}});
     let mut stdin = child.stdin.take().unwrap();
     writeln!(stdin, "{request}").unwrap();
     drop(stdin);
@@ -64,11 +89,7 @@ fn env_seen(args: &[&str], own: &[&str]) -> Option<(Vec<String>, String)> {
         serde_json::from_str(stdout.lines().next().unwrap_or_default())
             .unwrap_or_else(|e| panic!("{e}: {stdout:?} {stderr}"));
     let text = response["result"]["content"][0]["text"].as_str().unwrap();
-    let names = text
-        .lines()
-        .filter_map(|line| line.split_once('=').map(|(name, _)| name.to_owned()))
-        .collect();
-    Some((names, stderr))
+    Some((text.to_owned(), stderr))
 }
 
 fn has(names: &[String], name: &str) -> bool {
@@ -154,4 +175,41 @@ fn exclude_wins_over_include_and_the_servers_own_environment_stays() {
     // What the client passed is never filtered.
     assert!(has(&names, "MY_API_KEY"), "{names:?}");
     assert!(stderr.contains("injected=2 excluded=3"), "{stderr}");
+}
+
+/// What a command learns of PID 1's secret by reading `/proc/1/environ` itself.
+const READ_PID1: &str = "tr '\\0' '\\n' < /proc/1/environ | grep -c '^JWT_SECRET='; \
+                         env | grep -c '^JWT_SECRET='";
+
+#[test]
+fn the_exclude_list_stops_the_injection_not_a_read_of_pid_1() {
+    let Some(uid) = crate::support::unprivileged() else {
+        return;
+    };
+    let exclude = ["--env-exclude", "JWT_*"];
+    let Some((text, _)) = under_fake_pid1(Some(uid), &exclude, &[], READ_PID1) else {
+        return;
+    };
+    // Not injected, but readable: PID 1 runs as the server's own user.
+    assert!(text.starts_with("1\n0\n"), "{text}");
+}
+
+#[test]
+fn the_sandbox_stops_a_read_of_pid_1_by_a_non_root_server() {
+    let Some(uid) = crate::support::unprivileged() else {
+        return;
+    };
+    if forge_bash::sandbox::kernel_abi().is_err() {
+        eprintln!("skipped: no Landlock here");
+        return;
+    }
+    let args = ["--env-exclude", "JWT_*", "--sandbox"];
+    let Some((text, stderr)) = under_fake_pid1(Some(uid), &args, &[], READ_PID1) else {
+        return;
+    };
+    assert!(text.starts_with("0\n0\n"), "{text}\n{stderr}");
+    assert!(
+        text.contains("/proc/1/environ: Permission denied"),
+        "{text}"
+    );
 }
