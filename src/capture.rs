@@ -13,7 +13,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 
-use crate::render::{Rendered, Renderer};
+use crate::render::{Keep, Rendered, Renderer};
 use crate::state::StateDir;
 
 /// Most bytes of stdout that Layer 2 shows (the seed's 50 KB).
@@ -291,7 +291,12 @@ impl Sink {
             tail.rotate_left(self.tail_start);
             tail
         });
+        let keep = Keep {
+            head: HEAD_BYTES,
+            tail: tail.as_ref().map_or(0, |_| TAIL_BYTES),
+        };
         self.renderer = Some(Renderer::resume(
+            keep,
             &self.out.head,
             tail.as_deref(),
             self.out.newlines,

@@ -1,49 +1,13 @@
 //! Start-up configuration: command-line flags, each with an environment variable.
 //!
 //! Built once in `main` and shared read-only by every call. A flag wins over its
-//! environment variable, which wins over the default.
+//! environment variable, which wins over the default. The command line as a whole
+//! (subcommands included) is the binary's.
 
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use clap::{Args, Parser, Subcommand};
-
-/// The command line: the server's settings, or a subcommand.
-#[derive(Debug, Clone, Parser)]
-#[command(
-    name = "forge-bash",
-    version,
-    about = "A stdio MCP server with one tool, run(command): bash for LLM agents.",
-    long_about = "A stdio MCP server with one tool, run(command): bash for LLM agents.\n\n\
-        Without a subcommand it serves: it speaks newline-delimited JSON-RPC on \
-        stdin/stdout. Each call runs `bash -c` in the working directory, refuses rm, \
-        bounds what the model sees and writes one audit row. Logs go to stderr (filter \
-        them with RUST_LOG)."
-)]
-pub struct Cli {
-    #[command(flatten)]
-    pub config: Config,
-
-    #[command(subcommand)]
-    pub command: Option<Command>,
-}
-
-/// What the binary does instead of serving.
-#[derive(Debug, Clone, Subcommand)]
-pub enum Command {
-    /// Check a command with the rm guard without running it. Prints `allowed`, or
-    /// `blocked: <the simple command that runs rm>`; exits 0 when allowed, 1 when
-    /// blocked, 2 on a usage error.
-    Check {
-        /// The command; several words are joined with spaces. Put `--` before a
-        /// command that starts with `-`.
-        #[arg(required = true, num_args = 1.., allow_hyphen_values = true)]
-        command: Vec<String>,
-    },
-    /// Show what agents ran: the audit log's rows, filtered, as a table, JSON Lines or
-    /// a summary. Exits 1 when the state dir does not exist, 2 on a usage error.
-    Audit(crate::audit::view::Query),
-}
+use clap::{Args, Parser};
 
 /// Settings of one forge-bash server.
 #[derive(Debug, Clone, Args)]
@@ -133,6 +97,21 @@ pub struct Config {
 }
 
 impl Config {
+    /// The settings in command-line words (the first is the program's name), with the
+    /// environment variables, as the server reads them.
+    pub fn try_parse_from<I, T>(args: I) -> Result<Config, clap::Error>
+    where
+        I: IntoIterator<Item = T>,
+        T: Into<std::ffi::OsString> + Clone,
+    {
+        #[derive(Parser)]
+        struct Settings {
+            #[command(flatten)]
+            config: Config,
+        }
+        Settings::try_parse_from(args).map(|settings| settings.config)
+    }
+
     pub fn timeout(&self) -> Duration {
         Duration::from_secs(self.timeout_secs)
     }
@@ -162,7 +141,7 @@ mod tests {
     use super::*;
 
     fn parse(args: &[&str]) -> Result<Config, clap::Error> {
-        Cli::try_parse_from(args).map(|cli| cli.config)
+        Config::try_parse_from(args)
     }
 
     #[test]

@@ -24,16 +24,8 @@ use tokio_util::sync::CancellationToken;
 
 use crate::capture::{self, Captured, Sink, Spiller};
 use crate::contain::{Call, Containment};
+use crate::exit;
 use crate::sandbox::{self, Sandbox};
-
-/// Exit code of a command stopped by its timeout, as `timeout(1)` reports it.
-pub const TIMEOUT_CODE: i32 = 124;
-
-/// Exit code of a command cancelled by the client (128 + SIGINT, as for Ctrl-C).
-pub const CANCELLED_CODE: i32 = 130;
-
-/// Exit code of a command stopped because the server shuts down (128 + SIGTERM).
-pub const SHUTDOWN_CODE: i32 = 143;
 
 /// How long to keep reading after the shell exits while its background children still
 /// hold the pipes. Long enough for output already in the pipe, short enough that a
@@ -129,9 +121,9 @@ pub async fn run(job: Job<'_>, stop: impl Future<Output = Stop>) -> Result<Outpu
     call.release();
     let code = match ending {
         Ending::Exited => exit_code(status),
-        Ending::TimedOut => TIMEOUT_CODE,
-        Ending::Cancelled => CANCELLED_CODE,
-        Ending::ShutDown => SHUTDOWN_CODE,
+        Ending::TimedOut => exit::TIMEOUT,
+        Ending::Cancelled => exit::CANCELLED,
+        Ending::ShutDown => exit::SHUTDOWN,
     };
     Ok(Output {
         stdout,

@@ -31,6 +31,7 @@ pub mod config;
 pub mod contain;
 pub mod environ;
 pub mod exec;
+pub mod exit;
 pub mod guard;
 pub mod present;
 pub mod render;

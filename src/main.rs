@@ -2,17 +2,54 @@
 
 use std::process::ExitCode;
 
-use clap::Parser;
+use clap::{Parser, Subcommand};
 use tracing_subscriber::EnvFilter;
 
 use std::sync::Arc;
 
-use forge_bash::config::{self, Cli, Command};
+use forge_bash::config::{self, Config};
 use forge_bash::contain::{self, Containment};
 use forge_bash::sandbox::{self, Sandbox};
 use forge_bash::server::Server;
 use forge_bash::state::StateDir;
 use forge_bash::{environ, guard, stdio};
+
+/// The command line: the server's settings, or a subcommand.
+#[derive(Debug, Clone, Parser)]
+#[command(
+    name = "forge-bash",
+    version,
+    about = "A stdio MCP server with one tool, run(command): bash for LLM agents.",
+    long_about = "A stdio MCP server with one tool, run(command): bash for LLM agents.\n\n\
+        Without a subcommand it serves: it speaks newline-delimited JSON-RPC on \
+        stdin/stdout. Each call runs `bash -c` in the working directory, refuses rm, \
+        bounds what the model sees and writes one audit row. Logs go to stderr (filter \
+        them with RUST_LOG)."
+)]
+struct Cli {
+    #[command(flatten)]
+    config: Config,
+
+    #[command(subcommand)]
+    command: Option<Command>,
+}
+
+/// What the binary does instead of serving.
+#[derive(Debug, Clone, Subcommand)]
+enum Command {
+    /// Check a command with the rm guard without running it. Prints `allowed`, or
+    /// `blocked: <the simple command that runs rm>`; exits 0 when allowed, 1 when
+    /// blocked, 2 on a usage error.
+    Check {
+        /// The command; several words are joined with spaces. Put `--` before a
+        /// command that starts with `-`.
+        #[arg(required = true, num_args = 1.., allow_hyphen_values = true)]
+        command: Vec<String>,
+    },
+    /// Show what agents ran: the audit log's rows, filtered, as a table, JSON Lines or
+    /// a summary. Exits 1 when the state dir does not exist, 2 on a usage error.
+    Audit(forge_bash::audit::view::Query),
+}
 
 fn main() -> ExitCode {
     if std::env::args_os()
@@ -31,8 +68,8 @@ fn main() -> ExitCode {
     }
     let Cli { config, command } = Cli::parse();
     match command {
-        Some(Command::Check { command }) => return check(&command.join(" ")),
-        Some(Command::Audit(query)) => return audit(&query),
+        Some(Command::Check { command }) => return check_command(&command.join(" ")),
+        Some(Command::Audit(query)) => return show_audit(&query),
         None => {}
     }
     let filter = environ::Filter {
@@ -183,7 +220,7 @@ fn raise_fd_limit() {
 }
 
 /// `forge-bash check`: the guard's verdict on stdout, which no protocol uses here.
-fn check(command: &str) -> ExitCode {
+fn check_command(command: &str) -> ExitCode {
     use std::io::Write;
     let (line, code) = match guard::find_rm(command) {
         None => ("allowed".to_owned(), 0),
@@ -196,7 +233,7 @@ fn check(command: &str) -> ExitCode {
 }
 
 /// `forge-bash audit`: the view goes to stdout, malformed rows to stderr.
-fn audit(query: &forge_bash::audit::view::Query) -> ExitCode {
+fn show_audit(query: &forge_bash::audit::view::Query) -> ExitCode {
     let mut out = std::io::BufWriter::new(std::io::stdout().lock());
     match forge_bash::audit::view::run(query, &mut out, &mut std::io::stderr()) {
         Ok(()) => ExitCode::SUCCESS,

@@ -6,6 +6,7 @@
 
 use crate::capture::{self, Captured, Spill};
 use crate::exec::{Ending, Output};
+use crate::exit;
 use crate::render::floor_char_boundary;
 
 /// What a call answers: the text, and whether MCP should flag it as a tool error.
@@ -18,9 +19,6 @@ pub struct Answer {
 /// The answer of a command the rm guard refused. Nothing ran, so it took no time.
 pub const BLOCKED: &str = "rm is blocked. Use the uvilo-trash MCP tool instead.";
 
-/// The exit code a blocked command reports and the audit log records.
-pub const BLOCKED_CODE: i32 = -1;
-
 /// Lines of stderr kept from each end once stderr is too long to show whole.
 const STDERR_END_LINES: usize = capture::SHOW_LINES / 2;
 
@@ -29,7 +27,7 @@ const STDERR_END_BYTES: usize = capture::SHOW_BYTES / 2;
 
 pub fn blocked() -> Answer {
     Answer {
-        text: format!("{BLOCKED}{}", footer(BLOCKED_CODE, 0)),
+        text: format!("{BLOCKED}{}", footer(exit::BLOCKED, 0)),
         is_error: true,
     }
 }
@@ -37,7 +35,10 @@ pub fn blocked() -> Answer {
 /// The answer of a call whose command could not be run at all.
 pub fn failure(message: &str, ms: u128) -> Answer {
     Answer {
-        text: format!("ERROR: Execution failed: {message}{}", footer(1, ms)),
+        text: format!(
+            "ERROR: Execution failed: {message}{}",
+            footer(exit::FAILURE, ms)
+        ),
         is_error: true,
     }
 }
@@ -46,7 +47,7 @@ pub fn failure(message: &str, ms: u128) -> Answer {
 ///
 /// `cap` is the configured output cap and `timeout_secs` the configured timeout, both
 /// only for the messages that name them.
-pub fn render(out: &Output, ms: u128, timeout_secs: u64, cap: u64) -> Answer {
+pub fn show(out: &Output, ms: u128, timeout_secs: u64, cap: u64) -> Answer {
     let mut body = String::new();
     let binary = out.stdout.binary;
     if binary {
@@ -245,8 +246,8 @@ mod tests {
             }
         }
 
-        fn render(&self, stdout: &[u8], stderr: &[u8], code: i32) -> Answer {
-            render(&self.output(stdout, stderr, code), 5, 300, CAP)
+        fn show(&self, stdout: &[u8], stderr: &[u8], code: i32) -> Answer {
+            show(&self.output(stdout, stderr, code), 5, 300, CAP)
         }
 
         fn path(&self, name: &str) -> String {
@@ -257,20 +258,20 @@ mod tests {
     #[test]
     fn the_five_examples_of_the_spec() {
         let f = Fixture::new();
-        assert_eq!(f.render(b"hello\n", b"", 0).text, "hello\n\n[exit:0 | 5ms]");
+        assert_eq!(f.show(b"hello\n", b"", 0).text, "hello\n\n[exit:0 | 5ms]");
         let ls = b"ls: cannot access '/nonexistent': No such file or directory\n";
         assert_eq!(
-            render(&f.output(b"", ls, 2), 6, 300, CAP).text,
+            show(&f.output(b"", ls, 2), 6, 300, CAP).text,
             "\n--- stderr ---\nls: cannot access '/nonexistent': No such file or directory\n\n[exit:2 | 6ms]"
         );
         assert_eq!(
-            render(&f.output(b"", b"", 0), 1, 300, CAP).text,
+            show(&f.output(b"", b"", 0), 1, 300, CAP).text,
             "\n[exit:0 | 1ms]"
         );
         let seq: String = (1..=1000).map(|n| format!("{n}\n")).collect();
         let shown: Vec<String> = (1..=200).map(|n| n.to_string()).collect();
         assert_eq!(
-            render(&f.output(seq.as_bytes(), b"", 0), 4, 300, CAP).text,
+            show(&f.output(seq.as_bytes(), b"", 0), 4, 300, CAP).text,
             format!(
                 "{}\nOutput truncated. Full output written to {}\n[exit:0 | 4ms]",
                 shown.join("\n"),
@@ -288,16 +289,16 @@ mod tests {
     fn line_threshold() {
         let f = Fixture::new();
         let lines = |n: usize| (1..=n).map(|i| format!("{i}\n")).collect::<String>();
-        let at = f.render(lines(200).as_bytes(), b"", 0);
+        let at = f.show(lines(200).as_bytes(), b"", 0);
         assert_eq!(at.text, format!("{}\n[exit:0 | 5ms]", lines(200)));
         // Without the trailing newline, 200 lines are still 200 lines.
         let no_newline = lines(200).trim_end().to_owned();
         assert!(
-            !f.render(no_newline.as_bytes(), b"", 0)
+            !f.show(no_newline.as_bytes(), b"", 0)
                 .text
                 .contains("truncated")
         );
-        let over = f.render(lines(201).as_bytes(), b"", 0);
+        let over = f.show(lines(201).as_bytes(), b"", 0);
         assert!(over.text.contains("Output truncated"), "{}", over.text);
         assert!(over.text.starts_with("1\n2\n"));
         assert!(over.text.contains("\n200\nOutput truncated."));
@@ -308,11 +309,11 @@ mod tests {
     fn byte_threshold() {
         let f = Fixture::new();
         let at = vec![b'a'; 51_200];
-        let answer = f.render(&at, b"", 0);
+        let answer = f.show(&at, b"", 0);
         assert!(!answer.text.contains("truncated"));
         assert_eq!(answer.text.len(), 51_200 + "\n[exit:0 | 5ms]".len());
         let over = vec![b'a'; 51_201];
-        let answer = f.render(&over, b"", 0);
+        let answer = f.show(&over, b"", 0);
         let (shown, rest) = answer.text.split_once("\nOutput truncated.").unwrap();
         assert_eq!(shown.len(), 51_200);
         assert!(rest.contains(&f.path("cmd-1.txt")));
@@ -327,7 +328,7 @@ mod tests {
         for _ in 0..500_000 {
             line.extend_from_slice("é".as_bytes());
         }
-        let answer = f.render(&line, b"", 0);
+        let answer = f.show(&line, b"", 0);
         let (shown, _) = answer.text.split_once("\nOutput truncated.").unwrap();
         assert_eq!(shown.len(), 51_199);
         assert!(shown.bytes().all(|b| b == b'a'));
@@ -337,7 +338,7 @@ mod tests {
             for _ in 0..10 {
                 line.extend_from_slice("✓".as_bytes());
             }
-            let answer = f.render(&line, b"", 0);
+            let answer = f.show(&line, b"", 0);
             let (shown, _) = answer.text.split_once("\nOutput truncated.").unwrap();
             assert!(
                 shown.len() <= 51_200 && shown.len() > 51_197,
@@ -351,7 +352,7 @@ mod tests {
     #[test]
     fn invalid_utf8_shows_replacement_characters() {
         let f = Fixture::new();
-        let answer = f.render(b"caf\xe9 ok\n", b"", 0);
+        let answer = f.show(b"caf\xe9 ok\n", b"", 0);
         assert_eq!(answer.text, "caf\u{FFFD} ok\n\n[exit:0 | 5ms]");
     }
 
@@ -360,7 +361,7 @@ mod tests {
         let f = Fixture::new();
         let mut bytes = vec![b'a'; 100_000];
         bytes[99_999] = 0;
-        let answer = f.render(&bytes, b"", 0);
+        let answer = f.show(&bytes, b"", 0);
         assert_eq!(
             answer.text,
             "Binary output detected. Use: file <path> or: xxd <path> | head -20\n[exit:0 | 5ms]"
@@ -379,18 +380,18 @@ mod tests {
             bytes
         };
         // 1024-byte sample: 102 control bytes is 9.96%, 103 is 10.06%.
-        assert!(!f.render(&sample(102, 2000), b"", 0).is_error);
-        assert!(f.render(&sample(103, 2000), b"", 0).is_error);
+        assert!(!f.show(&sample(102, 2000), b"", 0).is_error);
+        assert!(f.show(&sample(103, 2000), b"", 0).is_error);
         // A short stream is judged on what it has: 10 of 100 is not more than 10%.
-        assert!(!f.render(&sample(10, 100), b"", 0).is_error);
-        assert!(f.render(&sample(11, 100), b"", 0).is_error);
+        assert!(!f.show(&sample(10, 100), b"", 0).is_error);
+        assert!(f.show(&sample(11, 100), b"", 0).is_error);
         // Control bytes past the first 1024 do not count.
         let mut late = vec![b'a'; 1024];
         late.extend(std::iter::repeat_n(0x01, 5000));
-        assert!(!f.render(&late, b"", 0).text.starts_with("Binary"));
+        assert!(!f.show(&late, b"", 0).text.starts_with("Binary"));
         // TAB, LF and CR are text.
         assert!(
-            !f.render(&b"\t\r\n".repeat(300), b"", 0)
+            !f.show(&b"\t\r\n".repeat(300), b"", 0)
                 .text
                 .starts_with("Binary")
         );
@@ -400,16 +401,16 @@ mod tests {
     fn stderr_only_on_failure() {
         let f = Fixture::new();
         assert_eq!(
-            f.render(b"out\n", b"warning\n", 0).text,
+            f.show(b"out\n", b"warning\n", 0).text,
             "out\n\n[exit:0 | 5ms]"
         );
         assert_eq!(
-            f.render(b"out\n", b"boom\n", 1).text,
+            f.show(b"out\n", b"boom\n", 1).text,
             "out\n\n--- stderr ---\nboom\n\n[exit:1 | 5ms]"
         );
-        assert_eq!(f.render(b"out\n", b"", 3).text, "out\n\n[exit:3 | 5ms]");
+        assert_eq!(f.show(b"out\n", b"", 3).text, "out\n\n[exit:3 | 5ms]");
         assert!(
-            !f.render(b"", b"boom", 1).is_error,
+            !f.show(b"", b"boom", 1).is_error,
             "a non-zero exit is not a tool error"
         );
     }
@@ -418,7 +419,7 @@ mod tests {
     fn long_stderr_keeps_both_ends() {
         let f = Fixture::new();
         let stderr: String = (1..=5000).map(|n| format!("error line {n}\n")).collect();
-        let answer = f.render(b"", stderr.as_bytes(), 1);
+        let answer = f.show(b"", stderr.as_bytes(), 1);
         let text = &answer.text;
         assert!(text.contains("\nerror line 1\n"));
         assert!(text.contains("\nerror line 100\n[... 4800 lines"), "{text}");
@@ -435,7 +436,7 @@ mod tests {
 
         // One huge line: both ends within their byte budgets.
         let huge = "e".repeat(1_000_000);
-        let answer = f.render(b"", huge.as_bytes(), 1);
+        let answer = f.show(b"", huge.as_bytes(), 1);
         assert!(answer.text.len() < 52_000, "{}", answer.text.len());
         assert!(answer.text.contains("bytes) of stderr omitted"));
     }
@@ -446,12 +447,12 @@ mod tests {
         let mut out = f.output(b"step 1\n", b"", TIMEOUT);
         out.ending = Ending::TimedOut;
         assert_eq!(
-            render(&out, 1003, 1, CAP).text,
+            show(&out, 1003, 1, CAP).text,
             "ERROR: Command timed out after 1 s.\nstep 1\n\n[exit:124 | 1003ms]"
         );
         let mut silent = f.output(b"", b"", TIMEOUT);
         silent.ending = Ending::TimedOut;
-        let answer = render(&silent, 1003, 300, CAP);
+        let answer = show(&silent, 1003, 300, CAP);
         assert_eq!(
             answer.text,
             "ERROR: Command timed out after 300 s.\n[exit:124 | 1003ms]"
@@ -459,7 +460,7 @@ mod tests {
         assert!(answer.is_error);
     }
 
-    const TIMEOUT: i32 = crate::exec::TIMEOUT_CODE;
+    const TIMEOUT: i32 = crate::exit::TIMEOUT;
 
     #[test]
     fn cap_keeps_the_head_and_says_so() {
@@ -468,7 +469,7 @@ mod tests {
         out.stdout = Captured::from_bytes(Stream::Stdout, &b"y\n".repeat(1000), 1024, &f.spiller);
         assert!(out.stdout.capped);
         assert_eq!(out.stdout.total_bytes, 1024);
-        let answer = render(&out, 9, 300, 1024);
+        let answer = show(&out, 9, 300, 1024);
         assert!(answer.text.starts_with("y\ny\n"));
         assert!(answer.text.ends_with(
             "\nOutput limit of 1 KB reached; the command was stopped.\n[exit:137 | 9ms]"

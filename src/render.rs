@@ -6,27 +6,31 @@
 //! back one column, so `X\bX` and `_\bX` show `X`; `ESC[K` erases to the end of the
 //! line and `ESC[2K` the whole line; tabs stay. Only the line's final state counts.
 //!
-//! Memory is bounded: the first [`HEAD_BYTES`] of rendered text, the current line (at
-//! most [`LINE_CHARS`] characters; what is written past that is dropped), and for
-//! stderr the last [`TAIL_BYTES`] of rendered lines. The counts Layer 2 decides by
+//! Memory is bounded by a [`Keep`] the caller gives: the first `head` bytes of rendered
+//! text, the current line (at most `head` characters; what is written past that is
+//! dropped), and the last `tail` bytes of rendered lines. The counts Layer 2 decides by
 //! (lines, bytes) cover the whole stream.
 
 use std::collections::VecDeque;
 
 use vte::{Params, Parser, Perform};
 
-use crate::capture::{HEAD_BYTES, TAIL_BYTES};
-
-/// Characters kept of the line being written; no terminal line shown to a model
-/// needs more than the bytes Layer 2 shows.
-pub const LINE_CHARS: usize = HEAD_BYTES;
+/// How much of the rendered text a renderer keeps.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Keep {
+    /// Bytes kept from the start; also the characters kept of the line being written,
+    /// since no line shown to a model needs more.
+    pub head: usize,
+    /// Bytes of whole lines kept from the end; 0 keeps none.
+    pub tail: usize,
+}
 
 /// The rendered text of one stream, as Layer 2 reads it.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Rendered {
-    /// The first [`HEAD_BYTES`] bytes of the rendered text (or all of it).
+    /// The first [`Keep::head`] bytes of the rendered text (or all of it).
     pub head: String,
-    /// The last whole lines of the rendered text within [`TAIL_BYTES`] (stderr only).
+    /// The last whole lines of the rendered text within [`Keep::tail`] bytes.
     pub tail: String,
     /// Lines of the rendered text: `\n` ends one, and a last line without it counts.
     pub lines: u64,
@@ -49,12 +53,12 @@ impl std::fmt::Debug for Renderer {
 }
 
 impl Renderer {
-    /// A renderer that keeps a tail of rendered lines when `keep_tail`.
-    pub fn new(keep_tail: bool) -> Renderer {
+    /// A renderer that keeps what `keep` says.
+    pub fn new(keep: Keep) -> Renderer {
         Renderer {
             parser: Parser::new(),
             screen: Screen {
-                keep_tail,
+                keep,
                 ..Screen::default()
             },
         }
@@ -89,16 +93,22 @@ impl Renderer {
     /// its head, and for stderr its tail (the last bytes), with the stream's counts.
     /// Plain text renders as itself, so only the current line and the tail's first
     /// (partial) line are unknown; they matter only once the head is full.
-    pub fn resume(head: &[u8], tail: Option<&[u8]>, newlines: u64, bytes: u64) -> Renderer {
-        let mut renderer = Renderer::new(tail.is_some());
+    pub fn resume(
+        keep: Keep,
+        head: &[u8],
+        tail: Option<&[u8]>,
+        newlines: u64,
+        bytes: u64,
+    ) -> Renderer {
+        let mut renderer = Renderer::new(keep);
         renderer.push(head);
         if head.len() as u64 == bytes {
             return renderer;
         }
         let screen = &mut renderer.screen;
-        // The head is full: the first HEAD_BYTES of text, the partial line included.
+        // The head is full: the first `keep.head` bytes of text, the partial line included.
         let partial: String = screen.line.iter().collect();
-        let room = HEAD_BYTES.saturating_sub(screen.head.len());
+        let room = keep.head.saturating_sub(screen.head.len());
         screen
             .head
             .push_str(&partial[..floor_char_boundary(&partial, room)]);
@@ -125,7 +135,7 @@ impl Renderer {
         }
         let partial = &text[last_line_start..];
         screen.bytes = bytes.saturating_sub(partial.len() as u64);
-        screen.line = partial.chars().take(LINE_CHARS).collect();
+        screen.line = partial.chars().take(keep.head).collect();
         screen.cursor = screen.line.len();
         screen.written_past = !partial.is_empty();
         renderer
@@ -133,8 +143,8 @@ impl Renderer {
 }
 
 /// Renders a whole byte string at once.
-pub fn render(bytes: &[u8], keep_tail: bool) -> Rendered {
-    let mut renderer = Renderer::new(keep_tail);
+pub fn render(bytes: &[u8], keep: Keep) -> Rendered {
+    let mut renderer = Renderer::new(keep);
     renderer.push(bytes);
     renderer.finish()
 }
@@ -147,7 +157,7 @@ struct Screen {
     /// Something was written to the current line, even if it was all past the bound.
     written_past: bool,
     head: String,
-    keep_tail: bool,
+    keep: Keep,
     tail: VecDeque<String>,
     tail_bytes: usize,
     lines: u64,
@@ -160,7 +170,7 @@ impl Screen {
         self.written_past = true;
         if self.cursor < self.line.len() {
             self.line[self.cursor] = c;
-        } else if self.cursor < LINE_CHARS {
+        } else if self.cursor < self.keep.head {
             // Past the end after a cursor move: the gap shows as spaces.
             self.line.resize(self.cursor, ' ');
             self.line.push(c);
@@ -176,15 +186,15 @@ impl Screen {
         }
         self.lines += 1;
         self.bytes += text.len() as u64;
-        let room = HEAD_BYTES.saturating_sub(self.head.len());
+        let room = self.keep.head.saturating_sub(self.head.len());
         if room > 0 {
             let cut = floor_char_boundary(&text, room);
             self.head.push_str(&text[..cut]);
         }
-        if self.keep_tail {
+        if self.keep.tail > 0 {
             self.tail_bytes += text.len();
             self.tail.push_back(text);
-            while self.tail_bytes > TAIL_BYTES && self.tail.len() > 1 {
+            while self.tail_bytes > self.keep.tail && self.tail.len() > 1 {
                 let dropped = self.tail.pop_front().unwrap_or_default();
                 self.tail_bytes -= dropped.len();
             }
@@ -258,9 +268,19 @@ pub fn floor_char_boundary(s: &str, i: usize) -> usize {
 mod tests {
     use super::*;
 
+    /// What a capture keeps of stdout (a head) and of stderr (a head and a tail).
+    const HEAD: Keep = Keep {
+        head: 51_204,
+        tail: 0,
+    };
+    const BOTH: Keep = Keep {
+        head: 51_204,
+        tail: 25_604,
+    };
+
     #[track_caller]
     fn shows(raw: &str, expected: &str) {
-        assert_eq!(render(raw.as_bytes(), false).head, expected, "{raw:?}");
+        assert_eq!(render(raw.as_bytes(), HEAD).head, expected, "{raw:?}");
     }
 
     #[test]
@@ -289,9 +309,9 @@ mod tests {
     #[test]
     fn sequences_and_redraws_split_across_reads() {
         let raw = "\x1b[31mred\x1b[0m 10%\r\x1b[32m100%\x1b[0m\nnext\n".as_bytes();
-        let whole = render(raw, true);
+        let whole = render(raw, BOTH);
         for at in 1..raw.len() {
-            let mut renderer = Renderer::new(true);
+            let mut renderer = Renderer::new(BOTH);
             renderer.push(&raw[..at]);
             renderer.push(&raw[at..]);
             assert_eq!(renderer.finish(), whole, "split at {at}");
@@ -301,7 +321,7 @@ mod tests {
 
     #[test]
     fn a_progress_bar_redrawn_20000_times_is_one_line() {
-        let mut renderer = Renderer::new(false);
+        let mut renderer = Renderer::new(HEAD);
         for n in 0..20_000 {
             renderer.push(format!("\r[{:<10}] {n:>5}/20000", "#".repeat(n % 11)).as_bytes());
         }
@@ -313,22 +333,22 @@ mod tests {
 
     #[test]
     fn a_line_that_never_ends_stays_bounded() {
-        let mut renderer = Renderer::new(true);
+        let mut renderer = Renderer::new(BOTH);
         for _ in 0..1000 {
             renderer.push(&[b'x'; 1000]);
         }
-        assert!(renderer.screen.line.len() <= LINE_CHARS);
+        assert!(renderer.screen.line.len() <= BOTH.head);
         let rendered = renderer.finish();
-        assert_eq!(rendered.head.len(), HEAD_BYTES);
+        assert_eq!(rendered.head.len(), BOTH.head);
         assert_eq!(rendered.lines, 1);
     }
 
     #[test]
     fn the_tail_keeps_the_last_lines() {
         let text: String = (0..10_000).map(|n| format!("line {n}\n")).collect();
-        let rendered = render(text.as_bytes(), true);
+        let rendered = render(text.as_bytes(), BOTH);
         assert!(rendered.tail.ends_with("line 9999\n"));
-        assert!(rendered.tail.len() <= TAIL_BYTES);
+        assert!(rendered.tail.len() <= BOTH.tail);
         assert!(rendered.tail.starts_with("line "));
         assert_eq!(rendered.lines, 10_000);
         assert_eq!(rendered.bytes, text.len() as u64);

@@ -31,7 +31,7 @@ use crate::present::Answer;
 use crate::sandbox::Sandbox;
 use crate::state::StateDir;
 use crate::stdio::Backlog;
-use crate::{audit, exec, guard, present};
+use crate::{audit, exec, exit, guard, present};
 
 /// The one tool's name.
 pub const TOOL: &str = "run";
@@ -137,7 +137,7 @@ impl Server {
         let _running = self.inner.calls.token();
         let config = &self.inner.config;
         if guard::check(command).is_blocked() {
-            self.audit(command, present::BLOCKED_CODE, 0);
+            self.audit(command, exit::BLOCKED, 0);
             return present::blocked();
         }
         let shutdown = self.inner.shutdown.clone();
@@ -170,13 +170,12 @@ impl Server {
                 if !present::shows_stderr(&out) {
                     out.stderr.discard_spill();
                 }
-                let answer =
-                    present::render(&out, ms, config.timeout_secs, config.max_output_bytes);
+                let answer = present::show(&out, ms, config.timeout_secs, config.max_output_bytes);
                 self.audit(command, out.code, ms);
                 answer
             }
             Err(e) => {
-                self.audit(command, 1, ms);
+                self.audit(command, exit::FAILURE, ms);
                 present::failure(&e.to_string(), ms)
             }
         };
@@ -193,14 +192,14 @@ impl Server {
             stdout: Captured::default(),
             stderr: Captured::default(),
             code: match ending {
-                exec::Ending::Cancelled => exec::CANCELLED_CODE,
-                _ => exec::SHUTDOWN_CODE,
+                exec::Ending::Cancelled => exit::CANCELLED,
+                _ => exit::SHUTDOWN,
             },
             ending,
         };
         self.audit(command, out.code, 0);
         let config = &self.inner.config;
-        present::render(&out, 0, config.timeout_secs, config.max_output_bytes)
+        present::show(&out, 0, config.timeout_secs, config.max_output_bytes)
     }
 
     fn audit(&self, command: &str, code: i32, ms: u128) {

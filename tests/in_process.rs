@@ -7,7 +7,7 @@ use std::time::Duration;
 use serde_json::{Value, json};
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader, DuplexStream, ReadHalf, WriteHalf};
 
-use forge_bash::config::Cli;
+use forge_bash::config::Config;
 use forge_bash::contain::Containment;
 use forge_bash::server::Server;
 use forge_bash::stdio::{self, Exit};
@@ -33,7 +33,7 @@ impl Harness {
             dir.path().join("state").display().to_string(),
         ];
         argv.extend(args.iter().map(|a| a.to_string()));
-        let config = <Cli as clap::Parser>::try_parse_from(argv).unwrap().config;
+        let config = Config::try_parse_from(argv).unwrap();
         let server = Server::new(
             config,
             forge_bash::config::find_shell(),

@@ -22,8 +22,7 @@ use chrono::NaiveDate;
 use regex_lite::Regex;
 
 use super::{BadEscape, escape, unescape};
-use crate::exec::{CANCELLED_CODE, SHUTDOWN_CODE, TIMEOUT_CODE};
-use crate::present::BLOCKED_CODE;
+use crate::exit::{BLOCKED, CANCELLED, SHUTDOWN, TIMEOUT};
 
 /// The rows to show and how to show them.
 #[derive(Debug, Clone, clap::Args)]
@@ -97,7 +96,7 @@ pub enum Error {
 
 /// One row of a log.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Row {
+pub struct Entry {
     /// The timestamp as written.
     pub at: String,
     /// The command as written (escaped), raw characters included.
@@ -106,9 +105,9 @@ pub struct Row {
     pub ms: u64,
 }
 
-impl Row {
+impl Entry {
     /// Parses one line (without its newline).
-    pub fn parse(line: &str) -> Result<Row, String> {
+    pub fn parse(line: &str) -> Result<Entry, String> {
         let mut fields = line.split('\t');
         let (Some(at), Some(command), Some(exit), Some(ms), None) = (
             fields.next(),
@@ -133,7 +132,7 @@ impl Row {
             .ok_or_else(|| format!("bad duration \"{}\"", shown(ms)))?;
         unescape(command)
             .map_err(|BadEscape { at }| format!("bad escape in the command at byte {at}"))?;
-        Ok(Row {
+        Ok(Entry {
             at: at.to_owned(),
             escaped: command.to_owned(),
             exit,
@@ -248,15 +247,15 @@ fn canonical_integer(field: &str, signed: bool) -> bool {
 /// than a block. A timeout, a cancellation or a shutdown is a failure too; a command's
 /// own exit 124, 130 or 143 cannot be told apart from them in the log anyway.
 fn failed(exit: i32) -> bool {
-    exit != 0 && exit != BLOCKED_CODE
+    exit != 0 && exit != BLOCKED
 }
 
 impl Query {
-    fn keeps(&self, row: &Row) -> bool {
-        (!self.blocked || row.exit == BLOCKED_CODE)
+    fn keeps(&self, row: &Entry) -> bool {
+        (!self.blocked || row.exit == BLOCKED)
             && (!self.failed || failed(row.exit))
-            && (!self.timed_out || row.exit == TIMEOUT_CODE)
-            && (!self.cancelled || row.exit == CANCELLED_CODE)
+            && (!self.timed_out || row.exit == TIMEOUT)
+            && (!self.cancelled || row.exit == CANCELLED)
             && self.slow.is_none_or(|slow| row.ms >= slow)
             && self
                 .grep
@@ -411,7 +410,7 @@ pub fn run(query: &Query, out: &mut impl Write, err: &mut impl Write) -> Result<
             line.pop();
             let parsed = std::str::from_utf8(&line)
                 .map_err(|_| "not UTF-8".to_owned())
-                .and_then(Row::parse);
+                .and_then(Entry::parse);
             match parsed {
                 Ok(row) if query.keeps(&row) => view.row(row).map_err(Error::Write)?,
                 Ok(_) => {}
@@ -430,7 +429,7 @@ pub fn run(query: &Query, out: &mut impl Write, err: &mut impl Write) -> Result<
 
 /// A way of printing rows.
 trait View {
-    fn row(&mut self, row: Row) -> io::Result<()>;
+    fn row(&mut self, row: Entry) -> io::Result<()>;
     fn end(&mut self) -> io::Result<()>;
 }
 
@@ -441,7 +440,7 @@ struct Table<'a, W: Write> {
 }
 
 impl<W: Write> View for Table<'_, W> {
-    fn row(&mut self, row: Row) -> io::Result<()> {
+    fn row(&mut self, row: Entry) -> io::Result<()> {
         if !self.header {
             self.header = true;
             writeln!(
@@ -474,7 +473,7 @@ struct Json<'a, W: Write> {
 }
 
 impl<W: Write> View for Json<'_, W> {
-    fn row(&mut self, row: Row) -> io::Result<()> {
+    fn row(&mut self, row: Entry) -> io::Result<()> {
         let command = row.command();
         let inert = !command.chars().any(unsafe_char);
         let object = serde_json::json!({
@@ -543,20 +542,20 @@ impl<'a, W: Write> Summary<'a, W> {
 }
 
 impl<W: Write> View for Summary<'_, W> {
-    fn row(&mut self, row: Row) -> io::Result<()> {
+    fn row(&mut self, row: Entry) -> io::Result<()> {
         self.calls += 1;
         match row.exit {
             0 => self.ok += 1,
-            BLOCKED_CODE => self.blocked += 1,
+            BLOCKED => self.blocked += 1,
             exit => {
                 debug_assert!(failed(exit));
                 self.failed += 1;
             }
         }
         match row.exit {
-            TIMEOUT_CODE => self.timed_out += 1,
-            CANCELLED_CODE => self.cancelled += 1,
-            SHUTDOWN_CODE => self.shut_down += 1,
+            TIMEOUT => self.timed_out += 1,
+            CANCELLED => self.cancelled += 1,
+            SHUTDOWN => self.shut_down += 1,
             _ => {}
         }
         *self.durations.entry(row.ms).or_default() += 1;
@@ -640,7 +639,7 @@ mod tests {
         ) {
             let at = DateTime::<Utc>::from_timestamp(secs, ms * 1_000_000).unwrap();
             let line = crate::audit::Row { at, command: &command, code, ms: took.into() }.to_line();
-            let row = Row::parse(line.strip_suffix('\n').unwrap()).unwrap();
+            let row = Entry::parse(line.strip_suffix('\n').unwrap()).unwrap();
             proptest::prop_assert_eq!(row.exit, code);
             proptest::prop_assert_eq!(row.ms, took);
             proptest::prop_assert_eq!(row.command(), command);
