@@ -207,24 +207,14 @@ impl Sink {
         if chunk.is_empty() {
             return;
         }
-
         if self.renderer.is_none() && memchr::memchr3(0x1b, b'\r', 0x08, chunk).is_some() {
             self.start_rendering();
         }
         if let Some(renderer) = &mut self.renderer {
             renderer.push(chunk);
         }
-
         let was_binary = self.out.binary;
-        if self.stream == Stream::Stdout && !self.out.binary {
-            self.out.binary = chunk.contains(&0) || self.sample_is_control(chunk);
-        }
-
-        self.out.newlines += chunk.iter().filter(|&&b| b == b'\n').count() as u64;
-        self.out.total_bytes += chunk.len() as u64;
-        self.last_byte = chunk.last().copied();
-        self.out.lines = self.out.newlines + u64::from(self.last_byte != Some(b'\n'));
-
+        self.count(chunk);
         if self.out.binary {
             // Binary output is never shown nor kept: drop what was spilled.
             if !was_binary {
@@ -234,10 +224,28 @@ impl Sink {
             self.keep_head(chunk);
             return;
         }
+        self.spill(chunk);
+        self.keep_head(chunk);
+        if self.stream == Stream::Stderr {
+            self.keep_tail(chunk);
+        }
+    }
 
+    /// Updates the counts, and the binary verdict of stdout.
+    fn count(&mut self, chunk: &[u8]) {
+        if self.stream == Stream::Stdout && !self.out.binary {
+            self.out.binary = chunk.contains(&0) || self.sample_is_control(chunk);
+        }
+        self.out.newlines += memchr::memchr_iter(b'\n', chunk).count() as u64;
+        self.out.total_bytes += chunk.len() as u64;
+        self.last_byte = chunk.last().copied();
+        self.out.lines = self.out.newlines + u64::from(self.last_byte != Some(b'\n'));
+    }
+
+    /// Writes `chunk` to the spill file, creating it (with everything before, which is
+    /// still in the head) once the stream is too long to show whole.
+    fn spill(&mut self, chunk: &[u8]) {
         if self.out.spill.is_none() && self.out.raw_overflows() {
-            // Everything before this chunk is still in the head: until now the stream
-            // was short enough to show whole.
             self.out.spill = Some(match self.spiller.create(self.stream) {
                 Ok((mut file, path)) => match file.write_all(&self.out.head) {
                     Ok(()) => {
@@ -254,10 +262,6 @@ impl Sink {
         {
             self.file = None;
             self.out.spill = Some(Spill::Failed(e.to_string()));
-        }
-        self.keep_head(chunk);
-        if self.stream == Stream::Stderr {
-            self.keep_tail(chunk);
         }
     }
 

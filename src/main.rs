@@ -68,15 +68,20 @@ fn main() -> ExitCode {
     }
     let Cli { config, command } = Cli::parse();
     match command {
-        Some(Command::Check { command }) => return check_command(&command.join(" ")),
-        Some(Command::Audit(query)) => return show_audit(&query),
-        None => {}
+        Some(Command::Check { command }) => check_command(&command.join(" ")),
+        Some(Command::Audit(query)) => show_audit(&query),
+        None => serve(start_up(config)),
     }
+}
+
+/// Injects PID 1's environment, then starts logging; returns the settings as they are
+/// with the injected variables.
+fn start_up(config: Config) -> Config {
     let filter = environ::Filter {
         include: config.env_include,
         exclude: config.env_exclude,
     };
-    // SAFETY: nothing has started a thread yet; the runtime is built below.
+    // SAFETY: nothing has started a thread yet; the runtime is built later.
     let injected = unsafe { environ::inject(&filter) };
     // Parsed again: injected variables may configure the server, as they always could.
     let config = Cli::parse().config;
@@ -100,6 +105,11 @@ fn main() -> ExitCode {
             "working directory does not exist; every call will fail until it does"
         );
     }
+    config
+}
+
+/// The server: state dir, sandbox, containment, then stdio until the end.
+fn serve(config: Config) -> ExitCode {
     let state = Arc::new(StateDir::open(&config.state_dir));
     let sandbox = match prepare_sandbox(&config, &state) {
         Ok(sandbox) => sandbox,
@@ -131,31 +141,7 @@ fn main() -> ExitCode {
         }
     };
     let server = Server::with_sandbox(config, shell, containment.clone(), sandbox, state);
-    let result = runtime.block_on(async {
-        let watchdog = match containment.start_watchdog() {
-            Ok(child) => Some(child),
-            Err(e) => {
-                tracing::warn!(error = %e, "cannot start the watchdog; a killed server would leave its commands running");
-                None
-            }
-        };
-        let stop = async {
-            let lost = async {
-                match watchdog {
-                    Some(child) => containment.guard(child).await,
-                    None => std::future::pending().await,
-                }
-            };
-            tokio::select! {
-                () = shutdown_signal() => {}
-                () = lost => {}
-            }
-        };
-        // Non-blocking pipes when the client gave us pipes (as MCP clients do); the
-        // blocking handles otherwise (a terminal, a file).
-        let (input, output) = rmcp::transport::stdio_pipes();
-        stdio::serve(server, input, output, stop).await
-    });
+    let result = runtime.block_on(run(server, &containment));
     // Do not wait for a thread blocked reading a non-pipe stdin.
     runtime.shutdown_background();
     containment.stop();
@@ -169,6 +155,34 @@ fn main() -> ExitCode {
             ExitCode::FAILURE
         }
     }
+}
+
+/// Serves stdio until the input ends, a stop signal comes, or the watchdog is lost
+/// for good.
+async fn run(server: Server, containment: &Containment) -> std::io::Result<stdio::Exit> {
+    let watchdog = match containment.start_watchdog() {
+        Ok(child) => Some(child),
+        Err(e) => {
+            tracing::warn!(error = %e, "cannot start the watchdog; a killed server would leave its commands running");
+            None
+        }
+    };
+    let lost = async {
+        match watchdog {
+            Some(child) => containment.guard(child).await,
+            None => std::future::pending().await,
+        }
+    };
+    let stop = async {
+        tokio::select! {
+            () = shutdown_signal() => {}
+            () = lost => {}
+        }
+    };
+    // Non-blocking pipes when the client gave us pipes (as MCP clients do); the
+    // blocking handles otherwise (a terminal, a file).
+    let (input, output) = rmcp::transport::stdio_pipes();
+    stdio::serve(server, input, output, stop).await
 }
 
 /// The Landlock ruleset, prepared once; warnings of best-effort mode logged once.

@@ -215,23 +215,7 @@ pub fn plan(
         }
     };
     let have = abi as i32;
-    let mut need = |what: &'static str, needed: ABI| -> Result<bool, Error> {
-        if have >= needed as i32 {
-            return Ok(true);
-        }
-        if strict {
-            return Err(Error::OldKernel {
-                what,
-                needed: needed as i32,
-                have,
-            });
-        }
-        warnings.push(format!(
-            "{what} needs Landlock ABI {}, and this kernel has ABI {have}: not enforced",
-            needed as i32
-        ));
-        Ok(false)
-    };
+    let mut need = |what, needed| require(strict, have, what, needed, &mut warnings);
     need(
         "confining every kind of write (truncate, rename)",
         WRITES_ABI,
@@ -250,6 +234,32 @@ pub fn plan(
         scoped,
         warnings,
     }))
+}
+
+/// Whether the kernel's ABI `have` enforces `what`, which needs `needed`: strict mode
+/// refuses when it does not, best effort warns.
+fn require(
+    strict: bool,
+    have: i32,
+    what: &'static str,
+    needed: ABI,
+    warnings: &mut Vec<String>,
+) -> Result<bool, Error> {
+    if have >= needed as i32 {
+        return Ok(true);
+    }
+    if strict {
+        return Err(Error::OldKernel {
+            what,
+            needed: needed as i32,
+            have,
+        });
+    }
+    warnings.push(format!(
+        "{what} needs Landlock ABI {}, and this kernel has ABI {have}: not enforced",
+        needed as i32
+    ));
+    Ok(false)
 }
 
 impl Sandbox {
