@@ -3,18 +3,17 @@
 //! Layer 1 pushes chunks as they arrive; only what Layer 2 can show is kept in memory
 //! (the head, and for stderr also the tail), the counts Layer 2 decides by are kept
 //! as numbers, and once a stream is past what Layer 2 shows whole, everything is
-//! streamed into a spill file in the state dir (`cmd-N.txt` for stdout,
+//! streamed into an overflow file ([`crate::overflow`]; `cmd-N.txt` for stdout,
 //! `stderr-N.txt` for stderr). Memory per stream stays near [`HEAD_BYTES`] plus
 //! [`TAIL_BYTES`], whatever the command writes.
 
 use std::fs::File;
-use std::io::{self, Write};
-use std::path::{Path, PathBuf};
+use std::io::Write;
+use std::path::PathBuf;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicU64, Ordering};
 
+pub use crate::overflow::{Spiller, Stream};
 use crate::render::{Keep, Rendered, Renderer};
-use crate::state::StateDir;
 
 /// Most bytes of stdout that Layer 2 shows (the seed's 50 KB).
 pub const SHOW_BYTES: usize = 51_200;
@@ -31,56 +30,6 @@ pub const TAIL_BYTES: usize = SHOW_BYTES / 2 + 4;
 
 /// Bytes looked at by the control-character rule of the binary guard.
 pub const BINARY_SAMPLE: usize = 1024;
-
-/// Which stream a sink captures; stdout spills to `cmd-N.txt`, stderr to `stderr-N.txt`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Stream {
-    Stdout,
-    Stderr,
-}
-
-/// Hands out spill files that never overwrite an existing one.
-///
-/// N counts up from 1 per prefix; a name that exists (a restarted server, a second
-/// server on the same state dir) is skipped by creating each file exclusively,
-/// through the state dir's handle (see [`StateDir::create_new`]).
-#[derive(Debug)]
-pub struct Spiller {
-    state: Arc<StateDir>,
-    next_stdout: AtomicU64,
-    next_stderr: AtomicU64,
-}
-
-impl Spiller {
-    pub fn new(state: Arc<StateDir>) -> Arc<Spiller> {
-        Arc::new(Spiller {
-            state,
-            next_stdout: AtomicU64::new(1),
-            next_stderr: AtomicU64::new(1),
-        })
-    }
-
-    pub fn dir(&self) -> &Path {
-        self.state.path()
-    }
-
-    /// Creates the next free `cmd-N.txt` or `stderr-N.txt`.
-    pub fn create(&self, stream: Stream) -> io::Result<(File, PathBuf)> {
-        let (prefix, counter) = match stream {
-            Stream::Stdout => ("cmd", &self.next_stdout),
-            Stream::Stderr => ("stderr", &self.next_stderr),
-        };
-        loop {
-            let n = counter.fetch_add(1, Ordering::Relaxed);
-            let name = format!("{prefix}-{n}.txt");
-            match self.state.create_new(&name) {
-                Ok(file) => return Ok((file, self.dir().join(name))),
-                Err(e) if e.kind() == io::ErrorKind::AlreadyExists => continue,
-                Err(e) => return Err(e),
-            }
-        }
-    }
-}
 
 /// Where the full output went once it was too long to show whole.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -347,7 +296,7 @@ mod tests {
 
     fn spiller() -> (tempfile::TempDir, Arc<Spiller>) {
         let dir = tempfile::tempdir().unwrap();
-        let spiller = Spiller::new(Arc::new(StateDir::open(dir.path())));
+        let spiller = Spiller::new(Arc::new(crate::state::StateDir::open(dir.path())));
         (dir, spiller)
     }
 
@@ -401,21 +350,5 @@ mod tests {
         assert_eq!(got.head.len(), HEAD_BYTES);
         assert!(got.tail.is_empty());
         assert_eq!(got.total_bytes, 200 * 65_536);
-    }
-
-    #[test]
-    fn spill_names_skip_existing_files() {
-        let (dir, spiller) = spiller();
-        std::fs::write(dir.path().join("cmd-1.txt"), "old").unwrap();
-        let (_, first) = spiller.create(Stream::Stdout).unwrap();
-        let (_, second) = spiller.create(Stream::Stdout).unwrap();
-        let (_, err) = spiller.create(Stream::Stderr).unwrap();
-        assert_eq!(first, dir.path().join("cmd-2.txt"));
-        assert_eq!(second, dir.path().join("cmd-3.txt"));
-        assert_eq!(err, dir.path().join("stderr-1.txt"));
-        assert_eq!(
-            std::fs::read_to_string(dir.path().join("cmd-1.txt")).unwrap(),
-            "old"
-        );
     }
 }

@@ -33,6 +33,7 @@ pub mod environ;
 pub mod exec;
 pub mod exit;
 pub mod guard;
+pub mod overflow;
 pub mod present;
 pub mod render;
 pub mod sandbox;
