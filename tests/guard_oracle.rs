@@ -574,7 +574,8 @@ struct Examples {
 
 fn readme_examples() -> Examples {
     let readme =
-        std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("README.md")).unwrap();
+        std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("docs/guard.md"))
+            .unwrap();
     let start = readme.find("## The rm guard").expect("guard section");
     let section = &readme[start..];
     let section = &section[..section[3..].find("\n## ").map_or(section.len(), |k| k + 3)];
