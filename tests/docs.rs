@@ -75,3 +75,152 @@ fn librechat_example_has_the_seed_block_and_keeps_secrets_out() {
          rm is blocked — use uvilo-trash instead. All commands are audit-logged."
     );
 }
+
+#[test]
+fn readme_is_short() {
+    let size = read("README.md").len();
+    assert!(size <= 10 * 1024, "README.md is {size} bytes, over 10 KB");
+}
+
+/// Every relative link of README.md and docs/*.md names a file of the repository, and
+/// a `#anchor` names a heading of that file.
+#[test]
+fn relative_links_point_at_files_and_headings() {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+    let root = root.canonicalize().unwrap();
+    let mut pages = vec![root.join("README.md")];
+    for entry in std::fs::read_dir(root.join("docs")).unwrap() {
+        let path = entry.unwrap().path();
+        if path.extension().is_some_and(|e| e == "md") {
+            pages.push(path);
+        }
+    }
+    assert!(pages.len() > 1, "docs/ holds the manual's pages");
+    let mut checked = 0;
+    for page in &pages {
+        let text = std::fs::read_to_string(page).unwrap();
+        for target in links(&text) {
+            if target.contains("://") || target.starts_with("mailto:") {
+                continue;
+            }
+            let (file, anchor) = target.split_once('#').unwrap_or((&target, ""));
+            let file = if file.is_empty() {
+                page.clone()
+            } else {
+                page.parent().unwrap().join(file)
+            };
+            let file = file
+                .canonicalize()
+                .unwrap_or_else(|_| panic!("{}: {target} names no file", page.display()));
+            assert!(
+                file.starts_with(&root),
+                "{}: {target} is outside the repository",
+                page.display()
+            );
+            if !anchor.is_empty() {
+                let headings = anchors(&std::fs::read_to_string(&file).unwrap());
+                assert!(
+                    headings.iter().any(|h| h == anchor),
+                    "{}: {target}: no such heading; there are {headings:?}",
+                    page.display()
+                );
+            }
+            checked += 1;
+        }
+    }
+    assert!(checked > 20, "only {checked} links found");
+}
+
+/// The lines of `markdown` outside fenced code blocks.
+fn outside_fences(markdown: &str) -> Vec<&str> {
+    let mut fenced = false;
+    let mut lines = Vec::new();
+    for line in markdown.lines() {
+        if line.trim_start().starts_with("```") {
+            fenced = !fenced;
+        } else if !fenced {
+            lines.push(line);
+        }
+    }
+    lines
+}
+
+/// `text` with its code spans (a run of backticks up to the next run of the same length)
+/// dropped.
+fn without_code_spans(text: &str) -> String {
+    let mut kept = String::new();
+    let mut rest = text;
+    while let Some(open) = rest.find('`') {
+        kept.push_str(&rest[..open]);
+        let ticks = rest[open..].chars().take_while(|&c| c == '`').count();
+        let body = &rest[open + ticks..];
+        let mut search = 0;
+        let close = loop {
+            let Some(k) = body[search..].find('`') else {
+                break None;
+            };
+            let at = search + k;
+            let run = body[at..].chars().take_while(|&c| c == '`').count();
+            if run == ticks {
+                break Some(at + run);
+            }
+            search = at + run;
+        };
+        match close {
+            Some(end) => rest = &body[end..],
+            None => {
+                kept.push_str(&rest[open..open + ticks]);
+                rest = body;
+            }
+        }
+    }
+    kept.push_str(rest);
+    kept
+}
+
+/// The targets of the inline links `[text](target)` outside code.
+fn links(markdown: &str) -> Vec<String> {
+    let prose = without_code_spans(&outside_fences(markdown).join("\n"));
+    let mut targets = Vec::new();
+    let mut rest = prose.as_str();
+    while let Some(k) = rest.find("](") {
+        rest = &rest[k + 2..];
+        let end = rest.find(')').expect("a link's closing parenthesis");
+        targets.push(rest[..end].to_owned());
+        rest = &rest[end..];
+    }
+    targets
+}
+
+/// The anchors GitHub gives the headings of `markdown`: the text lowercased, spaces
+/// made `-`, punctuation but `-` and `_` removed; a repeated anchor gets `-1`, `-2`….
+fn anchors(markdown: &str) -> Vec<String> {
+    let mut anchors: Vec<String> = Vec::new();
+    for line in outside_fences(markdown) {
+        let Some(title) = line.strip_prefix('#') else {
+            continue;
+        };
+        let title = title.trim_start_matches('#');
+        if !title.starts_with(' ') {
+            continue;
+        }
+        let slug: String = title
+            .trim()
+            .to_lowercase()
+            .chars()
+            .filter_map(|c| match c {
+                ' ' => Some('-'),
+                c if c.is_alphanumeric() || c == '-' || c == '_' => Some(c),
+                _ => None,
+            })
+            .collect();
+        let mut anchor = slug.clone();
+        let mut n = 0;
+        while anchors.contains(&anchor) {
+            n += 1;
+            anchor = format!("{slug}-{n}");
+        }
+        anchors.push(anchor);
+    }
+    anchors
+}
