@@ -201,7 +201,10 @@ impl Sink {
                         self.file = Some(file);
                         Spill::Written(path)
                     }
-                    Err(e) => Spill::Failed(format!("{}: {e}", path.display())),
+                    Err(e) => {
+                        self.spiller.discard(&path);
+                        Spill::Failed(format!("{}: {e}", path.display()))
+                    }
                 },
                 Err(e) => Spill::Failed(format!("{}: {e}", self.spiller.dir().display())),
             });
@@ -209,8 +212,13 @@ impl Sink {
         if let Some(file) = &mut self.file
             && let Err(e) = file.write_all(chunk)
         {
+            // A part of the output would mislead, and a full disk needs the room back.
             self.file = None;
-            self.out.spill = Some(Spill::Failed(e.to_string()));
+            if let Some(Spill::Written(path)) = &self.out.spill {
+                self.spiller.discard(path);
+                let why = format!("{}: {e}", path.display());
+                self.out.spill = Some(Spill::Failed(why));
+            }
         }
     }
 

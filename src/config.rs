@@ -30,6 +30,22 @@ pub struct Config {
     #[arg(long, env = "FORGE_BASH_STATE_DIR", default_value = "/tmp/forge-bash")]
     pub state_dir: PathBuf,
 
+    /// Bytes of overflow files (cmd-N.txt, stderr-N.txt) kept in the state dir: past it
+    /// the oldest are removed (the 20 most recent, and any changed in the last minute,
+    /// always stay).
+    #[arg(long, env = "FORGE_BASH_OVERFLOW_RETENTION_BYTES", default_value_t = 1 << 30)]
+    pub overflow_retention_bytes: u64,
+
+    /// Days an overflow file is kept.
+    #[arg(long, env = "FORGE_BASH_OVERFLOW_RETENTION_DAYS", default_value_t = 7,
+          value_parser = clap::value_parser!(u64).range(1..))]
+    pub overflow_retention_days: u64,
+
+    /// Days of audit logs kept; without it every audit log is kept (they are the record).
+    #[arg(long, env = "FORGE_BASH_AUDIT_RETENTION_DAYS",
+          value_parser = clap::value_parser!(u64).range(1..))]
+    pub audit_retention_days: Option<u64>,
+
     /// Commands run at once; further calls wait in arrival order (their timeout starts
     /// when they start).
     #[arg(long, env = "FORGE_BASH_MAX_CONCURRENT", default_value_t = 64,
@@ -69,8 +85,9 @@ pub struct Config {
     )]
     pub env_include: Vec<String>,
 
-    /// Run every command under a Landlock sandbox: writes confined to the workdir, the
-    /// state dir, /tmp and the --writable paths. `--sandbox` refuses to start where the
+    /// Run every command under a Landlock sandbox: writes confined to the workdir, a
+    /// private temp dir (<state-dir>/tmp, the commands' TMPDIR) and the --writable
+    /// paths; the state dir is read-only to commands. `--sandbox` refuses to start where the
     /// kernel cannot enforce it; `--sandbox=best-effort` warns and applies what it can.
     #[arg(long, env = "FORGE_BASH_SANDBOX", value_name = "MODE", num_args = 0..=1,
           require_equals = true, default_missing_value = "on", default_value = "off")]
@@ -114,6 +131,14 @@ impl Config {
 
     pub fn timeout(&self) -> Duration {
         Duration::from_secs(self.timeout_secs)
+    }
+
+    pub fn retention(&self) -> crate::retention::Retention {
+        crate::retention::Retention {
+            overflow_bytes: self.overflow_retention_bytes,
+            overflow_age: Duration::from_secs(self.overflow_retention_days.saturating_mul(86_400)),
+            audit_days: self.audit_retention_days,
+        }
     }
 
     pub fn progress_interval(&self) -> Duration {

@@ -36,6 +36,7 @@ pub mod guard;
 pub mod overflow;
 pub mod present;
 pub mod render;
+pub mod retention;
 pub mod sandbox;
 pub mod server;
 pub mod state;

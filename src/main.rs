@@ -179,10 +179,18 @@ async fn run(server: Server, containment: &Containment) -> std::io::Result<stdio
             () = lost => {}
         }
     };
+    let retention = {
+        let server = server.clone();
+        tokio_util::task::AbortOnDropHandle::new(tokio::spawn(async move {
+            server.keep_state_bounded().await
+        }))
+    };
     // Non-blocking pipes when the client gave us pipes (as MCP clients do); the
     // blocking handles otherwise (a terminal, a file).
     let (input, output) = rmcp::transport::stdio_pipes();
-    stdio::serve(server, input, output, stop).await
+    let exit = stdio::serve(server, input, output, stop).await;
+    drop(retention);
+    exit
 }
 
 /// The Landlock ruleset, prepared once; warnings of best-effort mode logged once.

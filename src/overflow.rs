@@ -41,6 +41,15 @@ impl Spiller {
         self.state.path()
     }
 
+    /// Removes an overflow file this spiller created, through the state dir's handle.
+    pub fn discard(&self, path: &Path) {
+        if let Some(name) = path.file_name().and_then(|n| n.to_str())
+            && let Err(e) = self.state.remove(name)
+        {
+            tracing::debug!(file = name, error = %e, "overflow file not removed");
+        }
+    }
+
     /// Creates the next free `cmd-N.txt` or `stderr-N.txt`.
     pub fn create(&self, stream: Stream) -> io::Result<(File, PathBuf)> {
         let (prefix, counter) = match stream {

@@ -7,7 +7,7 @@
 
 use std::path::PathBuf;
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::{Duration, Instant, SystemTime};
 
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, Implementation,
@@ -24,14 +24,14 @@ use tokio::time::MissedTickBehavior;
 use tokio_util::sync::CancellationToken;
 use tokio_util::task::{AbortOnDropHandle, TaskTracker};
 
-use crate::capture::{Captured, Spiller};
+use crate::capture::{Captured, Spill, Spiller};
 use crate::config::Config;
 use crate::contain::Containment;
 use crate::present::Answer;
 use crate::sandbox::Sandbox;
 use crate::state::StateDir;
 use crate::stdio::Backlog;
-use crate::{audit, exec, exit, guard, present};
+use crate::{audit, exec, exit, guard, present, retention};
 
 /// The one tool's name.
 pub const TOOL: &str = "run";
@@ -59,6 +59,8 @@ struct Inner {
     /// Answers waiting for stdout; a finished call waits while it is full.
     backlog: Arc<Backlog>,
     calls: TaskTracker,
+    /// Held while a retention pass runs.
+    pruning: std::sync::Mutex<()>,
     shutdown: CancellationToken,
     tool: Tool,
     info: ServerConfig,
@@ -104,6 +106,7 @@ impl Server {
                 permits,
                 backlog: Arc::default(),
                 calls: TaskTracker::new(),
+                pruning: std::sync::Mutex::new(()),
                 shutdown: CancellationToken::new(),
                 tool,
                 info,
@@ -172,6 +175,18 @@ impl Server {
                 }
                 let answer = present::show(&out, ms, config.timeout_secs, config.max_output_bytes);
                 self.audit(command, out.code, ms);
+                let named = [&out.stdout.spill, &out.stderr.spill];
+                let named: Vec<String> = named
+                    .into_iter()
+                    .filter_map(|spill| match spill {
+                        Some(Spill::Written(path)) => path.file_name(),
+                        _ => None,
+                    })
+                    .map(|name| name.to_string_lossy().into_owned())
+                    .collect();
+                if !named.is_empty() {
+                    self.prune_state(named);
+                }
                 answer
             }
             Err(e) => {
@@ -183,6 +198,29 @@ impl Server {
         // has room, so that finished answers do not pile up without bound.
         self.inner.backlog.room().await;
         answer
+    }
+
+    /// Removes what the retention limits say is too old or too much, on a blocking
+    /// thread: the answer does not wait. `spared` are the files just named to a model.
+    /// One pass at a time: a pass asked for while one runs is skipped.
+    pub fn prune_state(&self, spared: Vec<String>) {
+        let inner = self.inner.clone();
+        tokio::task::spawn_blocking(move || {
+            let Ok(_one) = inner.pruning.try_lock() else {
+                return;
+            };
+            let retention = inner.config.retention();
+            retention::prune(&inner.state, &retention, &spared, SystemTime::now());
+        });
+    }
+
+    /// Keeps the state dir within its limits: a pass now, then every hour.
+    pub async fn keep_state_bounded(&self) {
+        let mut hourly = tokio::time::interval(Duration::from_secs(3600));
+        loop {
+            hourly.tick().await;
+            self.prune_state(Vec::new());
+        }
     }
 
     /// A call cancelled (or shut down) while it waited for its turn: audited, not run.

@@ -83,6 +83,30 @@ impl StateDir {
         Ok(file)
     }
 
+    /// The names in the state dir with what `lstat` says of each (a name removed
+    /// meanwhile is left out).
+    pub fn entries(&self) -> io::Result<Vec<(String, libc::stat)>> {
+        let dir = self.handle()?;
+        let mut names = Vec::new();
+        for_each_name(dir.as_fd(), |name| names.push(name.to_owned()))?;
+        Ok(names
+            .into_iter()
+            .filter_map(|name| statat(dir.as_fd(), &name).ok().map(|stat| (name, stat)))
+            .collect())
+    }
+
+    /// Removes the file `name` from the state dir (never through a symlink: a symlink
+    /// there is removed itself).
+    pub fn remove(&self, name: &str) -> io::Result<()> {
+        let dir = self.handle()?;
+        let c_name = c_name(name)?;
+        // SAFETY: a valid directory descriptor and a NUL-terminated name.
+        if unsafe { libc::unlinkat(dir.as_raw_fd(), c_name.as_ptr(), 0) } != 0 {
+            return Err(io::Error::last_os_error());
+        }
+        Ok(())
+    }
+
     /// Makes (mode 0700) or opens the subdirectory `name` and returns its path, after
     /// checking through the handle that it is a directory of this user and not a symlink.
     pub fn subdir(&self, name: &str) -> io::Result<PathBuf> {
@@ -138,6 +162,44 @@ fn open_dir(path: &Path) -> io::Result<OwnedFd> {
     let fd = unsafe { OwnedFd::from_raw_fd(fd) };
     check_owner(&path.display().to_string(), &fstat(fd.as_fd())?)?;
     Ok(fd)
+}
+
+/// Calls `each` with every name in the directory `dir` but `.` and `..`.
+fn for_each_name(dir: BorrowedFd<'_>, mut each: impl FnMut(&str)) -> io::Result<()> {
+    // A directory stream owns its descriptor: give it a duplicate.
+    // SAFETY: the new descriptor is ours until fdopendir takes it.
+    let fd = unsafe { libc::fcntl(dir.as_raw_fd(), libc::F_DUPFD_CLOEXEC, 0) };
+    if fd < 0 {
+        return Err(io::Error::last_os_error());
+    }
+    // SAFETY: `fd` is a directory descriptor that the stream now owns.
+    let stream = unsafe { libc::fdopendir(fd) };
+    if stream.is_null() {
+        let e = io::Error::last_os_error();
+        // SAFETY: fdopendir failed, so the descriptor is still ours to close.
+        unsafe { libc::close(fd) };
+        return Err(e);
+    }
+    // SAFETY: rewinding a valid stream: the duplicate shares the handle's offset.
+    unsafe { libc::rewinddir(stream) };
+    loop {
+        // SAFETY: a valid stream; the entry lives until the next readdir.
+        let entry = unsafe { libc::readdir(stream) };
+        if entry.is_null() {
+            break;
+        }
+        // SAFETY: d_name is NUL-terminated within the entry.
+        let name = unsafe { std::ffi::CStr::from_ptr((*entry).d_name.as_ptr()) };
+        if let Ok(name) = name.to_str()
+            && name != "."
+            && name != ".."
+        {
+            each(name);
+        }
+    }
+    // SAFETY: closes the stream and its descriptor, once.
+    unsafe { libc::closedir(stream) };
+    Ok(())
 }
 
 fn c_name(name: &str) -> io::Result<std::ffi::CString> {
@@ -298,6 +360,35 @@ mod tests {
         let e = state.create_new("sym.tsv").unwrap_err();
         assert_eq!(e.kind(), io::ErrorKind::AlreadyExists);
         assert_eq!(std::fs::read_to_string(&victim).unwrap(), "keep");
+    }
+
+    #[test]
+    fn entries_are_listed_and_removed_through_the_handle() {
+        let tmp = tempfile::tempdir().unwrap();
+        let state = StateDir::open(tmp.path());
+        state
+            .create_new("cmd-1.txt")
+            .unwrap()
+            .write_all(b"abc")
+            .unwrap();
+        state.create_new("cmd-2.txt").unwrap();
+        let mut names: Vec<(String, i64)> = state
+            .entries()
+            .unwrap()
+            .into_iter()
+            .map(|(name, stat)| (name, stat.st_size))
+            .collect();
+        names.sort();
+        assert_eq!(
+            names,
+            [("cmd-1.txt".to_owned(), 3), ("cmd-2.txt".to_owned(), 0)]
+        );
+        state.remove("cmd-1.txt").unwrap();
+        assert_eq!(state.entries().unwrap().len(), 1);
+        assert_eq!(
+            state.remove("cmd-1.txt").unwrap_err().kind(),
+            io::ErrorKind::NotFound
+        );
     }
 
     #[test]

@@ -25,6 +25,8 @@ mod guard;
 mod guard_oracle;
 // The audit log.
 mod audit;
+// The state dir stays bounded: overflow and audit retention, a full disk.
+mod retention;
 // `forge-bash audit`, the operator's view.
 mod audit_view;
 // Cancellation, shutdown, progress and leaks.

@@ -375,7 +375,7 @@ fn open_log(path: &Path) -> io::Result<Log> {
 /// Runs the query, writing to `out` and reporting malformed rows to `err`.
 pub fn run(query: &Query, out: &mut impl Write, err: &mut impl Write) -> Result<(), Error> {
     let mut view: Box<dyn View + '_> = if query.summary {
-        Box::new(Summary::new(out))
+        Box::new(Summary::new(out, Disk::of(&query.state_dir)))
     } else if query.json {
         Box::new(Json { out })
     } else {
@@ -494,6 +494,47 @@ impl<W: Write> View for Json<'_, W> {
     }
 }
 
+/// What the state dir holds on disk, for the summary: the budget at work.
+#[derive(Debug, Default)]
+struct Disk {
+    /// Every file under the state dir (the commands' temp dir included), symlinks
+    /// not followed.
+    bytes: u64,
+    overflow_files: u64,
+    overflow_bytes: u64,
+}
+
+impl Disk {
+    fn of(root: &Path) -> Disk {
+        let mut disk = Disk::default();
+        let mut dirs = vec![root.to_owned()];
+        while let Some(dir) = dirs.pop() {
+            let Ok(entries) = std::fs::read_dir(&dir) else {
+                continue;
+            };
+            for entry in entries.flatten() {
+                let Ok(meta) = entry.path().symlink_metadata() else {
+                    continue;
+                };
+                if meta.is_dir() {
+                    dirs.push(entry.path());
+                    continue;
+                }
+                disk.bytes += meta.len();
+                let name = entry.file_name();
+                let overflow = name
+                    .to_str()
+                    .is_some_and(crate::retention::is_overflow_name);
+                if dir == root && overflow && meta.is_file() {
+                    disk.overflow_files += 1;
+                    disk.overflow_bytes += meta.len();
+                }
+            }
+        }
+        disk
+    }
+}
+
 /// How many of the slowest commands the summary lists.
 const SLOWEST: usize = 10;
 
@@ -503,6 +544,7 @@ const SLOWEST: usize = 10;
 /// parts of `failed`.
 struct Summary<'a, W: Write> {
     out: &'a mut W,
+    disk: Disk,
     calls: u64,
     ok: u64,
     failed: u64,
@@ -525,9 +567,10 @@ struct Slow {
 }
 
 impl<'a, W: Write> Summary<'a, W> {
-    fn new(out: &'a mut W) -> Self {
+    fn new(out: &'a mut W, disk: Disk) -> Self {
         Summary {
             out,
+            disk,
             calls: 0,
             ok: 0,
             failed: 0,
@@ -581,6 +624,9 @@ impl<W: Write> View for Summary<'_, W> {
         line("timed out", self.timed_out);
         line("cancelled", self.cancelled);
         line("stopped at shutdown", self.shut_down);
+        line("state dir bytes", self.disk.bytes);
+        line("overflow files", self.disk.overflow_files);
+        line("overflow bytes", self.disk.overflow_bytes);
         let max = self.durations.keys().next_back().copied().unwrap_or(0);
         text.push_str(&format!(
             "duration ms          p50 {}  p95 {}  max {max}\n",

@@ -27,6 +27,9 @@ pub struct Options {
     /// Run the server as this user (uid = gid) through `setpriv`, with the fresh
     /// directories given to it: how LibreChat's container runs it.
     pub user: Option<u32>,
+    /// Start the server through this command (its words, then the binary and its
+    /// arguments): `unshare -m …` to give it a mount namespace, say.
+    pub through: Vec<String>,
 }
 
 impl Options {
@@ -51,6 +54,11 @@ impl Options {
 
     pub fn workdir(mut self, dir: &Path) -> Options {
         self.workdir = Some(dir.to_owned());
+        self
+    }
+
+    pub fn through(mut self, words: &[&str]) -> Options {
+        self.through = words.iter().map(|w| (*w).to_owned()).collect();
         self
     }
 
@@ -106,6 +114,11 @@ impl Server {
         });
         let state = options.state.unwrap_or_else(|| dir.path().join("state"));
         let mut command = match options.user {
+            None if !options.through.is_empty() => {
+                let mut command = Command::new(&options.through[0]);
+                command.args(&options.through[1..]).arg(BIN);
+                command
+            }
             None => Command::new(BIN),
             Some(uid) => {
                 let id = uid.to_string();

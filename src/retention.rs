@@ -1,0 +1,275 @@
+//! The state dir stays bounded: old overflow files are removed, and audit logs too
+//! when the operator asks for it.
+//!
+//! After each overflow, at start-up and every hour, the oldest `cmd-N.txt` and
+//! `stderr-N.txt` are removed until those left are within the byte budget and none is
+//! older than the age limit. Some are always kept, whatever their size: the most recent
+//! ones, any changed in the last minute (one a model was just told to read, by this
+//! server or another on the same state dir), and those named in the answer just given.
+//! A file another server removed first is simply gone. Audit logs are the record: they
+//! are kept unless `--audit-retention-days` is set.
+
+use std::time::{Duration, SystemTime};
+
+use chrono::{NaiveDate, Utc};
+
+use crate::state::StateDir;
+
+/// Overflow files always kept, the most recent first, whatever their size.
+pub const KEEP_RECENT: usize = 20;
+
+/// Overflow files changed this recently are always kept.
+pub const GRACE: Duration = Duration::from_secs(60);
+
+/// What the state dir may hold.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Retention {
+    /// Bytes of overflow files kept, beyond the ones always kept.
+    pub overflow_bytes: u64,
+    /// Overflow files older than this are removed.
+    pub overflow_age: Duration,
+    /// Audit logs of days older than this many are removed; `None` keeps them all.
+    pub audit_days: Option<u64>,
+}
+
+/// What one pass removed.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Pruned {
+    pub files: u64,
+    pub bytes: u64,
+    pub audit_logs: u64,
+}
+
+/// An overflow file, as a pass sees it.
+#[derive(Debug)]
+struct Overflow {
+    name: String,
+    bytes: u64,
+    age: Duration,
+}
+
+/// One pass over the state dir at `now`; `spared` are names never removed.
+pub fn prune(
+    state: &StateDir,
+    retention: &Retention,
+    spared: &[String],
+    now: SystemTime,
+) -> Pruned {
+    let entries = match state.entries() {
+        Ok(entries) => entries,
+        Err(e) => {
+            tracing::debug!(error = %e, "state dir not listed for retention");
+            return Pruned::default();
+        }
+    };
+    let mut overflows = Vec::new();
+    let mut audit_logs = Vec::new();
+    for (name, stat) in entries {
+        if stat.st_mode & libc::S_IFMT != libc::S_IFREG {
+            continue;
+        }
+        if is_overflow_name(&name) {
+            let modified = SystemTime::UNIX_EPOCH
+                + Duration::new(stat.st_mtime.max(0) as u64, stat.st_mtime_nsec as u32);
+            let age = now.duration_since(modified).unwrap_or_default();
+            let bytes = stat.st_size.max(0) as u64;
+            overflows.push(Overflow { name, bytes, age });
+        } else if let Some(day) = audit_day(&name) {
+            audit_logs.push((name, day));
+        }
+    }
+    let mut pruned = prune_overflows(state, retention, spared, overflows);
+    if let Some(days) = retention.audit_days {
+        let today = Utc::now().date_naive();
+        for (name, day) in audit_logs {
+            let old = today.signed_duration_since(day).num_days() > days as i64;
+            if old && remove(state, &name) {
+                pruned.audit_logs += 1;
+            }
+        }
+    }
+    if pruned != Pruned::default() {
+        tracing::info!(
+            files = pruned.files,
+            bytes = pruned.bytes,
+            audit_logs = pruned.audit_logs,
+            "state dir pruned"
+        );
+    }
+    pruned
+}
+
+/// Removes the oldest overflow files that are not kept, until both limits hold.
+fn prune_overflows(
+    state: &StateDir,
+    retention: &Retention,
+    spared: &[String],
+    mut files: Vec<Overflow>,
+) -> Pruned {
+    // Newest first: the first KEEP_RECENT are kept.
+    files.sort_by_key(|f| f.age);
+    let mut total: u64 = files.iter().map(|f| f.bytes).sum();
+    let mut pruned = Pruned::default();
+    for (rank, file) in files.iter().enumerate().rev() {
+        let kept = rank < KEEP_RECENT || file.age < GRACE || spared.contains(&file.name);
+        let due = file.age > retention.overflow_age || total > retention.overflow_bytes;
+        if kept || !due {
+            continue;
+        }
+        if remove(state, &file.name) {
+            pruned.files += 1;
+            pruned.bytes += file.bytes;
+        }
+        total -= file.bytes;
+    }
+    pruned
+}
+
+/// Removes `name`; false when it was gone already or could not be removed.
+fn remove(state: &StateDir, name: &str) -> bool {
+    match state.remove(name) {
+        Ok(()) => true,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => false,
+        Err(e) => {
+            tracing::warn!(file = name, error = %e, "cannot remove an old state file");
+            false
+        }
+    }
+}
+
+/// `cmd-N.txt` or `stderr-N.txt`.
+pub fn is_overflow_name(name: &str) -> bool {
+    let Some(n) = (name.strip_prefix("cmd-"))
+        .or_else(|| name.strip_prefix("stderr-"))
+        .and_then(|rest| rest.strip_suffix(".txt"))
+    else {
+        return false;
+    };
+    !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit())
+}
+
+/// The day of `audit-YYYY-MM-DD.tsv`.
+fn audit_day(name: &str) -> Option<NaiveDate> {
+    let date = name.strip_prefix("audit-")?.strip_suffix(".tsv")?;
+    (date.len() == 10)
+        .then(|| NaiveDate::parse_from_str(date, "%Y-%m-%d").ok())
+        .flatten()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A state dir with `count` overflow files of `bytes` each, the first the oldest,
+    /// one second apart, ending `newest_age` ago.
+    fn state_with(
+        count: usize,
+        bytes: usize,
+        newest_age: Duration,
+    ) -> (tempfile::TempDir, StateDir) {
+        let dir = tempfile::tempdir().unwrap();
+        let state = StateDir::open(dir.path());
+        let now = SystemTime::now();
+        for n in 1..=count {
+            let path = dir.path().join(format!("cmd-{n}.txt"));
+            std::fs::write(&path, vec![b'x'; bytes]).unwrap();
+            let age = newest_age + Duration::from_secs((count - n) as u64);
+            let file = std::fs::File::options().write(true).open(&path).unwrap();
+            file.set_modified(now - age).unwrap();
+        }
+        (dir, state)
+    }
+
+    fn left(dir: &tempfile::TempDir) -> Vec<String> {
+        let mut names: Vec<String> = std::fs::read_dir(dir.path())
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .collect();
+        names.sort_by_key(|n| n[4..n.len() - 4].parse::<u32>().unwrap_or(0));
+        names
+    }
+
+    fn retention(bytes: u64) -> Retention {
+        Retention {
+            overflow_bytes: bytes,
+            overflow_age: Duration::from_secs(7 * 86_400),
+            audit_days: None,
+        }
+    }
+
+    #[test]
+    fn the_oldest_go_until_the_budget_holds_and_the_recent_stay() {
+        let (dir, state) = state_with(30, 1000, Duration::from_secs(3600));
+        let pruned = prune(&state, &retention(25_000), &[], SystemTime::now());
+        assert_eq!((pruned.files, pruned.bytes), (5, 5000));
+        assert_eq!(left(&dir).first().unwrap(), "cmd-6.txt");
+        // A budget of nothing still keeps the 20 most recent.
+        prune(&state, &retention(0), &[], SystemTime::now());
+        assert_eq!(left(&dir).len(), KEEP_RECENT);
+        assert_eq!(left(&dir).first().unwrap(), "cmd-11.txt");
+    }
+
+    #[test]
+    fn spared_names_and_fresh_files_stay() {
+        let (dir, state) = state_with(25, 1000, Duration::from_secs(3600));
+        let spared = ["cmd-1.txt".to_owned()];
+        prune(&state, &retention(0), &spared, SystemTime::now());
+        let names = left(&dir);
+        assert_eq!(names.len(), KEEP_RECENT + 1);
+        assert_eq!(names.first().unwrap(), "cmd-1.txt");
+        let (dir, state) = state_with(25, 1000, Duration::ZERO);
+        // Written in the last minute: a model may just have been told to read them.
+        prune(&state, &retention(0), &[], SystemTime::now());
+        assert_eq!(left(&dir).len(), 25);
+    }
+
+    #[test]
+    fn expired_files_go_whatever_the_budget() {
+        let (dir, state) = state_with(25, 10, Duration::from_secs(8 * 86_400));
+        let pruned = prune(&state, &retention(u64::MAX), &[], SystemTime::now());
+        assert_eq!(pruned.files, 5);
+        assert_eq!(left(&dir).len(), KEEP_RECENT);
+    }
+
+    #[test]
+    fn audit_logs_stay_unless_a_retention_is_set() {
+        let dir = tempfile::tempdir().unwrap();
+        let state = StateDir::open(dir.path());
+        let today = Utc::now().date_naive();
+        for days in [0, 1, 2, 10] {
+            let day = today - chrono::Duration::days(days);
+            std::fs::write(
+                dir.path()
+                    .join(format!("audit-{}.tsv", day.format("%Y-%m-%d"))),
+                "",
+            )
+            .unwrap();
+        }
+        std::fs::write(dir.path().join("audit-notes.tsv"), "").unwrap();
+        prune(&state, &retention(0), &[], SystemTime::now());
+        assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 5);
+        let keep_two = Retention {
+            audit_days: Some(1),
+            ..retention(0)
+        };
+        let pruned = prune(&state, &keep_two, &[], SystemTime::now());
+        assert_eq!(pruned.audit_logs, 2);
+        assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 3);
+    }
+
+    #[test]
+    fn names() {
+        for yes in ["cmd-1.txt", "stderr-42.txt"] {
+            assert!(is_overflow_name(yes), "{yes}");
+        }
+        for no in [
+            "cmd-.txt",
+            "cmd-1.txt.bak",
+            "cmd-x.txt",
+            "audit-2026-01-01.tsv",
+            "cmd-1",
+        ] {
+            assert!(!is_overflow_name(no), "{no}");
+        }
+    }
+}
