@@ -93,8 +93,14 @@ pub struct Config {
           require_equals = true, default_missing_value = "on", default_value = "off")]
     pub sandbox: crate::sandbox::Mode,
 
-    /// With the sandbox: `deny` refuses TCP connect and bind to every command.
-    #[arg(long, env = "FORGE_BASH_NETWORK", value_enum, default_value = "allow")]
+    /// With the sandbox: TCP for commands. `allow`; `deny` refuses connect and bind;
+    /// ports (`443,80`) allow connect to those ports only, and bind to none.
+    #[arg(
+        long,
+        env = "FORGE_BASH_NETWORK",
+        value_name = "allow|deny|PORTS",
+        default_value = "allow"
+    )]
     pub network: crate::sandbox::Network,
 
     /// With the sandbox: more paths commands may write under (comma-separated; the
@@ -106,6 +112,24 @@ pub struct Config {
         value_delimiter = ','
     )]
     pub writable: Vec<PathBuf>,
+
+    /// With the sandbox: more paths commands may read (comma-separated; the flag may be
+    /// repeated). Reads are otherwise confined to the system's directories, the
+    /// workdir, the state dir and the temp dir.
+    #[arg(
+        long,
+        env = "FORGE_BASH_READABLE",
+        value_name = "PATH",
+        value_delimiter = ','
+    )]
+    pub readable: Vec<PathBuf>,
+
+    /// Make the workdir (and its parents) at start-up when it is missing, mode 0700:
+    /// for a per-user workdir such as /workspace/{{LIBRECHAT_USER_ID}}.
+    #[arg(long, env = "FORGE_BASH_CREATE_WORKDIR",
+          value_parser = clap::builder::BoolishValueParser::new(),
+          action = clap::ArgAction::SetTrue)]
+    pub create_workdir: bool,
 
     /// Milliseconds between progress notifications for calls that ask for them.
     #[arg(long, env = "FORGE_BASH_PROGRESS_INTERVAL_MS", default_value_t = 5_000,
@@ -143,6 +167,62 @@ impl Config {
 
     pub fn progress_interval(&self) -> Duration {
         Duration::from_millis(self.progress_interval_ms)
+    }
+}
+
+/// Why the configuration cannot be served.
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    #[error(
+        "{flag} {path}: it still holds a placeholder ({{{{…}}}}) that the client did not substitute"
+    )]
+    Placeholder { flag: &'static str, path: String },
+    #[error("{flag} {path}: the path must be absolute")]
+    Relative { flag: &'static str, path: String },
+    #[error("--create-workdir {path}: {source}")]
+    CreateWorkdir {
+        path: String,
+        source: std::io::Error,
+    },
+}
+
+impl Config {
+    /// Refuses paths a misconfigured client would hand over: relative ones, and ones
+    /// that still hold a `{{…}}` placeholder (LibreChat substitutes `{{LIBRECHAT_USER_ID}}`
+    /// in `args` and `env` only when it knows the user).
+    pub fn check_paths(&self) -> Result<(), Error> {
+        let single = [
+            ("--workdir", &self.workdir),
+            ("--state-dir", &self.state_dir),
+        ];
+        let many = (self.writable.iter().map(|p| ("--writable", p)))
+            .chain(self.readable.iter().map(|p| ("--readable", p)));
+        for (flag, path) in single.into_iter().chain(many) {
+            let shown = path.display().to_string();
+            if shown.contains("{{") && shown.contains("}}") {
+                return Err(Error::Placeholder { flag, path: shown });
+            }
+            if !path.is_absolute() {
+                return Err(Error::Relative { flag, path: shown });
+            }
+        }
+        Ok(())
+    }
+
+    /// With `--create-workdir`, makes a missing workdir and its parents, mode 0700.
+    pub fn create_workdir(&self) -> Result<(), Error> {
+        use std::os::unix::fs::DirBuilderExt;
+        if !self.create_workdir || self.workdir.is_dir() {
+            return Ok(());
+        }
+        std::fs::DirBuilder::new()
+            .recursive(true)
+            .mode(0o700)
+            .create(&self.workdir)
+            .map_err(|source| Error::CreateWorkdir {
+                path: self.workdir.display().to_string(),
+                source,
+            })
     }
 }
 

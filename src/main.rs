@@ -70,13 +70,20 @@ fn main() -> ExitCode {
     match command {
         Some(Command::Check { command }) => check_command(&command.join(" ")),
         Some(Command::Audit(query)) => show_audit(&query),
-        None => serve(start_up(config)),
+        None => match start_up(config) {
+            Ok(config) => serve(config),
+            Err(e) => {
+                tracing::error!("{e}");
+                ExitCode::FAILURE
+            }
+        },
     }
 }
 
 /// Injects PID 1's environment, then starts logging; returns the settings as they are
-/// with the injected variables.
-fn start_up(config: Config) -> Config {
+/// with the injected variables, once their paths are checked (and the workdir made,
+/// when asked).
+fn start_up(config: Config) -> Result<Config, config::Error> {
     let filter = environ::Filter {
         include: config.env_include,
         exclude: config.env_exclude,
@@ -99,13 +106,15 @@ fn start_up(config: Config) -> Config {
         source = environ::SOURCE,
         "environment injected"
     );
+    config.check_paths()?;
+    config.create_workdir()?;
     if !config.workdir.is_dir() {
         tracing::warn!(
             workdir = %config.workdir.display(),
             "working directory does not exist; every call will fail until it does"
         );
     }
-    config
+    Ok(config)
 }
 
 /// The server: state dir, sandbox, containment, then stdio until the end.
@@ -198,19 +207,22 @@ fn prepare_sandbox(
     config: &config::Config,
     state: &StateDir,
 ) -> Result<Option<Sandbox>, sandbox::Error> {
-    let temp = match config.sandbox {
-        sandbox::Mode::Off => state.path().join(sandbox::TEMP_DIR),
+    let private = |name: &str| match config.sandbox {
+        sandbox::Mode::Off => Ok(state.path().join(name)),
         _ => state
-            .subdir(sandbox::TEMP_DIR)
-            .map_err(|e| sandbox::Error::Temp(state.path().join(sandbox::TEMP_DIR), e))?,
+            .subdir(name)
+            .map_err(|e| sandbox::Error::Temp(state.path().join(name), e)),
     };
+    let (temp, home) = (private(sandbox::TEMP_DIR)?, private(sandbox::HOME_DIR)?);
     let request = sandbox::Request {
         mode: config.sandbox,
-        network: config.network,
+        network: &config.network,
         workdir: &config.workdir,
         state_dir: &config.state_dir,
         temp: &temp,
+        home: &home,
         writable: &config.writable,
+        readable: &config.readable,
     };
     let (sandbox, warnings) = Sandbox::prepare(&request)?;
     for warning in warnings {

@@ -2,15 +2,21 @@
 //!
 //! With `--sandbox`, every command runs under a Landlock ruleset prepared once at
 //! start-up and applied in the child between fork and exec (one `prctl` and one
-//! `landlock_restrict_self`, both async-signal-safe). Reading and executing stay
-//! allowed everywhere. Writing (create, modify, truncate, remove, rename, link, make
-//! directories, FIFOs and sockets, device ioctls) is allowed only under the workdir,
-//! the server's private temp dir (`<state-dir>/tmp`, the commands' `TMPDIR`),
-//! `/dev/shm`, `/dev/pts`, the usual character devices and the `--writable` paths.
-//! The state dir itself is read-only to commands, and no command can make a device
-//! node anywhere. `--network deny` refuses TCP connect and bind (ABI 4). With ABI
-//! 6, signals and abstract unix sockets are scoped: a command cannot signal or connect
-//! to anything outside its own domain, the server included.
+//! `landlock_restrict_self`, both async-signal-safe).
+//!
+//! - **Reads** (reading files, listing directories, executing) are allowed only under
+//!   the system's directories ([`READ_DIRS`]), the workdir, the state dir, the private
+//!   temp dir and the `--readable` and `--writable` paths: another user's workspace,
+//!   the application's files (`/app/.env`) and the shared `/tmp` are out of reach.
+//! - **Writes** (create, modify, truncate, remove, rename, link, make directories,
+//!   FIFOs and sockets, device ioctls) are allowed only under the workdir, the server's
+//!   private temp dir (`<state-dir>/tmp`, the commands' `TMPDIR`), `/dev/pts`, the
+//!   usual character devices and the `--writable` paths. The state dir itself is
+//!   read-only to commands, and no command can make a device node anywhere.
+//! - **TCP** (ABI 4): `--network deny` refuses connect and bind; `--network 443,80`
+//!   allows connect to those ports only, and bind to none.
+//! - With ABI 6, **signals and abstract unix sockets** are scoped: a command cannot
+//!   signal or connect to anything outside its own domain, the server included.
 //!
 //! The kernel's ABI decides what can be enforced. Strict mode (`--sandbox`) refuses to
 //! start when the kernel lacks what is asked; `--sandbox=best-effort` warns once and
@@ -21,8 +27,9 @@ use std::io;
 use std::path::{Path, PathBuf};
 
 use landlock::{
-    ABI, AccessFs, AccessNet, BitFlags, CompatLevel, Compatible, LandlockStatus, PathBeneath,
-    PathFd, RestrictSelf, Ruleset, RulesetAttr, RulesetCreated, RulesetCreatedAttr, Scope,
+    ABI, AccessFs, AccessNet, BitFlags, CompatLevel, Compatible, LandlockStatus, NetPort,
+    PathBeneath, PathFd, RestrictSelf, Ruleset, RulesetAttr, RulesetCreated, RulesetCreatedAttr,
+    Scope,
 };
 
 /// `--sandbox`: off, strict, or best effort.
@@ -51,13 +58,56 @@ impl std::str::FromStr for Mode {
     }
 }
 
-/// `--network`: TCP allowed or denied to commands.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, clap::ValueEnum)]
+/// `--network`: TCP for commands: allowed, denied, or connect to some ports only.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub enum Network {
     #[default]
     Allow,
     Deny,
+    /// Connect to these ports only; bind to none.
+    Ports(Vec<u16>),
 }
+
+impl std::str::FromStr for Network {
+    type Err = String;
+
+    fn from_str(s: &str) -> Result<Network, String> {
+        match s {
+            "allow" => return Ok(Network::Allow),
+            "deny" => return Ok(Network::Deny),
+            _ => {}
+        }
+        let ports = s
+            .split(',')
+            .map(|port| match port.trim().parse::<u16>() {
+                Ok(port) if port > 0 => Ok(port),
+                _ => Err(format!(
+                    "{port:?} is not a port (expected allow, deny, or ports such as 443,80)"
+                )),
+            })
+            .collect::<Result<Vec<u16>, String>>()?;
+        Ok(Network::Ports(ports))
+    }
+}
+
+impl fmt::Display for Network {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Network::Allow => f.write_str("allowed"),
+            Network::Deny => f.write_str("denied (TCP)"),
+            Network::Ports(ports) => {
+                let ports: Vec<String> = ports.iter().map(u16::to_string).collect();
+                write!(f, "TCP connect to ports {} only, no bind", ports.join(","))
+            }
+        }
+    }
+}
+
+/// Directories every command may read and execute from: the system's toolchain.
+pub const READ_DIRS: &[&str] = &[
+    "/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/etc", "/opt", "/proc",
+    "/sys", "/dev", "/run",
+];
 
 /// The writes that the sandbox confines. Reads, execution and unix socket connects
 /// are not handled, so they stay allowed everywhere.
@@ -79,20 +129,34 @@ const DEVICES: &[&str] = &[
 /// Caches that tools keep under the home directory, moved into the private temp dir
 /// for sandboxed commands: npm cannot install without writing its cache (and its
 /// logs) there.
-const CACHES: &[(&str, &str)] = &[("npm_config_cache", "npm")];
+const CACHES: &[(&str, &str)] = &[("npm_config_cache", "npm"), ("PIP_CACHE_DIR", "pip")];
 
 /// The private temp dir's name in the state dir.
 pub const TEMP_DIR: &str = "tmp";
 
+/// The commands' home directory's name in the state dir.
+pub const HOME_DIR: &str = "home";
+
+/// Toolchains installed in the server's home, and the variable that names each: set
+/// for sandboxed commands when the directory is `--readable`, since their `HOME` is
+/// not the server's.
+const TOOLCHAINS: &[(&str, &str)] = &[
+    (".cargo", "CARGO_HOME"),
+    (".rustup", "RUSTUP_HOME"),
+    (".pyenv", "PYENV_ROOT"),
+    (".nvm", "NVM_DIR"),
+];
+
 /// Directories every command may write under, besides the workdir and the private
-/// temp dir. The shared `/tmp` is not one of them (`--writable /tmp` makes it one).
-const SHARED_DIRS: &[&str] = &["/dev/shm", "/dev/pts"];
+/// temp dir. Neither the shared `/tmp` nor `/dev/shm` is one of them (`--writable`
+/// makes them so): two servers' commands could meet there.
+const SHARED_DIRS: &[&str] = &["/dev/pts"];
 
 /// The ABI that strict mode needs for confining writes: truncate is handled from
 /// ABI 3, and renames or links across directories (refer) from ABI 2.
 const WRITES_ABI: ABI = ABI::V3;
 
-/// The ABI that `--network deny` needs.
+/// The ABI that `--network deny` or ports need.
 const NETWORK_ABI: ABI = ABI::V4;
 
 /// The ABI from which signals and abstract unix sockets are scoped.
@@ -113,15 +177,17 @@ pub enum Error {
         needed: i32,
         have: i32,
     },
-    #[error("--network deny needs --sandbox")]
-    NetworkWithoutSandbox,
+    #[error("--network {0} needs --sandbox")]
+    NetworkWithoutSandbox(String),
+    #[error("--readable {0}: {1}")]
+    Readable(PathBuf, io::Error),
     #[error("--writable {0}: {1}")]
     Writable(PathBuf, io::Error),
     #[error(
         "--sandbox: the state dir {state} is inside {root}, where commands may write: they could rewrite the audit log and overflow files; choose a state dir outside it"
     )]
     StateDirWritable { state: PathBuf, root: PathBuf },
-    #[error("--sandbox: cannot make the private temp dir {0}: {1}")]
+    #[error("--sandbox: cannot make the private directory {0}: {1}")]
     Temp(PathBuf, io::Error),
     #[error("cannot prepare the Landlock ruleset: {0}")]
     Ruleset(#[from] landlock::RulesetError),
@@ -131,13 +197,16 @@ pub enum Error {
 #[derive(Debug, Clone)]
 pub struct Request<'a> {
     pub mode: Mode,
-    pub network: Network,
+    pub network: &'a Network,
     pub workdir: &'a Path,
     /// Read-only to commands; it must not lie under any writable path.
     pub state_dir: &'a Path,
     /// The server's private temp dir: writable, and commands' `TMPDIR`.
     pub temp: &'a Path,
+    /// The commands' home directory: writable, private to this server's state dir.
+    pub home: &'a Path,
     pub writable: &'a [PathBuf],
+    pub readable: &'a [PathBuf],
 }
 
 /// The prepared ruleset, applied to each command's shell.
@@ -177,7 +246,8 @@ pub struct Plan {
     /// The ABI to build the ruleset for; `None`: no Landlock, commands run unsandboxed
     /// (best effort only).
     pub abi: Option<ABI>,
-    pub deny_network: bool,
+    /// TCP is handled (denied, or allowed to some ports).
+    pub confine_tcp: bool,
     pub scoped: bool,
     /// What best-effort mode could not enforce, to warn about once.
     pub warnings: Vec<String>,
@@ -188,13 +258,14 @@ pub struct Plan {
 /// strict mode cannot have what it asks for.
 pub fn plan(
     mode: Mode,
-    network: Network,
+    network: &Network,
     kernel: Result<ABI, &'static str>,
 ) -> Result<Option<Plan>, Error> {
     if mode == Mode::Off {
         return match network {
-            Network::Deny => Err(Error::NetworkWithoutSandbox),
             Network::Allow => Ok(None),
+            Network::Deny => Err(Error::NetworkWithoutSandbox("deny".to_owned())),
+            Network::Ports(_) => Err(Error::NetworkWithoutSandbox("PORTS".to_owned())),
         };
     }
     let strict = mode == Mode::Strict;
@@ -208,7 +279,7 @@ pub fn plan(
             ));
             return Ok(Some(Plan {
                 abi: None,
-                deny_network: false,
+                confine_tcp: false,
                 scoped: false,
                 warnings,
             }));
@@ -220,7 +291,11 @@ pub fn plan(
         "confining every kind of write (truncate, rename)",
         WRITES_ABI,
     )?;
-    let deny_network = network == Network::Deny && need("--network deny", NETWORK_ABI)?;
+    let confine_tcp = match network {
+        Network::Allow => false,
+        Network::Deny => need("--network deny", NETWORK_ABI)?,
+        Network::Ports(_) => need("--network PORTS", NETWORK_ABI)?,
+    };
     let scoped = have >= SCOPE_ABI as i32;
     if !scoped {
         warnings.push(format!(
@@ -230,7 +305,7 @@ pub fn plan(
     }
     Ok(Some(Plan {
         abi: Some(abi),
-        deny_network,
+        confine_tcp,
         scoped,
         warnings,
     }))
@@ -272,7 +347,7 @@ impl Sandbox {
         request.check_state_dir_is_not_writable()?;
         let Plan {
             abi: Some(abi),
-            deny_network,
+            confine_tcp,
             scoped,
             warnings,
         } = plan
@@ -281,33 +356,30 @@ impl Sandbox {
         };
         let mut ruleset = Ruleset::default()
             .set_compatibility(CompatLevel::BestEffort)
-            .handle_access(confined_writes(abi))?;
-        if deny_network {
+            .handle_access(confined_writes(abi) | AccessFs::from_read(abi))?;
+        if confine_tcp {
             ruleset = ruleset.handle_access(AccessNet::BindTcp | AccessNet::ConnectTcp)?;
         }
         if scoped {
             ruleset = ruleset.scope(Scope::Signal | Scope::AbstractUnixSocket)?;
         }
-        let ruleset = add_rules(ruleset.create()?, abi, request)?;
+        let mut ruleset = add_rules(ruleset.create()?, abi, request)?;
+        if let (true, Network::Ports(ports)) = (confine_tcp, request.network) {
+            for &port in ports {
+                ruleset = ruleset.add_rule(NetPort::new(port, AccessNet::ConnectTcp))?;
+            }
+        }
+        let network = if confine_tcp {
+            request.network.to_string()
+        } else {
+            Network::Allow.to_string()
+        };
         let summary = format!(
-            "Landlock ABI {}: writes confined (state dir read-only, no device nodes); network {}; signals and abstract unix sockets {}",
+            "Landlock ABI {}: reads and writes confined (state dir read-only, no device nodes); network {network}; signals and abstract unix sockets {}",
             abi as i32,
-            if deny_network {
-                "denied (TCP)"
-            } else {
-                "allowed"
-            },
             if scoped { "scoped" } else { "not scoped" },
         );
-        let temp = request.temp.display();
-        let env = std::iter::once(("TMPDIR", temp.to_string()))
-            .chain(
-                CACHES
-                    .iter()
-                    .map(|(name, dir)| (*name, format!("{temp}/{dir}"))),
-            )
-            .filter(|(name, _)| std::env::var_os(name).is_none())
-            .collect();
+        let env = environment(request);
         Ok((
             Some(Sandbox {
                 ruleset,
@@ -324,18 +396,63 @@ impl Sandbox {
     }
 }
 
-/// The places commands may write: the workdir, the private temp dir, the shared
-/// device directories and the `--writable` paths (directories without the right to
-/// make device nodes), and the usual character devices.
+/// The variables set for sandboxed commands: `TMPDIR` and `HOME` in the server's
+/// private directories, the tool caches that would live under the home directory in
+/// the temp dir, and the toolchains of the server's own home that are `--readable`
+/// (`~/.cargo` → `CARGO_HOME`), so they are still found. A variable the server's
+/// environment sets is left as it is, but `HOME`.
+fn environment(request: &Request<'_>) -> Vec<(&'static str, String)> {
+    let temp = request.temp.display();
+    let home = std::env::var_os("HOME").map(PathBuf::from);
+    let toolchains = TOOLCHAINS.iter().filter_map(|(dir, name)| {
+        let path = home.as_ref()?.join(dir);
+        let readable = request
+            .readable
+            .iter()
+            .any(|r| real(&path).starts_with(real(r)));
+        readable.then(|| (*name, path.display().to_string()))
+    });
+    let caches = CACHES
+        .iter()
+        .map(|(name, dir)| (*name, format!("{temp}/{dir}")));
+    std::iter::once(("TMPDIR", temp.to_string()))
+        .chain(caches)
+        .chain(toolchains)
+        .filter(|(name, _)| std::env::var_os(name).is_none())
+        .chain([("HOME", request.home.display().to_string())])
+        .collect()
+}
+
+/// The places commands may read (the system's directories, the state dir and the
+/// `--readable` paths) and those they may also write: the workdir, the private temp
+/// dir, the shared device directories and the `--writable` paths (directories without
+/// the right to make device nodes), and the usual character devices.
 fn add_rules(
     mut created: RulesetCreated,
     abi: ABI,
     request: &Request<'_>,
 ) -> Result<RulesetCreated, Error> {
-    let writes = confined_writes(abi);
+    let reads = AccessFs::from_read(abi);
+    for dir in READ_DIRS.iter().map(Path::new).chain([request.state_dir]) {
+        if let Ok(fd) = PathFd::new(dir) {
+            created = created.add_rule(PathBeneath::new(fd, reads))?;
+        }
+    }
+    for path in request.readable {
+        let fd = PathFd::new(path).map_err(|e| {
+            Error::Readable(path.clone(), io::Error::new(io::ErrorKind::NotFound, e))
+        })?;
+        let access = if path.is_dir() {
+            reads
+        } else {
+            reads & AccessFs::from_file(abi)
+        };
+        created = created.add_rule(PathBeneath::new(fd, access))?;
+    }
+    let writes = confined_writes(abi) | reads;
     let in_dirs = writes & !(AccessFs::MakeChar | AccessFs::MakeBlock);
     let in_files = writes & AccessFs::from_file(abi);
-    let mut dirs: Vec<&Path> = vec![request.workdir, request.temp];
+    let mut dirs: Vec<&Path> = vec![request.workdir, request.temp, request.home];
     dirs.extend(SHARED_DIRS.iter().map(Path::new));
     for dir in dirs {
         if let Ok(fd) = PathFd::new(dir) {
@@ -399,8 +516,11 @@ mod tests {
 
     #[test]
     fn strict_mode_refuses_what_the_kernel_lacks_and_names_its_abi() {
-        let refused =
-            |kernel, network| plan(Mode::Strict, network, kernel).unwrap_err().to_string();
+        let refused = |kernel, network| {
+            plan(Mode::Strict, &network, kernel)
+                .unwrap_err()
+                .to_string()
+        };
         assert_eq!(
             refused(Err("it is not built in"), Network::Allow),
             "--sandbox: this kernel has no Landlock (it is not built in); use \
@@ -416,11 +536,11 @@ mod tests {
             "--sandbox: --network deny needs Landlock ABI 4, and this kernel has ABI 3; use \
              --sandbox=best-effort to apply what it has"
         );
-        let full = plan(Mode::Strict, Network::Deny, Ok(ABI::V7))
+        let full = plan(Mode::Strict, &Network::Deny, Ok(ABI::V7))
             .unwrap()
             .unwrap();
         assert_eq!(
-            (full.abi, full.deny_network, full.scoped),
+            (full.abi, full.confine_tcp, full.scoped),
             (Some(ABI::V7), true, true)
         );
         assert!(full.warnings.is_empty());
@@ -430,18 +550,18 @@ mod tests {
     fn best_effort_warns_and_applies_what_there_is() {
         let none = plan(
             Mode::BestEffort,
-            Network::Deny,
+            &Network::Deny,
             Err("it is built in but not enabled"),
         )
         .unwrap()
         .unwrap();
         assert_eq!(none.abi, None);
         assert_eq!(none.warnings.len(), 1);
-        let old = plan(Mode::BestEffort, Network::Deny, Ok(ABI::V1))
+        let old = plan(Mode::BestEffort, &Network::Deny, Ok(ABI::V1))
             .unwrap()
             .unwrap();
         assert_eq!(
-            (old.abi, old.deny_network, old.scoped),
+            (old.abi, old.confine_tcp, old.scoped),
             (Some(ABI::V1), false, false)
         );
         assert_eq!(old.warnings.len(), 3, "{:?}", old.warnings);
@@ -449,10 +569,37 @@ mod tests {
 
     #[test]
     fn off_is_off_and_network_deny_needs_the_sandbox() {
-        assert_eq!(plan(Mode::Off, Network::Allow, Ok(ABI::V7)).unwrap(), None);
+        assert_eq!(plan(Mode::Off, &Network::Allow, Ok(ABI::V7)).unwrap(), None);
         assert!(matches!(
-            plan(Mode::Off, Network::Deny, Ok(ABI::V7)),
-            Err(Error::NetworkWithoutSandbox)
+            plan(Mode::Off, &Network::Deny, Ok(ABI::V7)),
+            Err(Error::NetworkWithoutSandbox(_))
         ));
+    }
+}
+
+#[cfg(test)]
+mod network_tests {
+    use super::*;
+
+    #[test]
+    fn network_takes_allow_deny_or_ports() {
+        assert_eq!("allow".parse::<Network>(), Ok(Network::Allow));
+        assert_eq!("deny".parse::<Network>(), Ok(Network::Deny));
+        assert_eq!(
+            "443,80".parse::<Network>(),
+            Ok(Network::Ports(vec![443, 80]))
+        );
+        assert_eq!("8080".parse::<Network>(), Ok(Network::Ports(vec![8080])));
+        for bad in ["", "0", "70000", "443,", "https", "443;80"] {
+            assert!(bad.parse::<Network>().is_err(), "{bad:?}");
+        }
+        let ports = Network::Ports(vec![443, 80]);
+        assert!(matches!(
+            plan(Mode::Off, &ports, Ok(ABI::V7)),
+            Err(Error::NetworkWithoutSandbox(_))
+        ));
+        let planned = plan(Mode::Strict, &ports, Ok(ABI::V7)).unwrap().unwrap();
+        assert!(planned.confine_tcp);
+        assert!(plan(Mode::Strict, &ports, Ok(ABI::V3)).is_err());
     }
 }
