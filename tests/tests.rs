@@ -35,5 +35,7 @@ mod lifecycle;
 mod integrity;
 // The Landlock sandbox: writes, network, signals, refusals.
 mod sandbox;
+// Two users of one LibreChat: workspaces, reads, network by port, processes.
+mod librechat;
 // The README's registration blocks and the LibreChat example.
 mod docs;

@@ -122,7 +122,7 @@ impl Server {
             None => Command::new(BIN),
             Some(uid) => {
                 let id = uid.to_string();
-                for path in [dir.path(), &workdir] {
+                for path in [dir.path(), &workdir].into_iter().filter(|p| p.exists()) {
                     std::os::unix::fs::chown(path, Some(uid), Some(uid)).unwrap();
                 }
                 let mut setpriv = Command::new("setpriv");
