@@ -224,3 +224,59 @@ fn anchors(markdown: &str) -> Vec<String> {
     }
     anchors
 }
+
+#[test]
+fn the_per_user_librechat_registration_serves_once_substituted() {
+    let readme = read("README.md");
+    let block = readme
+        .split("```yaml\n")
+        .nth(1)
+        .and_then(|rest| rest.split("```").next())
+        .expect("the README's LibreChat block");
+    // The args as LibreChat hands them over, the placeholder substituted.
+    let args = block
+        .split("args: [")
+        .nth(1)
+        .and_then(|rest| rest.split(']').next())
+        .expect("an args list");
+    let words: Vec<String> = args
+        .split(',')
+        .map(|w| w.trim().trim_matches('"').to_owned())
+        .collect();
+    for word in ["--create-workdir", "--sandbox", "443,80"] {
+        assert!(
+            words.iter().any(|w| w == word) || args.contains(word),
+            "{word}"
+        );
+    }
+    let argv = |user: &str| {
+        let mut argv = vec!["forge-bash".to_owned()];
+        let joined = args.replace("{{LIBRECHAT_USER_ID}}", user);
+        let mut rest = joined.as_str();
+        while let Some(start) = rest.find('"') {
+            let end = rest[start + 1..].find('"').unwrap() + start + 1;
+            argv.push(rest[start + 1..end].to_owned());
+            rest = &rest[end + 1..];
+        }
+        argv
+    };
+    let config = forge_bash::config::Config::try_parse_from(argv("alice")).unwrap();
+    assert!(config.check_paths().is_ok());
+    assert_eq!(config.workdir, std::path::Path::new("/workspace/alice"));
+    assert_eq!(
+        config.state_dir,
+        std::path::Path::new("/tmp/forge-bash/alice")
+    );
+    assert!(config.create_workdir);
+    // Left unsubstituted, the placeholder refuses start-up.
+    let raw = forge_bash::config::Config::try_parse_from(argv("{{LIBRECHAT_USER_ID}}")).unwrap();
+    assert!(raw.check_paths().is_err());
+    // Instructions as a string: per-user servers are not inspected at start-up.
+    assert!(
+        block
+            .lines()
+            .any(|l| l.trim_start().starts_with("serverInstructions: \""))
+    );
+    let yaml = read("librechat.example.yaml");
+    assert!(yaml.contains("#    args: [\"--workdir\", \"/workspace/{{LIBRECHAT_USER_ID}}\""));
+}
