@@ -6,10 +6,10 @@ use std::process::{Command, Output, Stdio};
 
 use serde_json::Value;
 
-use crate::support::{BIN, Options, Server};
+use crate::support::{Options, Server};
 
 fn audit(state: &Path, args: &[&str]) -> Output {
-    Command::new(BIN)
+    crate::support::binary()
         .arg("audit")
         .arg("--state-dir")
         .arg(state)
@@ -452,7 +452,7 @@ fn a_fifo_named_like_a_log_is_skipped_not_waited_on() {
             .unwrap()
             .success()
     );
-    let mut child = Command::new(BIN)
+    let mut child = crate::support::binary()
         .args(["audit", "--all", "--json", "--state-dir"])
         .arg(state)
         .stdout(Stdio::piped())
@@ -593,7 +593,7 @@ fn failed_means_the_same_in_the_filter_and_the_summary() {
     );
     assert_eq!((figure("cancelled"), figure("stopped at shutdown")), (1, 1));
     // --help says so.
-    let help = Command::new(BIN)
+    let help = crate::support::binary()
         .args(["audit", "--help"])
         .output()
         .unwrap();

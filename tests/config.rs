@@ -1,18 +1,17 @@
 use std::path::Path;
-use std::process::Command;
 use std::time::Duration;
 
-use crate::support::{BIN, Options, eventually, is_error, mask_ms, pipe_through, text};
+use crate::support::{Options, eventually, is_error, mask_ms, pipe_through, text};
 
 #[test]
 fn help_and_version() {
-    let out = Command::new(BIN).arg("--version").output().unwrap();
+    let out = crate::support::binary().arg("--version").output().unwrap();
     assert!(out.status.success());
     assert_eq!(
         String::from_utf8(out.stdout).unwrap().trim(),
         format!("forge-bash {}", env!("CARGO_PKG_VERSION"))
     );
-    let out = Command::new(BIN).arg("--help").output().unwrap();
+    let out = crate::support::binary().arg("--help").output().unwrap();
     assert!(out.status.success());
     let help = String::from_utf8(out.stdout).unwrap();
     for needle in [
@@ -34,7 +33,7 @@ fn help_and_version() {
     ] {
         assert!(help.contains(needle), "--help lacks {needle}:\n{help}");
     }
-    let out = Command::new(BIN)
+    let out = crate::support::binary()
         .arg("--timeout-secs")
         .arg("soon")
         .output()

@@ -8,12 +8,12 @@
 
 use std::io::Write;
 use std::path::Path;
-use std::process::{Command, Stdio};
+use std::process::Command;
 use std::time::{Duration, Instant};
 
 use serde_json::json;
 
-use crate::support::{BIN, Groups, Options, PATIENCE, Server, alive, eventually, read_pid, text};
+use crate::support::{Groups, Options, PATIENCE, Server, alive, eventually, read_pid, text};
 
 /// Processes whose environment carries the call's marker.
 fn leftovers(marker: &str) -> Vec<i32> {
@@ -504,30 +504,10 @@ fn calls_beyond_the_limit_wait_in_order_and_can_be_cancelled() {
 
 #[test]
 fn the_open_file_limit_is_raised_to_the_hard_limit() {
-    let dir = tempfile::tempdir().unwrap();
-    let request = json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call",
-        "params": {"name": "run", "arguments": {"command": "ulimit -Sn; ulimit -Hn"}}});
-    let mut child = Command::new("sh")
-        .args([
-            "-c",
-            "ulimit -Sn 256 && exec \"$@\"",
-            "sh",
-            BIN,
-            "--workdir",
-        ])
-        .arg(dir.path())
-        .arg("--state-dir")
-        .arg(dir.path().join("state"))
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
-    writeln!(child.stdin.take().unwrap(), "{request}").unwrap();
-    let out = child.wait_with_output().unwrap();
-    let response: serde_json::Value =
-        serde_json::from_slice(out.stdout.split(|&b| b == b'\n').next().unwrap()).unwrap();
-    let answer = response["result"]["content"][0]["text"].as_str().unwrap();
+    let mut server = Options::default()
+        .through(&["sh", "-c", "ulimit -Sn 256 && exec \"$@\"", "sh"])
+        .start();
+    let answer = server.run("ulimit -Sn; ulimit -Hn");
     let mut lines = answer.lines();
     let (soft, hard) = (lines.next().unwrap(), lines.next().unwrap());
     assert_eq!(soft, hard, "{answer}");

@@ -47,9 +47,8 @@ fn lookalikes_run() {
 
 #[test]
 fn check_subcommand_prints_the_verdict() {
-    use std::process::Command;
     let check = |args: &[&str]| {
-        let out = Command::new(crate::support::BIN)
+        let out = crate::support::binary()
             .arg("check")
             .args(args)
             .output()

@@ -109,7 +109,7 @@ fn requests_from_a_file_on_stdin() {
     let requests = dir.path().join("requests.jsonl");
     let call = r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"run","arguments":{"command":"sleep 1; echo from-file"}}}"#;
     std::fs::write(&requests, format!("{call}\n")).unwrap();
-    let output = std::process::Command::new(crate::support::BIN)
+    let output = crate::support::binary()
         .args(["--workdir", dir.path().to_str().unwrap()])
         .arg("--state-dir")
         .arg(dir.path().join("state"))
@@ -134,10 +134,10 @@ fn peak_rss_kb(pid: u32) -> u64 {
 #[test]
 fn a_client_that_stops_reading_costs_bounded_memory_and_loses_nothing() {
     use std::io::{BufRead, BufReader, Write};
-    use std::process::{Command, Stdio};
+    use std::process::Stdio;
     const CALLS: u64 = 2000;
     let dir = tempfile::tempdir().unwrap();
-    let mut child = Command::new(crate::support::BIN)
+    let mut child = crate::support::binary()
         .arg("--workdir")
         .arg(dir.path())
         .arg("--state-dir")

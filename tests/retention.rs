@@ -3,10 +3,9 @@
 //! shows the budget at work.
 
 use std::path::Path;
-use std::process::Command;
 use std::time::{Duration, SystemTime};
 
-use crate::support::{BIN, Options, PATIENCE, Server, eventually};
+use crate::support::{Options, PATIENCE, Server, eventually};
 
 /// `count` overflow files of `bytes` each in `state`, `age` old.
 fn old_overflows(state: &Path, count: usize, bytes: usize, age: Duration) {
@@ -130,7 +129,7 @@ fn the_summary_shows_the_state_dirs_size_and_overflow_files() {
     let mut server = Server::start(Options::default());
     server.run("seq 1 30000");
     server.run("seq 1 40000");
-    let out = Command::new(BIN)
+    let out = crate::support::binary()
         .args(["audit", "--summary", "--state-dir"])
         .arg(&server.state)
         .output()

@@ -5,7 +5,7 @@ use std::io::Read;
 use std::net::TcpListener;
 use std::process::Command;
 
-use crate::support::{BIN, Options, Server, mask_ms};
+use crate::support::{Options, Server, mask_ms};
 
 fn landlock_here() -> bool {
     match forge_bash::sandbox::kernel_abi() {
@@ -211,7 +211,7 @@ fn a_sandboxed_command_cannot_signal_the_server() {
 #[test]
 fn refusals_at_start_up() {
     let dir = tempfile::tempdir().unwrap();
-    let out = Command::new(BIN)
+    let out = crate::support::binary()
         .args(["--network", "deny", "--workdir"])
         .arg(dir.path())
         .stdin(std::process::Stdio::null())
@@ -222,7 +222,7 @@ fn refusals_at_start_up() {
     if !landlock_here() {
         return;
     }
-    let out = Command::new(BIN)
+    let out = crate::support::binary()
         .args(["--sandbox", "--writable", "/does/not/exist", "--workdir"])
         .arg(dir.path())
         .stdin(std::process::Stdio::null())

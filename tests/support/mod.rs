@@ -72,6 +72,14 @@ impl Options {
     }
 }
 
+/// A command that runs the binary: every test that runs it other than as a server
+/// (`--help`, `check`, `audit`) starts here.
+pub fn binary() -> Command {
+    let mut command = Command::new(BIN);
+    command.stdin(Stdio::null());
+    command
+}
+
 /// The unprivileged user that tests run a server as, when `setpriv` is here to switch
 /// to it (it is when the tests run as root, as CI does).
 pub fn unprivileged() -> Option<u32> {
