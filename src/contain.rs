@@ -24,7 +24,7 @@ use std::fs::File;
 use std::io::{self, Write};
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, AtomicI32, AtomicU64, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, OnceLock};
 
 pub mod cgroup;
 pub mod watchdog;
@@ -44,7 +44,11 @@ const SWEEP_ROUNDS: usize = 8;
 /// How this server contains calls; built once at start-up.
 #[derive(Debug)]
 pub struct Containment {
-    cgroups: Cgroups,
+    /// Found on a thread of its own at start-up (making cgroups takes a millisecond
+    /// or two), and waited for by the first call.
+    cgroups: OnceLock<Cgroups>,
+    finding: Mutex<Option<std::thread::JoinHandle<Cgroups>>>,
+    max_processes: u32,
     /// Unique per server: pid and start time.
     tag: String,
     next: AtomicU64,
@@ -65,8 +69,18 @@ impl Containment {
         let started = std::time::SystemTime::now()
             .duration_since(std::time::UNIX_EPOCH)
             .map_or(0, |d| d.as_nanos());
+        let finding = std::thread::Builder::new()
+            .name("cgroups".to_owned())
+            .spawn(move || {
+                let cgroups = Cgroups::find(max_processes);
+                tracing::info!(mechanism = cgroups.mechanism(), "containment of commands");
+                cgroups
+            })
+            .ok();
         Containment {
-            cgroups: Cgroups::find(max_processes),
+            cgroups: OnceLock::new(),
+            finding: Mutex::new(finding),
+            max_processes,
             tag: format!("{}-{started}", std::process::id()),
             next: AtomicU64::new(1),
             keep_background,
@@ -81,9 +95,18 @@ impl Containment {
         Containment::new(DEFAULT_MAX_PROCESSES, false)
     }
 
-    /// What holds a call's processes, for the start-up log and the README.
+    /// What holds a call's processes and limits their number.
     pub fn mechanism(&self) -> String {
-        self.cgroups.mechanism()
+        self.cgroups().mechanism()
+    }
+
+    fn cgroups(&self) -> &Cgroups {
+        self.cgroups.get_or_init(|| {
+            let finding = lock(&self.finding).take();
+            finding
+                .and_then(|thread| thread.join().ok())
+                .unwrap_or_else(|| Cgroups::find(self.max_processes))
+        })
     }
 
     /// A new call: its marker, and its cgroups when there are cgroups.
@@ -92,7 +115,7 @@ impl Containment {
         let n = self.next.fetch_add(1, Ordering::Relaxed);
         Arc::new(Call {
             marker: format!("{}-{n}", self.tag),
-            cgroups: self.cgroups.call(n),
+            cgroups: self.cgroups().call(n),
             pgid: AtomicI32::new(0),
             registered: AtomicBool::new(false),
             killed: AtomicBool::new(false),
@@ -100,41 +123,22 @@ impl Containment {
         })
     }
 
-    /// Starts the watchdog (this binary, as `forge-bash __watchdog`) and tells it
-    /// what runs. The caller keeps the child to notice its death ([`Containment::guard`]).
-    pub fn start_watchdog(&self) -> io::Result<tokio::process::Child> {
-        let exe = std::env::current_exe()?;
-        let mut child = tokio::process::Command::new(exe)
-            .arg(watchdog::ARG)
-            .stdin(std::process::Stdio::piped())
-            .stdout(std::process::Stdio::null())
-            .spawn()?;
-        let stdin = child
-            .stdin
-            .take()
-            .ok_or_else(|| io::Error::other("no stdin"))?;
-        let mut pipe = File::from(stdin.into_owned_fd()?);
-        let root = self
-            .cgroups
-            .root()
-            .map_or_else(|| "-".to_owned(), |p| p.display().to_string());
-        let mut orders = format!("*{} {root} {}\n", self.tag, u8::from(self.keep_background));
-        for line in lock(&self.running).values() {
-            orders.push_str(line);
-        }
-        pipe.write_all(orders.as_bytes())?;
-        *lock(&self.watchdog) = Some(pipe);
-        Ok(child)
-    }
-
-    /// Waits for the watchdog to die and starts another each time; returns when it
-    /// cannot, so that the server stops rather than run without one.
-    pub async fn guard(&self, mut child: tokio::process::Child) {
+    /// Keeps a watchdog (this binary, as `forge-bash __watchdog`) running: starts one,
+    /// and another each time it dies. Returns only when a watchdog died and no other
+    /// could be started, so that the server stops rather than run without one.
+    pub async fn keep_watchdog(&self) {
+        let mut started = false;
         loop {
-            let status = child.wait().await;
-            tracing::error!(?status, "the watchdog died; starting another");
-            match self.start_watchdog() {
-                Ok(next) => child = next,
+            match self.start_watchdog().await {
+                Ok(mut child) => {
+                    started = true;
+                    let status = child.wait().await;
+                    tracing::error!(?status, "the watchdog died; starting another");
+                }
+                Err(e) if !started => {
+                    tracing::warn!(error = %e, "cannot start the watchdog; a killed server would leave its commands running");
+                    return std::future::pending().await;
+                }
                 Err(e) => {
                     tracing::error!(error = %e, "cannot restart the watchdog; stopping the server");
                     return;
@@ -143,16 +147,42 @@ impl Containment {
         }
     }
 
+    /// Starts a watchdog and tells it what runs. Its orders are in its pipe before it
+    /// starts, so calls can register at once; the spawn itself runs off the runtime's
+    /// thread (it waits for the exec), so nothing waits for it.
+    async fn start_watchdog(&self) -> io::Result<tokio::process::Child> {
+        let exe = std::env::current_exe()?;
+        let (read, mut write) = std::io::pipe()?;
+        let root = self
+            .cgroups()
+            .root()
+            .map_or_else(|| "-".to_owned(), |p| p.display().to_string());
+        let mut orders = format!("*{} {root} {}\n", self.tag, u8::from(self.keep_background));
+        for line in lock(&self.running).values() {
+            orders.push_str(line);
+        }
+        write.write_all(orders.as_bytes())?;
+        *lock(&self.watchdog) = Some(File::from(std::os::fd::OwnedFd::from(write)));
+        let spawn = tokio::task::spawn_blocking(move || {
+            tokio::process::Command::new(exe)
+                .arg(watchdog::ARG)
+                .stdin(read)
+                .stdout(std::process::Stdio::null())
+                .spawn()
+        });
+        spawn.await.map_err(io::Error::other)?
+    }
+
     /// The server stops: unless background jobs are kept, every process any call
     /// started is killed. Then the empty cgroups are removed.
     pub fn stop(&self) {
         if !self.keep_background {
-            self.cgroups.kill_all();
+            self.cgroups().kill_all();
             sweep_prefix(&format!("{}-", self.tag));
             // Killed processes leave their cgroups once the kernel has reaped them.
             std::thread::sleep(std::time::Duration::from_millis(20));
         }
-        self.cgroups.remove();
+        self.cgroups().remove();
     }
 
     fn watchdog(&self, line: &str) {
@@ -193,7 +223,9 @@ impl Call {
     /// there and nothing it starts is ever outside; then the server moves back. This
     /// keeps the spawn free of hooks between fork and exec (posix_spawn stays usable).
     pub fn spawn_inside<T>(&self, spawn: impl FnOnce() -> T) -> T {
-        self.containment.cgroups.spawn_inside(&self.cgroups, spawn)
+        self.containment
+            .cgroups()
+            .spawn_inside(&self.cgroups, spawn)
     }
 
     /// Takes the just-spawned shell (leader of its own group) into the call: its group

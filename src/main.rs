@@ -133,10 +133,6 @@ fn serve(config: Config) -> ExitCode {
         config.max_processes,
         config.keep_background,
     ));
-    tracing::info!(
-        mechanism = containment.mechanism(),
-        "containment of commands"
-    );
     // One thread: the work is waiting on pipes and children, and a single thread wakes
     // straight from epoll without cross-thread hand-offs (≈0.4 ms less per call).
     let runtime = match tokio::runtime::Builder::new_current_thread()
@@ -169,23 +165,10 @@ fn serve(config: Config) -> ExitCode {
 /// Serves stdio until the input ends, a stop signal comes, or the watchdog is lost
 /// for good.
 async fn run(server: Server, containment: &Containment) -> std::io::Result<stdio::Exit> {
-    let watchdog = match containment.start_watchdog() {
-        Ok(child) => Some(child),
-        Err(e) => {
-            tracing::warn!(error = %e, "cannot start the watchdog; a killed server would leave its commands running");
-            None
-        }
-    };
-    let lost = async {
-        match watchdog {
-            Some(child) => containment.guard(child).await,
-            None => std::future::pending().await,
-        }
-    };
     let stop = async {
         tokio::select! {
             () = shutdown_signal() => {}
-            () = lost => {}
+            () = containment.keep_watchdog() => {}
         }
     };
     let retention = {
