@@ -40,6 +40,9 @@ pub const MAX_LINE_BYTES: usize = 16 * 1024 * 1024;
 /// much, plus one answer per running call.
 pub const BACKLOG_BYTES: usize = 16 * 1024 * 1024;
 
+/// A UTF-8 byte order mark, which some clients write before their first line.
+const UTF8_BOM: &[u8] = b"\xEF\xBB\xBF";
+
 /// Buffer of the in-memory pipe to rmcp, each way.
 const DUPLEX_BYTES: usize = 256 * 1024;
 
@@ -139,6 +142,7 @@ impl Pump {
     ) -> io::Result<Exit> {
         let mut input = BufReader::new(input);
         let mut line = Vec::new();
+        let mut at_start = true;
         loop {
             tokio::select! {
                 biased;
@@ -153,6 +157,7 @@ impl Pump {
                 () = &mut signal => return Ok(Exit::Signal),
                 read = read_line(&mut input, &mut line, MAX_LINE_BYTES) => read,
             };
+            let first = std::mem::replace(&mut at_start, false);
             match read {
                 Ok(Line::Eof) => return Ok(Exit::Eof),
                 Ok(Line::TooLong) => {
@@ -161,7 +166,12 @@ impl Pump {
                         .error(&Value::Null, ErrorCode::INVALID_REQUEST, &message);
                 }
                 Ok(Line::Complete) => {
-                    if let Some(forward) = inspect(&line, &self.pending, &self.out) {
+                    // A byte order mark before the first line is not part of the request.
+                    let line = match line.strip_prefix(UTF8_BOM) {
+                        Some(rest) if first => rest,
+                        _ => &line[..],
+                    };
+                    if let Some(forward) = inspect(line, &self.pending, &self.out) {
                         self.to_rmcp.write_all(forward).await?;
                         self.to_rmcp.write_all(b"\n").await?;
                     }

@@ -273,3 +273,15 @@ async fn malformed_lines_get_exact_errors() {
     assert_eq!(harness.next().await["id"], "abc");
     assert!(harness.finish().await.is_empty());
 }
+
+#[tokio::test]
+async fn a_byte_order_mark_before_the_first_line_is_ignored() {
+    let mut harness = Harness::start(&[]);
+    harness
+        .send(&format!("\u{FEFF}{}", call(1, "echo first")))
+        .await;
+    let answer = harness.next().await;
+    assert_eq!(answer["id"], 1, "{answer}");
+    assert!(text(&answer).starts_with("first\n"), "{answer}");
+    assert!(harness.finish().await.is_empty());
+}
