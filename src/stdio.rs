@@ -16,6 +16,7 @@
 //! - On the shutdown signal, every running command is killed and logged, and the
 //!   server returns within about a second.
 
+use std::borrow::Cow;
 use std::collections::HashSet;
 use std::future::Future;
 use std::io;
@@ -172,7 +173,7 @@ impl Pump {
                         _ => &line[..],
                     };
                     if let Some(forward) = inspect(line, &self.pending, &self.out) {
-                        self.to_rmcp.write_all(forward).await?;
+                        self.to_rmcp.write_all(&forward).await?;
                         self.to_rmcp.write_all(b"\n").await?;
                     }
                 }
@@ -359,12 +360,13 @@ fn refuse(id: &Value, code: ErrorCode, message: impl Into<String>) -> Option<Ref
 
 /// Checks one input line. Returns the bytes to forward to rmcp, or `None` when this
 /// module answered it (or it is blank, or a response the server did not ask for).
-fn inspect<'a>(line: &'a [u8], pending: &Pending, out: &Outbox) -> Option<&'a [u8]> {
+fn inspect<'a>(line: &'a [u8], pending: &Pending, out: &Outbox) -> Option<Cow<'a, [u8]>> {
     let line = line.trim_ascii();
     if line.is_empty() {
         return None;
     }
-    let refusal = match serde_json::from_slice::<Value>(line) {
+    let line = replace_lone_surrogates(line);
+    let refusal = match serde_json::from_slice::<Value>(&line) {
         Err(e) => refuse(
             &Value::Null,
             ErrorCode::PARSE_ERROR,
@@ -393,6 +395,50 @@ fn inspect<'a>(line: &'a [u8], pending: &Pending, out: &Outbox) -> Option<&'a [u
         }
         None => Some(line),
     }
+}
+
+/// Replaces every `\u` escape of a lone UTF-16 surrogate (one that is not half of a
+/// pair) with `\uFFFD`, the replacement character. JavaScript's `JSON.stringify`
+/// writes lone surrogates this way, and serde_json refuses them; a pair stays the
+/// character it encodes. The escapes have the same length, so positions in error
+/// messages do not move.
+fn replace_lone_surrogates(line: &[u8]) -> Cow<'_, [u8]> {
+    const REPLACEMENT: &[u8; 6] = b"\\uFFFD";
+    let unit_at = |at: usize| -> Option<u16> {
+        let escape = line.get(at..at + 6)?;
+        let hex = escape.strip_prefix(b"\\u")?;
+        if !hex.iter().all(u8::is_ascii_hexdigit) {
+            return None;
+        }
+        u16::from_str_radix(std::str::from_utf8(hex).ok()?, 16).ok()
+    };
+    let mut patched: Option<Vec<u8>> = None;
+    let mut from = 0;
+    while let Some(found) = line
+        .get(from..)
+        .and_then(|rest| memchr::memchr(b'\\', rest))
+    {
+        let at = from + found;
+        // In valid JSON every backslash starts an escape; the escaped byte is skipped.
+        from = at + 2;
+        let Some(unit) = unit_at(at) else { continue };
+        from = at + 6;
+        let lone = match unit {
+            0xD800..=0xDBFF => match unit_at(at + 6) {
+                Some(0xDC00..=0xDFFF) => {
+                    from = at + 12;
+                    false
+                }
+                _ => true,
+            },
+            0xDC00..=0xDFFF => true,
+            _ => false,
+        };
+        if lone {
+            patched.get_or_insert_with(|| line.to_vec())[at..at + 6].copy_from_slice(REPLACEMENT);
+        }
+    }
+    patched.map_or(Cow::Borrowed(line), Cow::Owned)
 }
 
 /// A message with `result` or `error` and no `method`: a response from the client.
@@ -627,6 +673,35 @@ async fn read_line(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn replaced(line: &str) -> String {
+        String::from_utf8(replace_lone_surrogates(line.as_bytes()).into_owned()).unwrap()
+    }
+
+    #[test]
+    fn lone_surrogates_become_the_replacement_character_and_pairs_stay() {
+        let cases = [
+            (r#""a\ud800b""#, r#""a\uFFFDb""#),
+            (r#""\uDC00""#, r#""\uFFFD""#),
+            (r#""\ud83d\ude00""#, r#""\ud83d\ude00""#),
+            (r#""\ud800\ud83d\ude00""#, r#""\uFFFD\ud83d\ude00""#),
+            (r#""\ud800\ud800""#, r#""\uFFFD\uFFFD""#),
+            (r#""\ude00\ud83d""#, r#""\uFFFD\uFFFD""#),
+            (r#""\ud800\u0041""#, r#""\uFFFD\u0041""#),
+            // An escaped backslash followed by text that looks like an escape.
+            (r#""\\ud800""#, r#""\\ud800""#),
+            (r#""\\\ud800""#, r#""\\\uFFFD""#),
+            (r#""\u00e9 \n""#, r#""\u00e9 \n""#),
+            ("no escapes", "no escapes"),
+            ("ends with \\", "ends with \\"),
+            ("\\ud8", "\\ud8"),
+        ];
+        for (line, want) in cases {
+            assert_eq!(replaced(line), want, "{line}");
+        }
+        let decoded: String = serde_json::from_str(&replaced(r#""x\ud800y\ud83d\ude00""#)).unwrap();
+        assert_eq!(decoded, "x\u{FFFD}y\u{1F600}");
+    }
 
     async fn lines(input: &[u8], max: usize) -> Vec<(Line, Vec<u8>)> {
         let mut reader = BufReader::with_capacity(4, input);
