@@ -7,9 +7,12 @@
 //!   long its command runs; rmcp alone gives up after 5 s.
 //! - A last line without a trailing newline is still a request.
 //! - Every line is checked before rmcp sees it. Malformed JSON, batches, ids that are
-//!   neither a string nor an integer, an id already in flight, unknown methods and
-//!   malformed `tools/call` params get a JSON-RPC error that says what is wrong, with
-//!   the id echoed as sent (or `null` when it cannot be read).
+//!   neither a string nor an integer, an id already in flight, unknown methods,
+//!   repeated keys, `result` or `error` beside `method`, and params that rmcp cannot
+//!   read get a JSON-RPC error that says what is wrong, with the id echoed as sent
+//!   whenever it can be read (`null` only when it cannot).
+//! - A byte order mark before the first line is ignored, and a lone surrogate escape
+//!   (`\ud800`, as JavaScript writes one) is read as U+FFFD instead of failing the line.
 //! - Answers waiting for a client that does not read are bounded: past
 //!   [`BACKLOG_BYTES`], input is not read and finished calls hold their answers until
 //!   stdout drains.
@@ -17,6 +20,7 @@
 //!   server returns within about a second.
 
 use std::borrow::Cow;
+use std::cell::RefCell;
 use std::collections::HashSet;
 use std::future::Future;
 use std::io;
@@ -366,18 +370,18 @@ fn inspect<'a>(line: &'a [u8], pending: &Pending, out: &Outbox) -> Option<Cow<'a
         return None;
     }
     let line = replace_lone_surrogates(line);
-    let refusal = match serde_json::from_slice::<Value>(&line) {
+    let refusal = match parse(&line) {
         Err(e) => refuse(
             &Value::Null,
             ErrorCode::PARSE_ERROR,
             format!("parse error: {e}"),
         ),
-        Ok(Value::Array(_)) => refuse(
+        Ok((Value::Array(_), _)) => refuse(
             &Value::Null,
             ErrorCode::INVALID_REQUEST,
             "invalid request: batch requests are not supported",
         ),
-        Ok(Value::Object(message)) => match check(&message, pending) {
+        Ok((message @ Value::Object(_), repeated)) => match check(&message, &repeated, pending) {
             // A response the server did not ask for: nothing to forward or answer.
             None if is_response(&message) => return None,
             checked => checked,
@@ -394,6 +398,121 @@ fn inspect<'a>(line: &'a [u8], pending: &Pending, out: &Outbox) -> Option<Cow<'a
             None
         }
         None => Some(line),
+    }
+}
+
+/// Keys that a line repeats within one object. JSON leaves their meaning open, and
+/// serde_json's `Value` keeps only the last, so such a line is refused.
+#[derive(Debug, Default)]
+struct Repeated {
+    /// The first key found twice.
+    first: Option<RepeatedKey>,
+    /// The message has `id` twice, with different values: its id cannot be read.
+    conflicting_ids: bool,
+}
+
+#[derive(Debug)]
+struct RepeatedKey {
+    /// The top-level member it is in, or `None` when the message repeats a member.
+    member: Option<String>,
+    key: String,
+}
+
+/// Parses one line into a `Value`, noting repeated keys on the way.
+fn parse(line: &[u8]) -> Result<(Value, Repeated), serde_json::Error> {
+    use serde::de::DeserializeSeed;
+    let repeated = RefCell::new(Repeated::default());
+    let mut deserializer = serde_json::Deserializer::from_slice(line);
+    let value = Noting {
+        repeated: &repeated,
+        member: None,
+    }
+    .deserialize(&mut deserializer)?;
+    deserializer.end()?;
+    Ok((value, repeated.into_inner()))
+}
+
+/// Builds a `Value` as serde_json's own deserializer does, and notes repeated keys.
+#[derive(Clone, Copy)]
+struct Noting<'r, 'k> {
+    repeated: &'r RefCell<Repeated>,
+    /// The top-level member being read; `None` while reading the message itself.
+    member: Option<&'k str>,
+}
+
+impl<'de> serde::de::DeserializeSeed<'de> for Noting<'_, '_> {
+    type Value = Value;
+
+    fn deserialize<D: serde::Deserializer<'de>>(self, deserializer: D) -> Result<Value, D::Error> {
+        deserializer.deserialize_any(self)
+    }
+}
+
+impl<'de> serde::de::Visitor<'de> for Noting<'_, '_> {
+    type Value = Value;
+
+    fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+        f.write_str("any JSON value")
+    }
+
+    fn visit_bool<E>(self, v: bool) -> Result<Value, E> {
+        Ok(Value::Bool(v))
+    }
+
+    fn visit_i64<E>(self, v: i64) -> Result<Value, E> {
+        Ok(Value::from(v))
+    }
+
+    fn visit_u64<E>(self, v: u64) -> Result<Value, E> {
+        Ok(Value::from(v))
+    }
+
+    fn visit_f64<E>(self, v: f64) -> Result<Value, E> {
+        Ok(Value::from(v))
+    }
+
+    fn visit_str<E>(self, v: &str) -> Result<Value, E> {
+        Ok(Value::String(v.to_owned()))
+    }
+
+    fn visit_string<E>(self, v: String) -> Result<Value, E> {
+        Ok(Value::String(v))
+    }
+
+    fn visit_unit<E>(self) -> Result<Value, E> {
+        Ok(Value::Null)
+    }
+
+    fn visit_seq<A: serde::de::SeqAccess<'de>>(self, mut seq: A) -> Result<Value, A::Error> {
+        let mut items = Vec::with_capacity(seq.size_hint().unwrap_or(0).min(1024));
+        while let Some(item) = seq.next_element_seed(self)? {
+            items.push(item);
+        }
+        Ok(Value::Array(items))
+    }
+
+    fn visit_map<A: serde::de::MapAccess<'de>>(self, mut map: A) -> Result<Value, A::Error> {
+        let mut object = Map::new();
+        while let Some(key) = map.next_key::<String>()? {
+            let value = map.next_value_seed(Noting {
+                repeated: self.repeated,
+                member: Some(self.member.unwrap_or(&key)),
+            })?;
+            if let Some(earlier) = object.get(&key) {
+                let mut repeated = self.repeated.borrow_mut();
+                if self.member.is_none() && key == "id" && *earlier != value {
+                    repeated.conflicting_ids = true;
+                }
+                if repeated.first.is_none() {
+                    repeated.first = Some(RepeatedKey {
+                        member: self.member.map(str::to_owned),
+                        key: key.clone(),
+                    });
+                }
+            }
+            object.insert(key, value);
+        }
+        Ok(Value::Object(object))
     }
 }
 
@@ -442,14 +561,21 @@ fn replace_lone_surrogates(line: &[u8]) -> Cow<'_, [u8]> {
 }
 
 /// A message with `result` or `error` and no `method`: a response from the client.
-fn is_response(message: &Map<String, Value>) -> bool {
-    !message.contains_key("method")
-        && (message.contains_key("result") || message.contains_key("error"))
+fn is_response(message: &Value) -> bool {
+    message.get("method").is_none()
+        && (message.get("result").is_some() || message.get("error").is_some())
 }
 
-/// Checks a JSON-RPC message: its id, version, method and, for `tools/call`, params.
-/// A request that passes is noted as pending.
-fn check(message: &Map<String, Value>, pending: &Pending) -> Option<Refusal> {
+/// Checks a JSON-RPC message: its id, version, method and params. A request that
+/// passes is noted as pending. Once its id can be read, every refusal echoes it.
+fn check(message: &Value, repeated: &Repeated, pending: &Pending) -> Option<Refusal> {
+    if repeated.conflicting_ids {
+        return refuse(
+            &Value::Null,
+            ErrorCode::INVALID_REQUEST,
+            "invalid request: the message has two different ids",
+        );
+    }
     let id = match message.get("id") {
         None => None,
         Some(id @ Value::String(_)) => Some(id),
@@ -479,7 +605,7 @@ fn check(message: &Map<String, Value>, pending: &Pending) -> Option<Refusal> {
                 "invalid request: method must be a string",
             );
         }
-        None if message.contains_key("result") || message.contains_key("error") => return None,
+        None if message.get("result").is_some() || message.get("error").is_some() => return None,
         None => {
             return refuse(
                 echo,
@@ -488,6 +614,33 @@ fn check(message: &Map<String, Value>, pending: &Pending) -> Option<Refusal> {
             );
         }
     };
+    if let Some(first) = &repeated.first {
+        let key = &first.key;
+        return match first.member.as_deref() {
+            None => refuse(
+                echo,
+                ErrorCode::INVALID_REQUEST,
+                format!("invalid request: duplicate key \"{key}\""),
+            ),
+            Some("params") => refuse(
+                echo,
+                ErrorCode::INVALID_PARAMS,
+                format!("invalid params: duplicate key \"{key}\" in params"),
+            ),
+            Some(member) => refuse(
+                echo,
+                ErrorCode::INVALID_REQUEST,
+                format!("invalid request: duplicate key \"{key}\" in {member}"),
+            ),
+        };
+    }
+    if message.get("result").is_some() || message.get("error").is_some() {
+        return refuse(
+            echo,
+            ErrorCode::INVALID_REQUEST,
+            "invalid request: a message with a method has no result or error",
+        );
+    }
     let params = message.get("params");
     let Some(id) = id else {
         // A notification: nothing can be answered; a cancellation frees its id.
@@ -512,11 +665,13 @@ fn check(message: &Map<String, Value>, pending: &Pending) -> Option<Refusal> {
             "invalid params: params must be an object",
         );
     }
-    let problem = match method {
-        "tools/call" => tool_call_problem(params),
-        "initialize" => initialize_problem(params),
-        _ => None,
-    };
+    let problem = meta_problem(params)
+        .or_else(|| match method {
+            "tools/call" => tool_call_problem(params),
+            "initialize" => initialize_problem(params),
+            _ => None,
+        })
+        .or_else(|| rmcp_problem(message, method));
     if let Some(message) = problem {
         return refuse(id, ErrorCode::INVALID_PARAMS, message);
     }
@@ -528,6 +683,64 @@ fn check(message: &Map<String, Value>, pending: &Pending) -> Option<Refusal> {
         );
     }
     None
+}
+
+/// What is wrong with `params._meta`, if anything: it is an object (or null), and a
+/// progress token in it is a string or an integer (or null: none).
+fn meta_problem(params: Option<&Value>) -> Option<String> {
+    let problem = match params.and_then(|p| p.get("_meta")) {
+        None | Some(Value::Null) => return None,
+        Some(Value::Object(meta)) => match meta.get("progressToken") {
+            None | Some(Value::Null | Value::String(_)) => return None,
+            Some(Value::Number(n)) if n.is_i64() => return None,
+            Some(_) => "params._meta.progressToken must be a string or an integer",
+        },
+        Some(_) => "params._meta must be an object",
+    };
+    Some(format!("invalid params: {problem}"))
+}
+
+/// What rmcp would refuse in a request that passed the checks above, if anything.
+/// rmcp answers a message it cannot read with `"id": null`, and reads a known method
+/// with params it cannot read as an unknown method; both are caught here, so that the
+/// answer carries the request's id.
+fn rmcp_problem(message: &Value, method: &str) -> Option<String> {
+    use rmcp::model::{
+        CallToolRequest, ClientJsonRpcMessage, ClientRequest, InitializeRequest, JsonRpcMessage,
+        ListToolsRequest, PingRequest,
+    };
+    use serde::Deserialize;
+    let read = ClientJsonRpcMessage::deserialize(message);
+    if let Ok(JsonRpcMessage::Request(request)) = &read
+        && matches!(
+            (method, &request.request),
+            ("initialize", ClientRequest::InitializeRequest(_))
+                | ("ping", ClientRequest::PingRequest(_))
+                | ("tools/list", ClientRequest::ListToolsRequest(_))
+                | ("tools/call", ClientRequest::CallToolRequest(_))
+        )
+    {
+        return None;
+    }
+    // The request on its own says best what is wrong with it.
+    let mut request = Map::new();
+    request.insert("method".to_owned(), Value::from(method));
+    if let Some(params) = message.get("params") {
+        request.insert("params".to_owned(), params.clone());
+    }
+    let request = Value::Object(request);
+    let error = match method {
+        "initialize" => InitializeRequest::deserialize(&request).err(),
+        "ping" => PingRequest::deserialize(&request).err(),
+        "tools/list" => ListToolsRequest::deserialize(&request).err(),
+        "tools/call" => CallToolRequest::deserialize(&request).err(),
+        _ => None,
+    };
+    let detail = match (error, read) {
+        (Some(e), _) | (None, Err(e)) => e.to_string(),
+        (None, Ok(_)) => "rmcp does not read it as this method".to_owned(),
+    };
+    Some(format!("invalid params: {method}: {detail}"))
 }
 
 /// What is wrong with the params of an `initialize`, if anything.
@@ -673,6 +886,77 @@ async fn read_line(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn parse_reads_what_serde_json_reads_and_notes_repeated_keys() {
+        let lines = [
+            r#"{"a":[1,-2,18446744073709551615,-9223372036854775808,1.5,1e300,-0.0,true,null],"b":{"c":"\u00e9\n","d":[]}}"#,
+            r#"[{"x":{}},"s",3]"#,
+            r#""just a string""#,
+            "  42 ",
+        ];
+        for line in lines {
+            let (value, repeated) = parse(line.as_bytes()).unwrap();
+            assert_eq!(
+                value,
+                serde_json::from_str::<Value>(line).unwrap(),
+                "{line}"
+            );
+            assert!(
+                repeated.first.is_none() && !repeated.conflicting_ids,
+                "{line}"
+            );
+        }
+        let (_, repeated) = parse(br#"{"a":{"b":{"c":1,"c":1}},"d":1,"d":2}"#).unwrap();
+        let first = repeated.first.unwrap();
+        assert_eq!(
+            (first.member.as_deref(), first.key.as_str()),
+            (Some("a"), "c")
+        );
+        assert!(!repeated.conflicting_ids);
+        let (_, repeated) = parse(br#"{"id":1,"id":1}"#).unwrap();
+        assert!(repeated.first.unwrap().member.is_none() && !repeated.conflicting_ids);
+        let (_, repeated) = parse(br#"{"id":1,"id":"1"}"#).unwrap();
+        assert!(repeated.conflicting_ids);
+        assert!(parse(b"{} x").is_err());
+        assert!(parse(br#"{"a":1,}"#).is_err());
+    }
+
+    #[test]
+    fn what_rmcp_cannot_read_is_caught_with_the_reason() {
+        let call = json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call",
+            "params": {"name": "run", "arguments": {"command": "ls"}}});
+        assert_eq!(rmcp_problem(&call, "tools/call"), None);
+        for (method, params) in [
+            ("ping", None),
+            ("tools/list", Some(json!({"cursor": "c"}))),
+            (
+                "initialize",
+                Some(json!({"protocolVersion": "2025-06-18", "capabilities": {},
+                    "clientInfo": {"name": "c", "version": "0"}})),
+            ),
+        ] {
+            let mut request = json!({"jsonrpc": "2.0", "id": "x", "method": method});
+            if let Some(params) = params {
+                request["params"] = params;
+            }
+            assert_eq!(rmcp_problem(&request, method), None, "{request}");
+        }
+        // rmcp cannot read these at all, and would answer with "id": null.
+        let mut bad = call.clone();
+        bad["params"]["_meta"] = json!(5);
+        let problem = rmcp_problem(&bad, "tools/call").unwrap();
+        assert_eq!(
+            problem,
+            "invalid params: tools/call: invalid type: integer `5`, expected a map"
+        );
+        let ping = json!({"jsonrpc": "2.0", "id": 2, "method": "ping", "params": {"_meta": []}});
+        assert!(
+            rmcp_problem(&ping, "ping")
+                .unwrap()
+                .starts_with("invalid params: ping: ")
+        );
+    }
 
     fn replaced(line: &str) -> String {
         String::from_utf8(replace_lone_surrogates(line.as_bytes()).into_owned()).unwrap()

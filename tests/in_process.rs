@@ -285,3 +285,143 @@ async fn a_byte_order_mark_before_the_first_line_is_ignored() {
     assert!(text(&answer).starts_with("first\n"), "{answer}");
     assert!(harness.finish().await.is_empty());
 }
+
+#[tokio::test]
+async fn a_readable_id_is_echoed_whatever_else_is_wrong() {
+    let mut harness = Harness::start(&[]);
+    let touch = r#""name":"run","arguments":{"command":"touch ran"}"#;
+    let cases: Vec<(String, Value, i64, &str)> = vec![
+        (
+            format!(r#"{{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{{{touch},"_meta":5}}}}"#),
+            json!(1),
+            -32602,
+            "invalid params: params._meta must be an object",
+        ),
+        (
+            r#"{"jsonrpc":"2.0","id":"s","method":"ping","params":{"_meta":[]}}"#.to_owned(),
+            json!("s"),
+            -32602,
+            "params._meta must be an object",
+        ),
+        (
+            r#"{"jsonrpc":"2.0","id":3,"method":"tools/list","params":{"_meta":"x"}}"#.to_owned(),
+            json!(3),
+            -32602,
+            "params._meta must be an object",
+        ),
+        (
+            r#"{"jsonrpc":"2.0","id":4,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"c","version":"0"},"_meta":5}}"#.to_owned(),
+            json!(4),
+            -32602,
+            "params._meta must be an object",
+        ),
+        (
+            format!(r#"{{"jsonrpc":"2.0","id":5,"method":"tools/call","params":{{{touch},"_meta":{{"progressToken":true}}}}}}"#),
+            json!(5),
+            -32602,
+            "params._meta.progressToken must be a string or an integer",
+        ),
+        (
+            format!(r#"{{"jsonrpc":"2.0","id":6,"method":"tools/call","params":{{{touch},"_meta":{{"progressToken":1.5}}}}}}"#),
+            json!(6),
+            -32602,
+            "params._meta.progressToken must be a string or an integer",
+        ),
+        (
+            format!(r#"{{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{{{touch},"_meta":{{"progressToken":{{}}}}}}}}"#),
+            json!(7),
+            -32602,
+            "params._meta.progressToken must be a string or an integer",
+        ),
+        (
+            r#"{"jsonrpc":"2.0","id":8,"method":"tools/call","params":{"name":"run","name":"run","arguments":{"command":"touch ran"}}}"#.to_owned(),
+            json!(8),
+            -32602,
+            "invalid params: duplicate key \"name\" in params",
+        ),
+        (
+            r#"{"jsonrpc":"2.0","id":9,"method":"tools/call","params":{"name":"run","arguments":{"command":"echo","command":"touch ran"}}}"#.to_owned(),
+            json!(9),
+            -32602,
+            "invalid params: duplicate key \"command\" in params",
+        ),
+        (
+            format!(r#"{{"jsonrpc":"2.0","id":10,"id":10,"method":"tools/call","params":{{{touch}}}}}"#),
+            json!(10),
+            -32600,
+            "invalid request: duplicate key \"id\"",
+        ),
+        (
+            format!(r#"{{"jsonrpc":"2.0","id":11,"method":"ping","method":"tools/call","params":{{{touch}}}}}"#),
+            json!(11),
+            -32600,
+            "invalid request: duplicate key \"method\"",
+        ),
+        (
+            r#"{"jsonrpc":"2.0","id":12,"method":"ping","result":{}}"#.to_owned(),
+            json!(12),
+            -32600,
+            "a message with a method has no result or error",
+        ),
+        (
+            format!(r#"{{"jsonrpc":"2.0","id":13,"method":"tools/call","params":{{{touch}}},"error":{{"code":1,"message":"m"}}}}"#),
+            json!(13),
+            -32600,
+            "a message with a method has no result or error",
+        ),
+        (
+            r#"{"id":14,"method":"ping"}"#.to_owned(),
+            json!(14),
+            -32600,
+            "jsonrpc must be \"2.0\"",
+        ),
+        (
+            r#"{"jsonrpc":2.0,"id":15,"method":"ping"}"#.to_owned(),
+            json!(15),
+            -32600,
+            "jsonrpc must be \"2.0\"",
+        ),
+        (
+            r#"{"jsonrpc":"2.0","id":16,"method":"tools/list","params":"all"}"#.to_owned(),
+            json!(16),
+            -32602,
+            "params must be an object",
+        ),
+        (
+            r#"{"jsonrpc":"2.0","\u0069d":"\u0061","method":"ping","result":1}"#.to_owned(),
+            json!("a"),
+            -32600,
+            "a message with a method has no result or error",
+        ),
+        (
+            format!(r#"{{"jsonrpc":"2.0","id":18,"method":"tools/call","params":{{{touch},"_meta":{{"progressToken":"a","progressToken":"b"}}}}}}"#),
+            json!(18),
+            -32602,
+            "invalid params: duplicate key \"progressToken\" in params",
+        ),
+        // Two different ids: the id cannot be read.
+        (
+            format!(r#"{{"jsonrpc":"2.0","id":19,"id":20,"method":"tools/call","params":{{{touch}}}}}"#),
+            Value::Null,
+            -32600,
+            "the message has two different ids",
+        ),
+    ];
+    for (line, id, code, message) in &cases {
+        harness.send(line).await;
+        let answer = tokio::time::timeout(Duration::from_secs(30), harness.next())
+            .await
+            .unwrap_or_else(|_| panic!("no answer to {line}"));
+        assert_eq!(&answer["id"], id, "{line} → {answer}");
+        assert_eq!(answer["error"]["code"], *code, "{line} → {answer}");
+        let got = answer["error"]["message"].as_str().unwrap();
+        assert!(got.contains(message), "{line} → {got}");
+    }
+    harness
+        .send(r#"{"jsonrpc":"2.0","id":"after","method":"ping"}"#)
+        .await;
+    assert_eq!(harness.next().await["id"], "after");
+    let workdir = harness.workdir();
+    assert!(harness.finish().await.is_empty());
+    assert!(!workdir.join("ran").exists(), "a refused call ran");
+}
