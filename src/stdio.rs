@@ -11,6 +11,8 @@
 //!   repeated keys, `result` or `error` beside `method`, and params that rmcp cannot
 //!   read get a JSON-RPC error that says what is wrong, with the id echoed as sent
 //!   whenever it can be read (`null` only when it cannot).
+//! - Integer ids beyond 64 bits, which rmcp cannot hold, reach rmcp as a string
+//!   stand-in; answers carry the digits the client wrote.
 //! - A byte order mark before the first line is ignored, and a lone surrogate escape
 //!   (`\ud800`, as JavaScript writes one) is read as U+FFFD instead of failing the line.
 //! - Answers waiting for a client that does not read are bounded: past
@@ -21,7 +23,8 @@
 
 use std::borrow::Cow;
 use std::cell::RefCell;
-use std::collections::HashSet;
+use std::collections::hash_map::Entry;
+use std::collections::{BTreeMap, HashMap};
 use std::future::Future;
 use std::io;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -29,6 +32,7 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use rmcp::model::ErrorCode;
+use serde_json::value::RawValue;
 use serde_json::{Map, Value, json};
 use tokio::io::{
     AsyncBufRead, AsyncBufReadExt, AsyncRead, AsyncWrite, AsyncWriteExt, BufReader, WriteHalf,
@@ -167,8 +171,7 @@ impl Pump {
                 Ok(Line::Eof) => return Ok(Exit::Eof),
                 Ok(Line::TooLong) => {
                     let message = format!("request line longer than {MAX_LINE_BYTES} bytes");
-                    self.out
-                        .error(&Value::Null, ErrorCode::INVALID_REQUEST, &message);
+                    self.out.error("null", ErrorCode::INVALID_REQUEST, &message);
                 }
                 Ok(Line::Complete) => {
                     // A byte order mark before the first line is not part of the request.
@@ -260,7 +263,7 @@ impl Outbox {
     }
 
     /// A JSON-RPC error response to a line the server answers itself.
-    fn error(&self, id: &Value, code: ErrorCode, message: &str) {
+    fn error(&self, id: &str, code: ErrorCode, message: &str) {
         tracing::warn!(code = code.0, message, "bad input line");
         let error = json!({ "code": code.0, "message": message });
         let line = format!("{{\"jsonrpc\":\"2.0\",\"id\":{id},\"error\":{error}}}\n");
@@ -268,30 +271,43 @@ impl Outbox {
     }
 }
 
-/// Request ids read from the client and not yet answered.
+/// Request ids read from the client and not yet answered, as rmcp sees them (JSON
+/// text), each with the client's own when rmcp sees a stand-in.
 #[derive(Debug, Default)]
 struct Pending {
-    ids: Mutex<HashSet<String>>,
+    ids: Mutex<HashMap<String, Option<String>>>,
     changed: Notify,
 }
 
 impl Pending {
     /// Adds `id`; false when it is in flight already.
-    fn insert(&self, id: &Value) -> bool {
-        self.lock().insert(id.to_string())
+    fn insert(&self, id: &Id) -> bool {
+        match self.lock().entry(id.inner.to_string()) {
+            Entry::Occupied(_) => false,
+            Entry::Vacant(entry) => {
+                entry.insert(id.written.clone());
+                true
+            }
+        }
     }
 
-    fn remove(&self, id: &Value) {
-        if self.lock().remove(&id.to_string()) {
+    /// Removes the id that rmcp sees as `inner`.
+    fn remove(&self, inner: &Value) {
+        if self.lock().remove(&inner.to_string()).is_some() {
             self.changed.notify_waiters();
         }
+    }
+
+    /// The id as the client wrote it, for an id that rmcp sees as a stand-in.
+    fn written(&self, inner: &Value) -> Option<String> {
+        self.lock().get(&inner.to_string()).cloned().flatten()
     }
 
     fn is_empty(&self) -> bool {
         self.lock().is_empty()
     }
 
-    fn lock(&self) -> std::sync::MutexGuard<'_, HashSet<String>> {
+    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<String, Option<String>>> {
         self.ids
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner)
@@ -346,58 +362,129 @@ async fn drain(server: &Server, pending: &Pending) {
     }
 }
 
+/// A request id.
+#[derive(Debug, Clone)]
+struct Id {
+    /// The id rmcp sees: the client's own, or a stand-in for an integer beyond 64 bits,
+    /// which rmcp cannot hold.
+    inner: Value,
+    /// The client's id as written, when rmcp sees a stand-in.
+    written: Option<String>,
+}
+
+/// What rmcp sees instead of an integer id beyond 64 bits: a string.
+const STAND_IN_PREFIX: &str = "forge-bash:integer-id:";
+
+impl Id {
+    /// The id as JSON text, as the client wrote it.
+    fn echo(&self) -> String {
+        self.written
+            .clone()
+            .unwrap_or_else(|| self.inner.to_string())
+    }
+
+    /// The id in `value`, which `json` (the object holding `key`) gives as written:
+    /// `None` unless it is a string or an integer.
+    fn read(value: &Value, json: &[u8], key: &str) -> Option<Id> {
+        match value {
+            Value::String(_) => {}
+            Value::Number(n) if n.is_i64() => {}
+            // Beyond 64 bits serde_json keeps only an approximation: take the digits.
+            Value::Number(_) => {
+                let written = written_member(json, key).filter(|w| is_integer(w))?;
+                return Some(Id {
+                    inner: Value::String(format!("{STAND_IN_PREFIX}{written}")),
+                    written: Some(written),
+                });
+            }
+            _ => return None,
+        }
+        Some(Id {
+            inner: value.clone(),
+            written: None,
+        })
+    }
+}
+
+/// Whether a JSON number, as written, is an integer.
+fn is_integer(number: &str) -> bool {
+    let digits = number.strip_prefix('-').unwrap_or(number);
+    !digits.is_empty()
+        && digits.bytes().all(|b| b.is_ascii_digit())
+        && (digits == "0" || !digits.starts_with('0'))
+}
+
+/// The members of a JSON object, each as written.
+fn members(json: &[u8]) -> Option<BTreeMap<String, &RawValue>> {
+    serde_json::from_slice(json).ok()
+}
+
+/// The value of `key` in the JSON object `json`, as written.
+fn written_member(json: &[u8], key: &str) -> Option<String> {
+    members(json)?.get(key).map(|raw| raw.get().to_owned())
+}
+
+/// The JSON object `json` with the value of `key` replaced by `value` (JSON text);
+/// every other member stays as written.
+fn with_member(json: &[u8], key: &str, value: &str) -> Option<Vec<u8>> {
+    let mut members = members(json)?;
+    let value = RawValue::from_string(value.to_owned()).ok()?;
+    members.insert(key.to_owned(), &value);
+    serde_json::to_vec(&members).ok()
+}
+
 /// Why a line is answered with an error instead of reaching rmcp.
 struct Refusal {
-    /// The id as sent, or `null` when it cannot be read.
-    id: Value,
+    /// The id as written, or `null` when it cannot be read.
+    id: String,
     code: ErrorCode,
     message: String,
 }
 
-fn refuse(id: &Value, code: ErrorCode, message: impl Into<String>) -> Option<Refusal> {
-    Some(Refusal {
-        id: id.clone(),
+fn refuse<T>(id: Option<&Id>, code: ErrorCode, message: impl Into<String>) -> Result<T, Refusal> {
+    Err(Refusal {
+        id: id.map_or_else(|| "null".to_owned(), Id::echo),
         code,
         message: message.into(),
     })
 }
 
-/// Checks one input line. Returns the bytes to forward to rmcp, or `None` when this
-/// module answered it (or it is blank, or a response the server did not ask for).
+/// Checks one input line. Returns the bytes to forward to rmcp (the line, or the line
+/// with stand-in ids), or `None` when this module answered it (or it is blank, or a
+/// response the server did not ask for).
 fn inspect<'a>(line: &'a [u8], pending: &Pending, out: &Outbox) -> Option<Cow<'a, [u8]>> {
     let line = line.trim_ascii();
     if line.is_empty() {
         return None;
     }
     let line = replace_lone_surrogates(line);
-    let refusal = match parse(&line) {
-        Err(e) => refuse(
-            &Value::Null,
-            ErrorCode::PARSE_ERROR,
-            format!("parse error: {e}"),
-        ),
+    let checked = match parse(&line) {
+        Err(e) => refuse(None, ErrorCode::PARSE_ERROR, format!("parse error: {e}")),
         Ok((Value::Array(_), _)) => refuse(
-            &Value::Null,
+            None,
             ErrorCode::INVALID_REQUEST,
             "invalid request: batch requests are not supported",
         ),
-        Ok((message @ Value::Object(_), repeated)) => match check(&message, &repeated, pending) {
-            // A response the server did not ask for: nothing to forward or answer.
-            None if is_response(&message) => return None,
-            checked => checked,
-        },
+        Ok((message @ Value::Object(_), repeated)) => {
+            match check(&line, &message, &repeated, pending) {
+                // A response the server did not ask for: nothing to forward or answer.
+                Ok(_) if is_response(&message) => return None,
+                checked => checked,
+            }
+        }
         Ok(_) => refuse(
-            &Value::Null,
+            None,
             ErrorCode::INVALID_REQUEST,
             "invalid request: a request must be a JSON object",
         ),
     };
-    match refusal {
-        Some(Refusal { id, code, message }) => {
+    match checked {
+        Err(Refusal { id, code, message }) => {
             out.error(&id, code, &message);
             None
         }
-        None => Some(line),
+        Ok(None) => Some(line),
+        Ok(Some(rewritten)) => Some(Cow::Owned(rewritten)),
     }
 }
 
@@ -566,29 +653,36 @@ fn is_response(message: &Value) -> bool {
         && (message.get("result").is_some() || message.get("error").is_some())
 }
 
-/// Checks a JSON-RPC message: its id, version, method and params. A request that
-/// passes is noted as pending. Once its id can be read, every refusal echoes it.
-fn check(message: &Value, repeated: &Repeated, pending: &Pending) -> Option<Refusal> {
+/// Checks a JSON-RPC message (`line`, parsed): its id, version, method and params. A
+/// request that passes is noted as pending. Once its id can be read, every refusal
+/// echoes it. Returns the line to forward instead, when rmcp must see stand-in ids.
+fn check(
+    line: &[u8],
+    message: &Value,
+    repeated: &Repeated,
+    pending: &Pending,
+) -> Result<Option<Vec<u8>>, Refusal> {
     if repeated.conflicting_ids {
         return refuse(
-            &Value::Null,
+            None,
             ErrorCode::INVALID_REQUEST,
             "invalid request: the message has two different ids",
         );
     }
     let id = match message.get("id") {
         None => None,
-        Some(id @ Value::String(_)) => Some(id),
-        Some(id @ Value::Number(n)) if n.is_i64() => Some(id),
-        Some(_) => {
-            return refuse(
-                &Value::Null,
-                ErrorCode::INVALID_REQUEST,
-                "invalid request: id must be a string or an integer",
-            );
-        }
+        Some(id) => match Id::read(id, line, "id") {
+            Some(id) => Some(id),
+            None => {
+                return refuse(
+                    None,
+                    ErrorCode::INVALID_REQUEST,
+                    "invalid request: id must be a string or an integer",
+                );
+            }
+        },
     };
-    let echo = id.unwrap_or(&Value::Null);
+    let echo = id.as_ref();
     if message.get("jsonrpc").and_then(Value::as_str) != Some("2.0") {
         return refuse(
             echo,
@@ -605,7 +699,9 @@ fn check(message: &Value, repeated: &Repeated, pending: &Pending) -> Option<Refu
                 "invalid request: method must be a string",
             );
         }
-        None if message.get("result").is_some() || message.get("error").is_some() => return None,
+        None if message.get("result").is_some() || message.get("error").is_some() => {
+            return Ok(None);
+        }
         None => {
             return refuse(
                 echo,
@@ -644,23 +740,22 @@ fn check(message: &Value, repeated: &Repeated, pending: &Pending) -> Option<Refu
     let params = message.get("params");
     let Some(id) = id else {
         // A notification: nothing can be answered; a cancellation frees its id.
-        if method == "notifications/cancelled"
-            && let Some(id) = params.and_then(|p| p.get("requestId"))
-        {
-            pending.remove(id);
-        }
-        return None;
+        return Ok(if method == "notifications/cancelled" {
+            cancelled(line, params, pending)
+        } else {
+            None
+        });
     };
     if !METHODS.contains(&method) {
         return refuse(
-            id,
+            Some(&id),
             ErrorCode::METHOD_NOT_FOUND,
             format!("Method not found: {method}"),
         );
     }
     if params.is_some_and(|p| !p.is_object()) {
         return refuse(
-            id,
+            Some(&id),
             ErrorCode::INVALID_PARAMS,
             "invalid params: params must be an object",
         );
@@ -671,18 +766,53 @@ fn check(message: &Value, repeated: &Repeated, pending: &Pending) -> Option<Refu
             "initialize" => initialize_problem(params),
             _ => None,
         })
-        .or_else(|| rmcp_problem(message, method));
+        .or_else(|| match &id.written {
+            None => rmcp_problem(message, method),
+            Some(_) => {
+                let mut seen = message.clone();
+                seen["id"] = id.inner.clone();
+                rmcp_problem(&seen, method)
+            }
+        });
     if let Some(message) = problem {
-        return refuse(id, ErrorCode::INVALID_PARAMS, message);
+        return refuse(Some(&id), ErrorCode::INVALID_PARAMS, message);
     }
-    if !pending.insert(id) {
+    if !pending.insert(&id) {
+        let written = id.echo();
         return refuse(
-            id,
+            Some(&id),
             ErrorCode::INVALID_REQUEST,
-            format!("invalid request: request id {id} is already in flight"),
+            format!("invalid request: request id {written} is already in flight"),
         );
     }
-    None
+    if id.written.is_none() {
+        return Ok(None);
+    }
+    // rmcp sees the stand-in.
+    let forward = with_member(line, "id", &id.inner.to_string());
+    match forward {
+        Some(forward) => Ok(Some(forward)),
+        None => {
+            pending.remove(&id.inner);
+            refuse(
+                Some(&id),
+                ErrorCode::INTERNAL_ERROR,
+                "cannot forward the request",
+            )
+        }
+    }
+}
+
+/// A `notifications/cancelled` frees the id it names. Returns the line to forward
+/// instead when that id is one rmcp sees as a stand-in.
+fn cancelled(line: &[u8], params: Option<&Value>, pending: &Pending) -> Option<Vec<u8>> {
+    let id = params?.get("requestId")?;
+    let params_json = written_member(line, "params")?;
+    let id = Id::read(id, params_json.as_bytes(), "requestId")?;
+    pending.remove(&id.inner);
+    id.written.as_ref()?;
+    let params = with_member(params_json.as_bytes(), "requestId", &id.inner.to_string())?;
+    with_member(line, "params", std::str::from_utf8(&params).ok()?)
 }
 
 /// What is wrong with `params._meta`, if anything: it is an object (or null), and a
@@ -801,6 +931,13 @@ async fn relay_responses(from_rmcp: impl AsyncRead + Unpin, out: Outbox, pending
         let answered = message
             .filter(|m| !m.contains_key("method"))
             .and_then(|mut m| m.remove("id"));
+        // An answer to an id that rmcp saw as a stand-in gets the client's id back.
+        if let Some(written) = answered.as_ref().and_then(|id| pending.written(id))
+            && let Some(mut restored) = with_member(&line, "id", &written)
+        {
+            restored.push(b'\n');
+            line = restored;
+        }
         if !out.send(line) {
             return;
         }
@@ -920,6 +1057,34 @@ mod tests {
         assert!(repeated.conflicting_ids);
         assert!(parse(b"{} x").is_err());
         assert!(parse(br#"{"a":1,}"#).is_err());
+    }
+
+    #[test]
+    fn integer_ids_beyond_64_bits_are_read_as_written() {
+        for written in ["0", "-0", "18446744073709551616", "-9223372036854775809"] {
+            assert!(is_integer(written), "{written}");
+        }
+        for written in ["", "-", "01", "-01", "1.0", "1e3", "+1", "1 "] {
+            assert!(!is_integer(written), "{written}");
+        }
+        let line = br#"{"id": 99999999999999999999 ,"method":"ping","x":[1.50]}"#;
+        let message: Value = serde_json::from_slice(line).unwrap();
+        let id = Id::read(&message["id"], line, "id").unwrap();
+        assert_eq!(id.echo(), "99999999999999999999");
+        assert_eq!(
+            id.inner,
+            json!("forge-bash:integer-id:99999999999999999999")
+        );
+        let forward = with_member(line, "id", &id.inner.to_string()).unwrap();
+        assert_eq!(
+            String::from_utf8(forward).unwrap(),
+            r#"{"id":"forge-bash:integer-id:99999999999999999999","method":"ping","x":[1.50]}"#
+        );
+        let float = br#"{"id":1e20}"#;
+        let message: Value = serde_json::from_slice(float).unwrap();
+        assert!(Id::read(&message["id"], float, "id").is_none());
+        let small = Id::read(&json!(-7), b"{}", "id").unwrap();
+        assert_eq!((small.echo(), small.written), ("-7".to_owned(), None));
     }
 
     #[test]

@@ -69,8 +69,27 @@ impl Harness {
     }
 
     async fn next(&mut self) -> Value {
-        let line = self.from_server.next_line().await.unwrap().expect("a line");
-        serde_json::from_str(&line).unwrap()
+        serde_json::from_str(&self.next_raw().await).unwrap()
+    }
+
+    /// The next line as written, within a generous bound.
+    async fn next_raw(&mut self) -> String {
+        tokio::time::timeout(Duration::from_secs(60), self.from_server.next_line())
+            .await
+            .expect("a line within 60 s")
+            .unwrap()
+            .expect("a line")
+    }
+
+    fn audit(&self) -> String {
+        let Ok(entries) = std::fs::read_dir(self.dir.path().join("state")) else {
+            return String::new();
+        };
+        entries
+            .flatten()
+            .filter(|e| e.file_name().to_string_lossy().starts_with("audit-"))
+            .map(|e| std::fs::read_to_string(e.path()).unwrap())
+            .collect()
     }
 
     /// Closes the input; the server answers what it read, then returns.
@@ -424,4 +443,80 @@ async fn a_readable_id_is_echoed_whatever_else_is_wrong() {
     let workdir = harness.workdir();
     assert!(harness.finish().await.is_empty());
     assert!(!workdir.join("ran").exists(), "a refused call ran");
+}
+
+/// The `id` of a message exactly as written (a `Value` would round big integers).
+fn written_id(line: &str) -> String {
+    let members: std::collections::BTreeMap<String, Box<serde_json::value::RawValue>> =
+        serde_json::from_str(line).unwrap();
+    members["id"].get().to_owned()
+}
+
+fn raw_call(id: &str, command: &str) -> String {
+    format!(
+        r#"{{"jsonrpc":"2.0","id":{id},"method":"tools/call","params":{{"name":"run","arguments":{{"command":{}}}}}}}"#,
+        Value::from(command)
+    )
+}
+
+#[tokio::test]
+async fn integer_ids_beyond_64_bits_are_echoed_exactly() {
+    let mut harness = Harness::start(&[]);
+    harness.fifo("release");
+    // Two ids that are the same number once rounded to a float.
+    let (a, b) = ("18446744073709551616", "18446744073709551617");
+    harness.send(&raw_call(a, "cat release; echo a")).await;
+    harness.send(&raw_call(b, "echo b")).await;
+    let answer = harness.next_raw().await;
+    assert_eq!(written_id(&answer), b, "{answer}");
+    assert!(answer.contains(r#""text":"b\n\n[exit:0 | "#), "{answer}");
+    // The first is still in flight: its id, exactly, is refused.
+    harness.send(&raw_call(a, "touch second-ran")).await;
+    let refused = harness.next_raw().await;
+    assert_eq!(written_id(&refused), a, "{refused}");
+    assert!(
+        refused.contains(&format!("request id {a} is already in flight")),
+        "{refused}"
+    );
+    for (line, id) in [
+        (
+            r#"{"jsonrpc":"2.0","id":99999999999999999999,"method":"ping"}"#.to_owned(),
+            "99999999999999999999",
+        ),
+        (
+            r#"{"jsonrpc":"2.0","id":-9223372036854775809,"method":"no/such"}"#.to_owned(),
+            "-9223372036854775809",
+        ),
+        (raw_call("9223372036854775808", "echo u64"), "9223372036854775808"),
+        (
+            r#"{"jsonrpc":"2.0","id":123456789012345678901234567890,"method":"tools/call","params":{"name":"run"}}"#.to_owned(),
+            "123456789012345678901234567890",
+        ),
+    ] {
+        harness.send(&line).await;
+        let answer = harness.next_raw().await;
+        assert_eq!(written_id(&answer), id, "{line} → {answer}");
+    }
+    // A cancellation names the id as written.
+    harness
+        .send(&format!(
+            r#"{{"jsonrpc":"2.0","method":"notifications/cancelled","params":{{"requestId":{a}}}}}"#
+        ))
+        .await;
+    let started = std::time::Instant::now();
+    while !harness.audit().contains("cat release; echo a\t130\t") {
+        assert!(
+            started.elapsed() < Duration::from_secs(30),
+            "{}",
+            harness.audit()
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    let workdir = harness.workdir();
+    let audit = harness.audit();
+    // The cancelled call is not answered.
+    assert!(harness.finish().await.is_empty());
+    assert!(!workdir.join("second-ran").exists());
+    assert!(audit.contains("echo b\t0\t"), "{audit}");
+    assert!(audit.contains("echo u64\t0\t"), "{audit}");
 }
