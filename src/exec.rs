@@ -90,7 +90,8 @@ pub enum Error {
     #[error("command contains a NUL byte, which a shell argument cannot hold")]
     Nul,
     #[error(
-        "command is {0} bytes; the kernel passes at most {MAX_ARG_BYTES} bytes in one argument"
+        "command is {0} bytes; a command may be at most {max} bytes (the kernel's limit on one argument, {MAX_ARG_BYTES} bytes, includes its terminating NUL)",
+        max = MAX_ARG_BYTES - 1
     )]
     TooLong(usize),
     #[error("cannot start {shell}: {source}")]

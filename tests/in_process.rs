@@ -520,3 +520,42 @@ async fn integer_ids_beyond_64_bits_are_echoed_exactly() {
     assert!(audit.contains("echo b\t0\t"), "{audit}");
     assert!(audit.contains("echo u64\t0\t"), "{audit}");
 }
+
+#[tokio::test]
+async fn the_longest_command_is_the_one_the_error_states() {
+    let mut harness = Harness::start(&[]);
+    // A command of exactly `len` bytes that prints how many x it echoed, plus one.
+    let command = |len: usize| format!("echo {} | wc -c", "x".repeat(len - "echo  | wc -c".len()));
+    harness.send(&call(1, &command(200_000))).await;
+    let refused = harness.next().await;
+    let message = text(&refused).to_owned();
+    assert!(
+        message.starts_with("ERROR: Execution failed: command is 200000 bytes; "),
+        "{message}"
+    );
+    let limit: usize = message
+        .split("at most ")
+        .nth(1)
+        .and_then(|rest| rest.split(' ').next())
+        .and_then(|n| n.parse().ok())
+        .unwrap_or_else(|| panic!("no limit in {message}"));
+    // A command of the stated length runs; one byte more is refused.
+    harness.send(&call(2, &command(limit))).await;
+    let ran = harness.next().await;
+    let printed = limit - "echo  | wc -c".len() + 1;
+    assert!(
+        text(&ran).starts_with(&format!("{printed}\n\n[exit:0 | ")),
+        "{message} → {}",
+        &text(&ran)[..text(&ran).len().min(200)]
+    );
+    harness.send(&call(3, &command(limit + 1))).await;
+    let refused = harness.next().await;
+    assert!(
+        text(&refused).starts_with(&format!(
+            "ERROR: Execution failed: command is {} bytes; ",
+            limit + 1
+        )),
+        "{refused}"
+    );
+    assert!(harness.finish().await.is_empty());
+}
