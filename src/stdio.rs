@@ -20,7 +20,12 @@
 //!   stdout drains.
 //! - On the shutdown signal, every running command is killed and logged, and the
 //!   server returns within about a second.
+//! - When the client can no longer read answers (its end of stdout closed: a pipe
+//!   reports it at once, anything else when a write fails), every request in flight is
+//!   cancelled as by `notifications/cancelled`: running commands are killed and logged
+//!   with exit 130. Input is then read to its end and ignored, and the server returns.
 
+use std::any::TypeId;
 use std::borrow::Cow;
 use std::cell::RefCell;
 use std::collections::hash_map::Entry;
@@ -38,6 +43,8 @@ use tokio::io::{
     AsyncBufRead, AsyncBufReadExt, AsyncRead, AsyncWrite, AsyncWriteExt, BufReader, WriteHalf,
 };
 use tokio::sync::{Notify, mpsc};
+use tokio_util::sync::CancellationToken;
+use tokio_util::task::AbortOnDropHandle;
 
 use crate::server::{Server, TOOL};
 
@@ -71,7 +78,8 @@ const METHODS: &[&str] = &["initialize", "ping", "tools/list", "tools/call"];
 /// How the server stopped serving.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Exit {
-    /// End of input, and every request answered.
+    /// End of input, and every request answered (or cancelled, once the client could
+    /// no longer read answers).
     Eof,
     /// The shutdown signal.
     Signal,
@@ -98,7 +106,22 @@ where
         backlog: server.backlog().clone(),
     };
     let pending = Arc::new(Pending::default());
-    let writer = tokio::spawn(write_lines(output, rx, server.backlog().clone()));
+    let gone = CancellationToken::new();
+    // A pipe to the client reports that its reader has gone before anything is written
+    // to it; any other output tells when a write fails.
+    let _watch = writes_to_process_stdout::<W>().then(|| {
+        let gone = gone.clone();
+        AbortOnDropHandle::new(tokio::spawn(async move {
+            stdout_reader_gone().await;
+            gone.cancel();
+        }))
+    });
+    let writer = tokio::spawn(write_lines(
+        output,
+        rx,
+        server.backlog().clone(),
+        gone.clone(),
+    ));
     let relay = tokio::spawn(relay_responses(from_rmcp, out.clone(), pending.clone()));
 
     tokio::pin!(signal);
@@ -107,14 +130,17 @@ where
         pending: pending.clone(),
         out,
         max_in_flight: server.max_in_flight(),
+        gone: gone.clone(),
+        abandoned: false,
     };
     let mut exit = pump.run(input, signal.as_mut()).await?;
-    if exit == Exit::Eof {
-        exit = tokio::select! {
+    while exit == Exit::Eof {
+        tokio::select! {
             biased;
-            () = &mut signal => Exit::Signal,
-            () = drain(&server, &pending) => Exit::Eof,
-        };
+            () = &mut signal => exit = Exit::Signal,
+            () = gone.cancelled(), if !pump.abandoned => pump.abandon().await?,
+            () = drain(&server, &pending) => break,
+        }
     }
     if exit == Exit::Signal {
         shut_down(&server, &pending).await;
@@ -139,6 +165,11 @@ struct Pump {
     /// Requests forwarded and not yet answered past which input waits: rmcp holds
     /// the finished answers of these, so they are bounded too.
     max_in_flight: usize,
+    /// Cancelled once the client can no longer read answers.
+    gone: CancellationToken,
+    /// Every request in flight was cancelled because the client had gone; input is
+    /// read to its end and ignored.
+    abandoned: bool,
 }
 
 impl Pump {
@@ -152,10 +183,15 @@ impl Pump {
         let mut input = BufReader::new(input);
         let mut line = Vec::new();
         let mut at_start = true;
+        let gone = self.gone.clone();
         loop {
             tokio::select! {
                 biased;
                 () = &mut signal => return Ok(Exit::Signal),
+                () = gone.cancelled(), if !self.abandoned => {
+                    self.abandon().await?;
+                    continue;
+                }
                 () = async {
                     self.out.backlog.room().await;
                     self.pending.below(self.max_in_flight).await;
@@ -164,11 +200,18 @@ impl Pump {
             let read = tokio::select! {
                 biased;
                 () = &mut signal => return Ok(Exit::Signal),
+                // A line cut short here is ignored like every line after it.
+                () = gone.cancelled(), if !self.abandoned => {
+                    self.abandon().await?;
+                    continue;
+                }
                 read = read_line(&mut input, &mut line, MAX_LINE_BYTES) => read,
             };
             let first = std::mem::replace(&mut at_start, false);
             match read {
                 Ok(Line::Eof) => return Ok(Exit::Eof),
+                // Nobody would read the answers.
+                Ok(_) if self.abandoned => {}
                 Ok(Line::TooLong) => {
                     let message = format!("request line longer than {MAX_LINE_BYTES} bytes");
                     self.out.error("null", ErrorCode::INVALID_REQUEST, &message);
@@ -189,6 +232,69 @@ impl Pump {
                     return Ok(Exit::Eof);
                 }
             }
+        }
+    }
+
+    /// The client can no longer read answers: cancels every request in flight, as
+    /// the client itself would with `notifications/cancelled`, so that running
+    /// commands are killed and logged (exit 130) instead of running to their timeout.
+    async fn abandon(&mut self) -> io::Result<()> {
+        self.abandoned = true;
+        let ids = self.pending.take_all();
+        tracing::warn!(
+            cancelled = ids.len(),
+            "the client stopped reading answers (stdout closed): cancelling every request \
+             in flight; further input is read to its end and ignored"
+        );
+        for id in ids {
+            let cancel = format!(
+                "{{\"jsonrpc\":\"2.0\",\"method\":\"notifications/cancelled\",\
+                 \"params\":{{\"requestId\":{id},\"reason\":\"the client closed stdout\"}}}}\n"
+            );
+            self.to_rmcp.write_all(cancel.as_bytes()).await?;
+        }
+        Ok(())
+    }
+}
+
+/// Whether `W` is a writer of the process's own stdout: rmcp's or tokio's.
+fn writes_to_process_stdout<W: 'static>() -> bool {
+    let writer = TypeId::of::<W>();
+    writer == TypeId::of::<rmcp::transport::StdioWriter>()
+        || writer == TypeId::of::<tokio::io::Stdout>()
+}
+
+/// Resolves once the process's stdout is a pipe whose reading end has closed, which
+/// poll reports as POLLERR without anything being written. Never when stdout is not a
+/// pipe: then a failed write tells.
+async fn stdout_reader_gone() {
+    use std::os::fd::AsFd;
+    use std::os::unix::fs::FileTypeExt;
+    use tokio::io::Interest;
+    use tokio::io::unix::AsyncFd;
+    let Ok(stdout) = io::stdout().as_fd().try_clone_to_owned() else {
+        return std::future::pending().await;
+    };
+    let is_pipe = stdout
+        .try_clone()
+        .map(std::fs::File::from)
+        .and_then(|file| file.metadata())
+        .is_ok_and(|metadata| metadata.file_type().is_fifo());
+    if !is_pipe {
+        return std::future::pending().await;
+    }
+    // SAFETY: an `OwnedFd` is a valid open descriptor that only its drop closes, and
+    // it always returns that same descriptor.
+    let registered = unsafe { AsyncFd::register_with_interest(stdout, Interest::ERROR) };
+    let Ok(stdout) = registered else {
+        tracing::debug!("cannot watch stdout for a reader that has gone");
+        return std::future::pending().await;
+    };
+    loop {
+        match stdout.ready(Interest::ERROR).await {
+            Ok(guard) if guard.ready().is_error() => return,
+            Ok(mut guard) => guard.clear_ready(),
+            Err(_) => return std::future::pending().await,
         }
     }
 }
@@ -305,6 +411,13 @@ impl Pending {
 
     fn is_empty(&self) -> bool {
         self.lock().is_empty()
+    }
+
+    /// Removes every id, and returns them as rmcp sees them (JSON text).
+    fn take_all(&self) -> Vec<String> {
+        let ids: Vec<String> = self.lock().drain().map(|(id, _)| id).collect();
+        self.changed.notify_waiters();
+        ids
     }
 
     fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<String, Option<String>>> {
@@ -948,21 +1061,23 @@ async fn relay_responses(from_rmcp: impl AsyncRead + Unpin, out: Outbox, pending
 }
 
 /// Writes whole lines to stdout, flushing each: the only writer of stdout.
+/// Once a write fails, or `gone` is cancelled, lines are dropped; a failed write
+/// cancels `gone`.
 async fn write_lines(
     mut output: impl AsyncWrite + Unpin,
     mut lines: mpsc::UnboundedReceiver<Vec<u8>>,
     backlog: Arc<Backlog>,
+    gone: CancellationToken,
 ) {
-    let mut broken = false;
     while let Some(line) = lines.recv().await {
-        if !broken {
+        if !gone.is_cancelled() {
             let written = async {
                 output.write_all(&line).await?;
                 output.flush().await
             };
             if let Err(e) = written.await {
                 tracing::warn!(error = %e, "writing stdout failed; answers are dropped from now on");
-                broken = true;
+                gone.cancel();
             }
         }
         backlog.remove(line.len());

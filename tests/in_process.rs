@@ -5,17 +5,17 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use serde_json::{Value, json};
-use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader, DuplexStream, ReadHalf, WriteHalf};
+use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader, DuplexStream};
 
 use forge_bash::config::Config;
 use forge_bash::contain::Containment;
 use forge_bash::server::Server;
 use forge_bash::stdio::{self, Exit};
 
-/// A server serving one end of a duplex; the test holds the other.
+/// A server reading one duplex and writing another; the test holds their other ends.
 struct Harness {
-    to_server: WriteHalf<DuplexStream>,
-    from_server: tokio::io::Lines<BufReader<ReadHalf<DuplexStream>>>,
+    to_server: DuplexStream,
+    from_server: tokio::io::Lines<BufReader<DuplexStream>>,
     served: tokio::task::JoinHandle<std::io::Result<Exit>>,
     dir: tempfile::TempDir,
 }
@@ -39,9 +39,8 @@ impl Harness {
             forge_bash::config::find_shell(),
             Arc::new(Containment::without_watchdog()),
         );
-        let (client, server_end) = tokio::io::duplex(1 << 20);
-        let (input, output) = tokio::io::split(server_end);
-        let (from_server, to_server) = tokio::io::split(client);
+        let (to_server, input) = tokio::io::duplex(1 << 20);
+        let (output, from_server) = tokio::io::duplex(1 << 20);
         let served = tokio::spawn(stdio::serve(server, input, output, std::future::pending()));
         Harness {
             to_server,
@@ -61,6 +60,12 @@ impl Harness {
         let made = std::process::Command::new("mkfifo").arg(&fifo).status();
         assert!(made.unwrap().success());
         fifo
+    }
+
+    /// Closes the test's end of the server's output: writes to it fail from now on.
+    fn stop_reading(&mut self) {
+        let (closed, _) = tokio::io::duplex(1);
+        self.from_server = BufReader::new(closed).lines();
     }
 
     async fn send(&mut self, line: &str) {
@@ -558,4 +563,32 @@ async fn the_longest_command_is_the_one_the_error_states() {
         "{refused}"
     );
     assert!(harness.finish().await.is_empty());
+}
+
+#[tokio::test]
+async fn when_a_write_to_the_client_fails_every_call_in_flight_is_cancelled() {
+    let mut harness = Harness::start(&[]);
+    harness.fifo("release");
+    harness.send(&call(1, "cat release; echo never")).await;
+    harness.stop_reading();
+    // The answer to this cannot be written: the client has gone.
+    harness
+        .send(r#"{"jsonrpc":"2.0","id":2,"method":"ping"}"#)
+        .await;
+    let started = std::time::Instant::now();
+    while !harness.audit().contains("cat release; echo never\t130\t") {
+        assert!(
+            started.elapsed() < Duration::from_secs(30),
+            "not cancelled: {:?}",
+            harness.audit()
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    // Input after that is read and ignored; at its end the server returns.
+    harness.send(&call(3, "touch ran")).await;
+    harness.to_server.shutdown().await.unwrap();
+    let served = tokio::time::timeout(Duration::from_secs(30), &mut harness.served).await;
+    assert_eq!(served.expect("returned").unwrap().unwrap(), Exit::Eof);
+    assert_eq!(harness.audit().lines().count(), 1, "{}", harness.audit());
+    assert!(!harness.workdir().join("ran").exists());
 }

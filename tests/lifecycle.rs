@@ -271,3 +271,127 @@ fn no_fd_or_thread_leaks() {
         thread_count(pid)
     );
 }
+
+/// The processes of group `pgid` that are alive (not zombies).
+fn group_members(pgid: i32) -> Vec<i32> {
+    let mut members = Vec::new();
+    for entry in std::fs::read_dir("/proc").unwrap().flatten() {
+        let Ok(pid) = entry.file_name().to_string_lossy().parse::<i32>() else {
+            continue;
+        };
+        let Ok(stat) = std::fs::read_to_string(format!("/proc/{pid}/stat")) else {
+            continue;
+        };
+        // After the command name: state, ppid, pgrp, …
+        let fields: Vec<&str> = stat
+            .rsplit(')')
+            .next()
+            .unwrap_or("")
+            .split_whitespace()
+            .collect();
+        if fields.get(2) == Some(&pgid.to_string().as_str()) && alive(pid) {
+            members.push(pid);
+        }
+    }
+    members
+}
+
+/// The client closes its end of the server's stdout while `sleep 100` runs (under a
+/// 200 s timeout): the call is cancelled within seconds, and the server exits once
+/// stdin ends. With `stdin_first`, stdin ends before stdout closes.
+fn client_vanishes(stdin_first: bool) {
+    use std::io::Write;
+    use std::process::{Command, Stdio};
+    /// Kills the server this test started if the test fails before it exits.
+    struct Reaped(std::process::Child);
+    impl Drop for Reaped {
+        fn drop(&mut self) {
+            let _ = self.0.kill();
+            let _ = self.0.wait();
+        }
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let work = dir.path().join("work");
+    std::fs::create_dir(&work).unwrap();
+    let state = dir.path().join("state");
+    let mut server = Reaped(
+        Command::new(crate::support::BIN)
+            .arg("--workdir")
+            .arg(&work)
+            .arg("--state-dir")
+            .arg(&state)
+            .args(["--timeout-secs", "200"])
+            .env("RUST_LOG", "forge_bash=debug,warn")
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(std::fs::File::create(dir.path().join("stderr")).unwrap())
+            .spawn()
+            .unwrap(),
+    );
+    let child = &mut server.0;
+    let stderr = || std::fs::read_to_string(dir.path().join("stderr")).unwrap_or_default();
+    let mut groups = Groups::default();
+    let mut stdin = Some(child.stdin.take().unwrap());
+    let command = "echo $$ > pgid; sleep 100 & echo $! > sleep; wait";
+    let call = json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call",
+        "params": {"name": "run", "arguments": {"command": command}}});
+    writeln!(stdin.as_mut().unwrap(), "{call}").unwrap();
+    let pgid = read_pid(&work.join("pgid"));
+    groups.0.push(pgid);
+    let sleep = read_pid(&work.join("sleep"));
+    assert!(alive(sleep));
+    if stdin_first {
+        stdin = None;
+        // The server waits for the call to answer it.
+        std::thread::sleep(Duration::from_millis(300));
+        assert!(child.try_wait().unwrap().is_none(), "{}", stderr());
+    }
+    // The client stops reading; nothing is written to stdout until the call ends.
+    drop(child.stdout.take());
+    assert!(
+        eventually(Duration::from_secs(10), || group_members(pgid).is_empty()),
+        "still running: {:?}; stderr:\n{}",
+        group_members(pgid),
+        stderr()
+    );
+    assert!(!alive(sleep));
+    let cancelled = || {
+        crate::support::audit_rows(&state)
+            .iter()
+            .any(|row| row[1] == command && row[2] == "130")
+    };
+    assert!(
+        eventually(Duration::from_secs(10), cancelled),
+        "{:?}",
+        crate::support::audit_rows(&state)
+    );
+    if stdin.is_some() {
+        // Still reading input (and not killed by SIGPIPE) until stdin ends.
+        assert!(child.try_wait().unwrap().is_none(), "{}", stderr());
+        drop(stdin);
+    }
+    let ended = Instant::now();
+    let status = loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            break status;
+        }
+        assert!(
+            ended.elapsed() < Duration::from_secs(10),
+            "no exit; stderr:\n{}",
+            stderr()
+        );
+        std::thread::sleep(Duration::from_millis(10));
+    };
+    assert!(status.success(), "{status:?}; stderr:\n{}", stderr());
+    assert_eq!(crate::support::audit_rows(&state).len(), 1);
+}
+
+#[test]
+fn a_client_that_closes_stdout_gets_its_calls_cancelled_and_the_server_exits_at_eof() {
+    client_vanishes(false);
+}
+
+#[test]
+fn a_client_that_closes_stdout_after_stdin_gets_its_calls_cancelled() {
+    client_vanishes(true);
+}
