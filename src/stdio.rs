@@ -527,9 +527,42 @@ fn is_integer(number: &str) -> bool {
         && (digits == "0" || !digits.starts_with('0'))
 }
 
-/// The members of a JSON object, each as written.
+/// The members of a JSON object, each as written; `None` unless `json` is an object
+/// with no key twice. serde_json reads raw values without a limit on nesting and
+/// without converting numbers, so this reads objects that `parse` refuses.
 fn members(json: &[u8]) -> Option<BTreeMap<String, &RawValue>> {
-    serde_json::from_slice(json).ok()
+    struct Members;
+    impl<'de> serde::de::Visitor<'de> for Members {
+        type Value = Option<BTreeMap<String, &'de RawValue>>;
+
+        fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+            f.write_str("a JSON object")
+        }
+
+        fn visit_map<A: serde::de::MapAccess<'de>>(
+            self,
+            mut map: A,
+        ) -> Result<Self::Value, A::Error> {
+            let mut members = BTreeMap::new();
+            let mut repeated = false;
+            while let Some((key, value)) = map.next_entry::<String, &RawValue>()? {
+                repeated |= members.insert(key, value).is_some();
+            }
+            Ok((!repeated).then_some(members))
+        }
+    }
+    let mut deserializer = serde_json::Deserializer::from_slice(json);
+    let members = serde::Deserializer::deserialize_map(&mut deserializer, Members).ok()?;
+    deserializer.end().ok()?;
+    members
+}
+
+/// The id of a line that `parse` refuses although it is well-formed JSON (nested too
+/// deep, or a number out of range), when its id can be read.
+fn readable_id(line: &[u8]) -> Option<Id> {
+    let id = *members(line)?.get("id")?;
+    let value = serde_json::from_str::<Value>(id.get()).ok()?;
+    Id::read(&value, line, "id")
 }
 
 /// The value of `key` in the JSON object `json`, as written.
@@ -572,7 +605,14 @@ fn inspect<'a>(line: &'a [u8], pending: &Pending, out: &Outbox) -> Option<Cow<'a
     }
     let line = replace_lone_surrogates(line);
     let checked = match parse(&line) {
-        Err(e) => refuse(None, ErrorCode::PARSE_ERROR, format!("parse error: {e}")),
+        Err(e) => match readable_id(&line) {
+            Some(id) => refuse(
+                Some(&id),
+                ErrorCode::INVALID_REQUEST,
+                format!("invalid request: {e}"),
+            ),
+            None => refuse(None, ErrorCode::PARSE_ERROR, format!("parse error: {e}")),
+        },
         Ok((Value::Array(_), _)) => refuse(
             None,
             ErrorCode::INVALID_REQUEST,
@@ -1195,6 +1235,11 @@ mod tests {
             String::from_utf8(forward).unwrap(),
             r#"{"id":"forge-bash:integer-id:99999999999999999999","method":"ping","x":[1.50]}"#
         );
+        assert!(members(br#"{"a":1,"b":2,"a":1}"#).is_none());
+        assert!(members(br#"[1]"#).is_none());
+        assert!(members(br#"{"a":1} x"#).is_none());
+        let deep = format!(r#"{{"id":"d","x":{}{}}}"#, "[".repeat(500), "]".repeat(500));
+        assert_eq!(readable_id(deep.as_bytes()).unwrap().echo(), r#""d""#);
         let float = br#"{"id":1e20}"#;
         let message: Value = serde_json::from_slice(float).unwrap();
         assert!(Id::read(&message["id"], float, "id").is_none());

@@ -423,6 +423,23 @@ async fn a_readable_id_is_echoed_whatever_else_is_wrong() {
             -32602,
             "invalid params: duplicate key \"progressToken\" in params",
         ),
+        // Well-formed JSON that serde_json will not read into a value.
+        (
+            format!(
+                r#"{{"jsonrpc":"2.0","id":21,"method":"tools/call","params":{{{touch},"deep":{}{}}}}}"#,
+                "[".repeat(200),
+                "]".repeat(200)
+            ),
+            json!(21),
+            -32600,
+            "recursion limit exceeded",
+        ),
+        (
+            format!(r#"{{"jsonrpc":"2.0","id":"n","method":"tools/call","params":{{{touch},"n":1e400}}}}"#),
+            json!("n"),
+            -32600,
+            "number out of range",
+        ),
         // Two different ids: the id cannot be read.
         (
             format!(r#"{{"jsonrpc":"2.0","id":19,"id":20,"method":"tools/call","params":{{{touch}}}}}"#),
