@@ -983,47 +983,25 @@ fn meta_problem(params: Option<&Value>) -> Option<String> {
     Some(format!("invalid params: {problem}"))
 }
 
-/// What rmcp would refuse in a request that passed the checks above, if anything.
-/// rmcp answers a message it cannot read with `"id": null`, and reads a known method
-/// with params it cannot read as an unknown method; both are caught here, so that the
-/// answer carries the request's id.
+/// What rmcp would refuse in a request that passed the checks above, if anything:
+/// rmcp answers a request it cannot read with `"id": null` (or reads a known method
+/// whose params it cannot read as an unknown method), so it is refused here, with its
+/// id. The request is read as rmcp reads it, as the method's own request type.
 fn rmcp_problem(message: &Value, method: &str) -> Option<String> {
     use rmcp::model::{
-        CallToolRequest, ClientJsonRpcMessage, ClientRequest, InitializeRequest, JsonRpcMessage,
-        ListToolsRequest, PingRequest,
+        CallToolRequest, InitializeRequest, JsonRpcRequest, ListToolsRequest, PingRequest,
     };
-    use serde::Deserialize;
-    let read = ClientJsonRpcMessage::deserialize(message);
-    if let Ok(JsonRpcMessage::Request(request)) = &read
-        && matches!(
-            (method, &request.request),
-            ("initialize", ClientRequest::InitializeRequest(_))
-                | ("ping", ClientRequest::PingRequest(_))
-                | ("tools/list", ClientRequest::ListToolsRequest(_))
-                | ("tools/call", ClientRequest::CallToolRequest(_))
-        )
-    {
-        return None;
+    fn problem<R: serde::de::DeserializeOwned>(message: &Value) -> Option<serde_json::Error> {
+        <JsonRpcRequest<R> as serde::Deserialize>::deserialize(message).err()
     }
-    // The request on its own says best what is wrong with it.
-    let mut request = Map::new();
-    request.insert("method".to_owned(), Value::from(method));
-    if let Some(params) = message.get("params") {
-        request.insert("params".to_owned(), params.clone());
-    }
-    let request = Value::Object(request);
     let error = match method {
-        "initialize" => InitializeRequest::deserialize(&request).err(),
-        "ping" => PingRequest::deserialize(&request).err(),
-        "tools/list" => ListToolsRequest::deserialize(&request).err(),
-        "tools/call" => CallToolRequest::deserialize(&request).err(),
+        "initialize" => problem::<InitializeRequest>(message),
+        "ping" => problem::<PingRequest>(message),
+        "tools/list" => problem::<ListToolsRequest>(message),
+        "tools/call" => problem::<CallToolRequest>(message),
         _ => None,
-    };
-    let detail = match (error, read) {
-        (Some(e), _) | (None, Err(e)) => e.to_string(),
-        (None, Ok(_)) => "rmcp does not read it as this method".to_owned(),
-    };
-    Some(format!("invalid params: {method}: {detail}"))
+    }?;
+    Some(format!("invalid params: {method}: {error}"))
 }
 
 /// What is wrong with the params of an `initialize`, if anything.
