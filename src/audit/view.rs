@@ -7,12 +7,20 @@
 //! keeps only the ten slowest rows. Only regular files named exactly
 //! `audit-YYYY-MM-DD.tsv`, with a real date, are read; anything else named `audit-…`
 //! is reported on stderr and skipped.
+//!
+//! With `--users`, the state dir is a parent and each subdirectory one user's state
+//! dir: every user's rows are merged by timestamp, a row at a time from each user, and
+//! shown with the user's name.
 
 mod entry;
 mod logs;
 mod show;
+mod summary;
+mod users;
 
-use std::io::{self, BufRead, BufReader, Write};
+use std::cmp::{Ordering, Reverse};
+use std::collections::BinaryHeap;
+use std::io::{self, Write};
 use std::path::PathBuf;
 
 use chrono::NaiveDate;
@@ -21,13 +29,14 @@ use regex_lite::Regex;
 use crate::exit::{BLOCKED, CANCELLED, TIMEOUT};
 use entry::failed;
 pub use entry::{Entry, shown};
-use logs::{Log, open_log};
-use show::{Disk, Json, Summary, Table, View};
+use logs::Source;
+use show::{Json, Table, View};
+use summary::{Disk, Summary};
 
 /// The rows to show and how to show them.
 #[derive(Debug, Clone, clap::Args)]
 pub struct Query {
-    /// Directory of the audit logs.
+    /// Directory of the audit logs (with `--users`, of the users' state dirs).
     #[arg(long, env = "FORGE_BASH_STATE_DIR", default_value = "/tmp/forge-bash")]
     pub state_dir: PathBuf,
 
@@ -68,7 +77,14 @@ pub struct Query {
     #[arg(long, value_name = "REGEX", value_parser = parse_regex)]
     pub grep: Option<Regex>,
 
-    /// JSON Lines: one object per row with `at`, `command`, `exit` and `ms`.
+    /// The state dir is a parent of state dirs, one per user, each named by its user
+    /// (a symbolic link is not followed): rows of all users in time order, with the
+    /// user's name in the table, in JSON Lines and per user in the summary.
+    #[arg(long)]
+    pub users: bool,
+
+    /// JSON Lines: one object per row with `at`, `command`, `exit` and `ms`, and with
+    /// `--users` `user`.
     #[arg(long, conflicts_with = "summary")]
     pub json: bool,
 
@@ -108,57 +124,83 @@ impl Query {
     }
 }
 
-/// Runs the query, writing to `out` and reporting malformed rows to `err`.
+/// Runs the query, writing to `out` and reporting malformed rows and skipped files to
+/// `err`.
 pub fn run(query: &Query, out: &mut impl Write, err: &mut impl Write) -> Result<(), Error> {
-    let mut view: Box<dyn View + '_> = if query.summary {
-        Box::new(Summary::new(out, Disk::of(&query.state_dir)))
-    } else if query.json {
-        Box::new(Json { out })
-    } else {
-        Box::new(Table { out, header: false })
-    };
-    for path in query.files(err)? {
-        let file = match open_log(&path) {
-            Ok(Log::File(file)) => file,
-            Ok(Log::Missing) => continue,
-            Ok(Log::NotAFile) => {
-                let _ = writeln!(err, "{}: skipped: not a regular file", path.display());
-                continue;
-            }
-            Err(source) => return Err(Error::Read { path, source }),
-        };
-        let mut reader = BufReader::with_capacity(256 * 1024, file);
-        let mut line = Vec::new();
-        let mut number = 0u64;
-        loop {
-            line.clear();
-            let n = reader
-                .read_until(b'\n', &mut line)
-                .map_err(|source| Error::Read {
-                    path: path.clone(),
-                    source,
-                })?;
-            // End of file, or a row still being written: skipped.
-            if n == 0 || line.last() != Some(&b'\n') {
-                break;
-            }
-            number += 1;
-            line.pop();
-            let parsed = std::str::from_utf8(&line)
-                .map_err(|_| "not UTF-8".to_owned())
-                .and_then(Entry::parse);
-            match parsed {
-                Ok(row) if query.keeps(&row) => view.row(row).map_err(Error::Write)?,
-                Ok(_) => {}
-                Err(why) => {
-                    let _ = writeln!(
-                        err,
-                        "{}:{number}: malformed row skipped: {why}",
-                        path.display()
-                    );
-                }
-            }
-        }
+    let dir = &query.state_dir;
+    if !dir.is_dir() {
+        return Err(Error::NoStateDir(dir.clone()));
     }
+    let (sources, users) = if query.users {
+        let (sources, users) = users::sources(query, dir, err)?;
+        (sources, Some(users))
+    } else {
+        (vec![Source::new(query, dir, dir.clone(), None, err)?], None)
+    };
+    let mut view: Box<dyn View + '_> = if query.summary {
+        Box::new(Summary::new(out, Disk::of(dir, query.users), users))
+    } else if query.json {
+        Box::new(Json::new(out, users))
+    } else {
+        Box::new(Table::new(out, users))
+    };
+    merge(query, sources, view.as_mut(), err)?;
     view.end().map_err(Error::Write)
 }
+
+/// Shows the rows of every source in time order, as their timestamps sort (the same
+/// time: the source first in `sources` first), and those of one source in the order
+/// they are read. Each source's logs are in time order already: this holds only one
+/// row per source.
+fn merge(
+    query: &Query,
+    mut sources: Vec<Source>,
+    view: &mut dyn View,
+    err: &mut impl Write,
+) -> Result<(), Error> {
+    let mut next = BinaryHeap::with_capacity(sources.len());
+    for (source, rows) in sources.iter_mut().enumerate() {
+        if let Some(row) = rows.next(query, err)? {
+            next.push(Reverse(Next { row, source }));
+        }
+    }
+    while let Some(Reverse(Next { row, source })) = next.pop() {
+        view.row(source, row).map_err(Error::Write)?;
+        if let Some(row) = sources[source].next(query, err)? {
+            next.push(Reverse(Next { row, source }));
+        }
+    }
+    Ok(())
+}
+
+/// A source's next row, ordered by its timestamp, then by the source.
+struct Next {
+    row: Entry,
+    source: usize,
+}
+
+impl Next {
+    fn key(&self) -> (&str, usize) {
+        (&self.row.at, self.source)
+    }
+}
+
+impl Ord for Next {
+    fn cmp(&self, other: &Self) -> Ordering {
+        self.key().cmp(&other.key())
+    }
+}
+
+impl PartialOrd for Next {
+    fn partial_cmp(&self, other: &Self) -> Option<Ordering> {
+        Some(self.cmp(other))
+    }
+}
+
+impl PartialEq for Next {
+    fn eq(&self, other: &Self) -> bool {
+        self.key() == other.key()
+    }
+}
+
+impl Eq for Next {}
