@@ -42,8 +42,6 @@ pub(super) fn sources(
     for source in &mut sources {
         source.buffer(each);
     }
-    // Each user's directory and its log of the moment are open at once.
-    allow_open_files(2 * sources.len() as u64 + 64);
     Ok((sources, Users::new(names)))
 }
 
@@ -89,13 +87,22 @@ fn find(parent: &Path, err: &mut impl Write) -> Result<Vec<(String, File)>, Erro
         );
     }
     dirs.sort();
+    // Each user's directory, and then its log of the moment, are open at once.
+    allow_open_files(2 * dirs.len() as u64 + 64);
     let mut users = Vec::new();
     for name in dirs {
         let text = name.to_string_lossy().into_owned();
+        let named = parent.join(shown(&text));
         match open_dir(&parent.join(&name)) {
             Ok(handle) => users.push((text, handle)),
+            // Not this user's doing: no user is left out without failing.
+            Err(e) if matches!(e.raw_os_error(), Some(libc::EMFILE | libc::ENFILE)) => {
+                return Err(Error::Read {
+                    path: named,
+                    source: e,
+                });
+            }
             Err(e) => {
-                let named = parent.join(shown(&text));
                 let _ = writeln!(err, "{}: skipped: {e}", named.display());
             }
         }
