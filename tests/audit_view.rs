@@ -604,3 +604,447 @@ fn failed_means_the_same_in_the_filter_and_the_summary() {
         "{help}"
     );
 }
+
+// `--users`: a parent of per-user state dirs.
+
+/// `(user, command)` of each JSON row.
+fn users_and_commands(rows: &[Value]) -> Vec<(&str, &str)> {
+    rows.iter()
+        .map(|r| (r["user"].as_str().unwrap(), r["command"].as_str().unwrap()))
+        .collect()
+}
+
+/// Writes one row as a server does, in `state`'s log of the row's day.
+fn write_at(state: &Path, at: chrono::DateTime<chrono::Utc>, command: &str, code: i32, ms: u128) {
+    std::fs::create_dir_all(state).unwrap();
+    let row = forge_bash::audit::Row {
+        at,
+        command,
+        code,
+        ms,
+    };
+    forge_bash::audit::append(&forge_bash::state::StateDir::open(state), &row).unwrap();
+}
+
+/// Two real servers, alice's and bob's, with their state dirs side by side and their
+/// calls taking turns; carol's state dir has no log.
+fn two_users() -> (tempfile::TempDir, Server, Server) {
+    let parent = tempfile::tempdir().unwrap();
+    let mut alice = Options::default()
+        .timeout(1)
+        .state(&parent.path().join("alice"))
+        .start();
+    let mut bob = Options::default().state(&parent.path().join("bob")).start();
+    std::fs::create_dir(parent.path().join("carol")).unwrap();
+    for (turn, command) in [
+        "echo a1",
+        "rm -rf x",
+        "exit 3",
+        "sleep 0.3",
+        "sleep 5",
+        "echo b3",
+    ]
+    .into_iter()
+    .enumerate()
+    {
+        let server = if turn % 2 == 0 { &mut alice } else { &mut bob };
+        server.run(command);
+        // The next row gets a later millisecond.
+        std::thread::sleep(std::time::Duration::from_millis(5));
+    }
+    (parent, alice, bob)
+}
+
+#[test]
+fn users_rows_merge_in_time_order_and_every_filter_works_across_users() {
+    let (parent, _alice, _bob) = two_users();
+    let parent = parent.path();
+    let users = |args: &[&str]| json_rows(parent, &[&["--users"], args].concat());
+    let all = users(&[]);
+    assert_eq!(
+        users_and_commands(&all),
+        [
+            ("alice", "echo a1"),
+            ("bob", "rm -rf x"),
+            ("alice", "exit 3"),
+            ("bob", "sleep 0.3"),
+            ("alice", "sleep 5"),
+            ("bob", "echo b3"),
+        ]
+    );
+    for row in &all {
+        let keys: Vec<&String> = row.as_object().unwrap().keys().collect();
+        assert_eq!(keys, ["at", "command", "exit", "ms", "user"]);
+    }
+    let pick = |args: &[&str]| -> Vec<(String, String)> {
+        let rows = users(args);
+        let pairs = users_and_commands(&rows);
+        pairs
+            .iter()
+            .map(|&(u, c)| (u.to_owned(), c.to_owned()))
+            .collect()
+    };
+    let pairs = |expected: &[(&str, &str)]| -> Vec<(String, String)> {
+        expected
+            .iter()
+            .map(|&(u, c)| (u.to_owned(), c.to_owned()))
+            .collect()
+    };
+    assert_eq!(pick(&["--blocked"]), pairs(&[("bob", "rm -rf x")]));
+    assert_eq!(
+        pick(&["--failed"]),
+        pairs(&[("alice", "exit 3"), ("alice", "sleep 5")])
+    );
+    assert_eq!(pick(&["--timed-out"]), pairs(&[("alice", "sleep 5")]));
+    assert!(pick(&["--cancelled"]).is_empty());
+    assert_eq!(
+        pick(&["--slow", "250"]),
+        pairs(&[("bob", "sleep 0.3"), ("alice", "sleep 5")])
+    );
+    assert_eq!(
+        pick(&["--grep", "^echo"]),
+        pairs(&[("alice", "echo a1"), ("bob", "echo b3")])
+    );
+    assert_eq!(pick(&["--slow", "250", "--grep", "^sleep 0"]).len(), 1);
+    let today = chrono::Utc::now().format("%Y-%m-%d").to_string();
+    for when in [&["--date", &today][..], &["--since", &today], &["--all"]] {
+        assert_eq!(users(when).len(), 6, "{when:?}");
+    }
+    assert!(users(&["--date", "2001-01-01"]).is_empty());
+    // Without --users, the parent is a state dir without logs: as before, nothing.
+    assert_eq!(stdout(&audit(parent, &[])), "");
+    assert!(!stdout(&audit(parent, &["--summary"])).contains("users:"));
+}
+
+#[test]
+fn users_table_has_an_aligned_user_column() {
+    let (parent, _alice, _bob) = two_users();
+    let out = audit(parent.path(), &["--users"]);
+    let table = stdout(&out);
+    // carol has no log: skipped without a word.
+    assert_eq!(String::from_utf8(out.stderr).unwrap(), "");
+    let lines: Vec<&str> = table.lines().collect();
+    assert_eq!(lines.len(), 7, "{table}");
+    assert_eq!(
+        lines[0],
+        format!("{:<24}  user   exit        ms  command", "time")
+    );
+    let users: Vec<&str> = lines[1..].iter().map(|l| l[26..31].trim_end()).collect();
+    assert_eq!(users, ["alice", "bob", "alice", "bob", "alice", "bob"]);
+    assert!(
+        lines[2].ends_with("  bob      -1         0  rm -rf x"),
+        "{}",
+        lines[2]
+    );
+    assert!(lines[5].contains("  alice   124  ") && lines[5].ends_with("  sleep 5"));
+    let command = lines[0].find("command").unwrap();
+    for line in &lines[1..] {
+        assert_eq!(&line[command - 2..command], "  ", "{line}");
+        assert_ne!(&line[command..command + 1], " ", "{line}");
+    }
+}
+
+/// A label's figure in a summary.
+fn figure(summary: &str, label: &str) -> u64 {
+    let line = summary
+        .lines()
+        .find(|l| l.starts_with(label) && l[label.len()..].starts_with("  "))
+        .unwrap_or_else(|| panic!("{label:?} in\n{summary}"));
+    line[label.len()..].trim().parse().unwrap()
+}
+
+/// The lines of a summary's section, after its heading and up to the next one.
+fn section<'a>(summary: &'a str, heading: &str) -> Vec<&'a str> {
+    let lines = summary.lines().skip_while(|l| *l != heading).skip(1);
+    lines.take_while(|l| l.starts_with("  ")).collect()
+}
+
+#[test]
+fn users_summary_gives_the_overall_totals_then_each_user() {
+    let (parent, _alice, _bob) = two_users();
+    let parent = parent.path();
+    // An overflow file in alice's state dir; one at the parent is not a state dir's.
+    std::fs::write(parent.join("alice/cmd-1.txt"), "12345").unwrap();
+    std::fs::write(parent.join("cmd-2.txt"), "1").unwrap();
+    let summary = stdout(&audit(parent, &["--users", "--summary"]));
+    assert_safe(&summary);
+    let expected = [("calls", 6), ("ok", 3), ("failed", 2), ("blocked", 1)];
+    for (label, value) in expected
+        .into_iter()
+        .chain([("timed out", 1), ("cancelled", 0)])
+    {
+        assert_eq!(figure(&summary, label), value, "{label} in\n{summary}");
+    }
+    assert_eq!(
+        (
+            figure(&summary, "overflow files"),
+            figure(&summary, "overflow bytes")
+        ),
+        (1, 5)
+    );
+    // Everything under the parent: each user's state dir, as each alone says, and more.
+    let alone = |user: &str| {
+        figure(
+            &stdout(&audit(&parent.join(user), &["--summary"])),
+            "state dir bytes",
+        )
+    };
+    assert_eq!(
+        figure(&summary, "state dir bytes"),
+        alone("alice") + alone("bob") + 1
+    );
+    let slowest = section(&summary, "slowest:");
+    assert_eq!(slowest.len(), 6, "{summary}");
+    assert!(slowest[0].ends_with("  alice  sleep 5"), "{}", slowest[0]);
+    assert!(slowest[1].ends_with("  bob    sleep 0.3"), "{}", slowest[1]);
+    // Then a line per user with calls: carol has none.
+    let per_user = section(&summary, "users:");
+    let words = |line: &str| {
+        line.split_whitespace()
+            .map(str::to_owned)
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(per_user.len(), 3, "{summary}");
+    assert_eq!(
+        words(per_user[0]),
+        [
+            "user", "calls", "ok", "failed", "blocked", "p50", "p95", "max"
+        ]
+    );
+    assert_eq!(words(per_user[1])[..5], ["alice", "3", "1", "2", "0"]);
+    assert_eq!(words(per_user[2])[..5], ["bob", "3", "2", "0", "1"]);
+    // Aligned: every column ends where its heading does.
+    for line in &per_user[1..] {
+        assert_eq!(line.len(), per_user[0].len(), "{summary}");
+    }
+    let max = |line: &str| words(line)[7].parse::<u64>().unwrap();
+    assert!(max(per_user[1]) >= 1000 && (300..1000).contains(&max(per_user[2])));
+    // Filtered: only the users with a row that passes, and the totals of those rows.
+    let failed = stdout(&audit(parent, &["--users", "--summary", "--failed"]));
+    assert_eq!(figure(&failed, "calls"), 2);
+    let per_user = section(&failed, "users:");
+    assert_eq!(per_user.len(), 2, "{failed}");
+    assert_eq!(words(per_user[1])[..5], ["alice", "2", "0", "2", "0"]);
+    // No rows: zero totals and no per-user lines.
+    let none = stdout(&audit(
+        parent,
+        &["--users", "--summary", "--date", "2001-01-01"],
+    ));
+    assert!(none.starts_with("calls                0\n") && !none.contains("users:"));
+}
+
+#[test]
+fn users_merge_across_days_ties_and_a_user_named_tmp() {
+    use chrono::TimeZone;
+    let dir = tempfile::tempdir().unwrap();
+    let parent = dir.path();
+    let start = chrono::Utc
+        .with_ymd_and_hms(2026, 4, 25, 23, 59, 0)
+        .unwrap();
+    // A user named `tmp` is a user like any other; each state dir's own `tmp` is not.
+    let users = ["dave", "ann", "tmp", "bo"];
+    let mut expected = Vec::new();
+    let mut seed = 7u64;
+    for (u, user) in users.iter().enumerate() {
+        let mut at = start;
+        for n in 0..150 {
+            // Steps of 0 to 1.9 s, so that rows cross midnight and some share a time.
+            seed = seed
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            at += chrono::Duration::milliseconds(((seed >> 33) % 20 * 100) as i64);
+            let command = format!("{user} {n}");
+            write_at(&parent.join(user), at, &command, (n % 3) as i32, n);
+            expected.push((at, *user, command));
+        }
+        std::fs::create_dir_all(parent.join(user).join("tmp")).unwrap();
+        let stray = format!(
+            "{}\tstray {u}\t0\t1\n",
+            start.format("%Y-%m-%dT%H:%M:%S%.3fZ")
+        );
+        std::fs::write(parent.join(user).join("tmp/audit-2026-04-25.tsv"), &stray).unwrap();
+    }
+    // Same time: the user whose name sorts first first.
+    expected.sort_by(|a, b| (a.0, a.1).cmp(&(b.0, b.1)));
+    assert!(expected.windows(2).any(|w| w[0].0 == w[1].0), "some ties");
+    let days: std::collections::BTreeSet<_> = expected.iter().map(|r| r.0.date_naive()).collect();
+    assert!(days.len() >= 2);
+    // The parent's own log is not a user's: named on stderr, not read.
+    std::fs::copy(
+        parent.join("ann/audit-2026-04-25.tsv"),
+        parent.join("audit-2026-04-25.tsv"),
+    )
+    .unwrap();
+    let out = audit(parent, &["--users", "--all", "--json"]);
+    let rows: Vec<Value> = stdout(&out)
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    let seen: Vec<(&str, &str)> = users_and_commands(&rows);
+    let wanted: Vec<(&str, &str)> = expected.iter().map(|(_, u, c)| (*u, c.as_str())).collect();
+    assert_eq!(seen, wanted);
+    assert_eq!(
+        String::from_utf8(out.stderr).unwrap(),
+        format!(
+            "{}: its own audit-* files are not read: with --users, each subdirectory is one \
+             user's state dir\n",
+            parent.display()
+        )
+    );
+    // The second day only, from every user.
+    let second = days.iter().nth(1).unwrap().format("%Y-%m-%d").to_string();
+    for args in [["--since", &second], ["--date", &second]] {
+        let rows = json_rows(parent, &[&["--users"], &args[..]].concat());
+        let later = expected
+            .iter()
+            .filter(|r| r.0.date_naive() > start.date_naive());
+        assert_eq!(rows.len(), later.count(), "{args:?}");
+    }
+}
+
+#[test]
+fn users_beyond_the_open_files_limit_are_all_read() {
+    use chrono::TimeZone;
+    let dir = tempfile::tempdir().unwrap();
+    let parent = dir.path();
+    let start = chrono::Utc.with_ymd_and_hms(2026, 4, 26, 0, 0, 0).unwrap();
+    // Each user's log stays open while the rows merge: 300 of them at once.
+    for u in 0..300 {
+        let user = parent.join(format!("u{u:03}"));
+        write_at(
+            &user,
+            start + chrono::Duration::seconds(300 - u),
+            "early",
+            0,
+            1,
+        );
+        write_at(
+            &user,
+            start + chrono::Duration::seconds(600 + u),
+            "late",
+            0,
+            1,
+        );
+    }
+    let out = Command::new("sh")
+        .arg("-c")
+        .arg("ulimit -Sn 64 && exec \"$0\" audit --users --all --json --state-dir \"$1\"")
+        .arg(BIN)
+        .arg(parent)
+        .output()
+        .unwrap();
+    let rows: Vec<Value> = stdout(&out)
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    let seen = users_and_commands(&rows);
+    assert_eq!(seen.len(), 600);
+    assert_eq!((seen[0], seen[299]), (("u299", "early"), ("u000", "early")));
+    assert_eq!((seen[300], seen[599]), (("u000", "late"), ("u299", "late")));
+    // Past the hard limit too: an error, not a view with users missing.
+    let out = Command::new("sh")
+        .arg("-c")
+        .arg("ulimit -n 64 && exec \"$0\" audit --users --all --json --state-dir \"$1\"")
+        .arg(BIN)
+        .arg(parent)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    let stderr = String::from_utf8(out.stderr).unwrap();
+    assert!(stderr.contains("Too many open files"), "{stderr}");
+}
+
+#[test]
+fn users_names_are_escaped_and_links_are_not_followed() {
+    use chrono::TimeZone;
+    let dir = tempfile::tempdir().unwrap();
+    let parent = dir.path().join("users");
+    let at = chrono::Utc.with_ymd_and_hms(2026, 4, 26, 12, 0, 0).unwrap();
+    let second = chrono::Duration::seconds(1);
+    // A name with ESC, a newline, right-to-left override and isolate, and a backslash.
+    let hostile = "eve\u{1b}[2J\n\u{202e}\u{2066}x\\";
+    let hostile_shown = "eve\\x1b[2J\\n\\u202e\\u2066x\\\\";
+    write_at(&parent.join(hostile), at, "id", 0, 3);
+    write_at(&parent.join("ann"), at + second, "ls", 0, 2);
+    // Planted: a link to another state dir, and in ann's a link to another log.
+    let elsewhere = dir.path().join("elsewhere");
+    write_at(&elsewhere, at, "not a user's", 0, 1);
+    std::os::unix::fs::symlink(&elsewhere, parent.join("mallory")).unwrap();
+    let day = "audit-2026-04-25.tsv";
+    write_at(
+        &elsewhere,
+        at - chrono::Duration::days(1),
+        "not ann's",
+        0,
+        1,
+    );
+    std::os::unix::fs::symlink(elsewhere.join(day), parent.join("ann").join(day)).unwrap();
+    // A hard link is read, and named.
+    let linked = parent.join("bob/audit-2026-04-26.tsv");
+    std::fs::create_dir(parent.join("bob")).unwrap();
+    std::fs::hard_link(elsewhere.join("audit-2026-04-26.tsv"), &linked).unwrap();
+
+    let out = audit(&parent, &["--users", "--all"]);
+    let table = stdout(&out);
+    assert_safe(&table);
+    let lines: Vec<&str> = table.lines().collect();
+    assert_eq!(lines.len(), 4, "{table}");
+    let user = |line: &str| line[26..26 + hostile_shown.len()].trim_end().to_owned();
+    assert_eq!(user(lines[2]), hostile_shown);
+    assert_eq!(
+        forge_bash::audit::unescape(&user(lines[2])).unwrap(),
+        hostile
+    );
+    assert_eq!([user(lines[1]), user(lines[3])], ["bob", "ann"]);
+    assert!(lines[1].ends_with("not a user's") && lines[3].ends_with("ls"));
+    let stderr = String::from_utf8(out.stderr).unwrap();
+    assert_safe(&stderr);
+    let p = parent.display();
+    assert_eq!(
+        stderr,
+        format!(
+            "{p}/mallory: skipped: a symbolic link, not followed\n\
+             {p}/ann/{day}: skipped: a symbolic link, not followed\n\
+             {p}/bob/audit-2026-04-26.tsv: read, but it has 2 hard links: its rows may be \
+             in another user's log too\n"
+        )
+    );
+    // JSON gives the name back exactly; the summary shows it escaped.
+    let rows = json_rows(&parent, &["--users", "--all"]);
+    let users: Vec<&str> = rows.iter().map(|r| r["user"].as_str().unwrap()).collect();
+    assert_eq!(users, ["bob", hostile, "ann"]);
+    let summary = stdout(&audit(&parent, &["--users", "--all", "--summary"]));
+    assert_safe(&summary);
+    let per_user = section(&summary, "users:");
+    assert!(
+        per_user[3].starts_with(&format!("  {hostile_shown}  ")),
+        "{summary}"
+    );
+    // A malformed row in the hostile user's log is named with the name escaped.
+    let log = parent.join(hostile).join("audit-2026-04-26.tsv");
+    std::fs::OpenOptions::new()
+        .append(true)
+        .open(&log)
+        .unwrap()
+        .write_all(b"junk\n")
+        .unwrap();
+    let out = audit(&parent, &["--users", "--date", "2026-04-26", "--json"]);
+    let stderr = String::from_utf8(out.stderr).unwrap();
+    assert_safe(&stderr);
+    let named = format!("{p}/{hostile_shown}/audit-2026-04-26.tsv:2: malformed row skipped");
+    assert!(stderr.contains(&named), "{named:?} in\n{stderr}");
+}
+
+#[test]
+fn users_bad_flags_and_a_missing_parent() {
+    let dir = tempfile::tempdir().unwrap();
+    let missing = audit(&dir.path().join("nope"), &["--users"]);
+    assert_eq!(missing.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&missing.stderr).contains("does not exist"));
+    let both = audit(dir.path(), &["--users", "--json", "--summary"]);
+    assert_eq!(both.status.code(), Some(2));
+    // An empty parent: nothing, or zero totals.
+    assert_eq!(stdout(&audit(dir.path(), &["--users", "--all"])), "");
+    let zero = stdout(&audit(dir.path(), &["--users", "--summary"]));
+    assert!(zero.starts_with("calls                0\n") && !zero.contains("users:"));
+}
