@@ -819,7 +819,18 @@ fn users_summary_gives_the_overall_totals_then_each_user() {
     }
     let max = |line: &str| words(line)[7].parse::<u64>().unwrap();
     assert!(max(per_user[1]) >= 1000 && (300..1000).contains(&max(per_user[2])));
-    // Filtered: only the users with a row that passes, and the totals of those rows.
+}
+
+#[test]
+fn users_summary_counts_only_the_rows_that_pass() {
+    let (parent, _alice, _bob) = two_users();
+    let parent = parent.path();
+    let words = |line: &str| {
+        line.split_whitespace()
+            .map(str::to_owned)
+            .collect::<Vec<_>>()
+    };
+    // Only the users with a row that passes, and the totals of those rows.
     let failed = stdout(&audit(parent, &["--users", "--summary", "--failed"]));
     assert_eq!(figure(&failed, "calls"), 2);
     let per_user = section(&failed, "users:");
@@ -833,29 +844,26 @@ fn users_summary_gives_the_overall_totals_then_each_user() {
     assert!(none.starts_with("calls                0\n") && !none.contains("users:"));
 }
 
-#[test]
-fn users_merge_across_days_ties_and_a_user_named_tmp() {
+/// Writes 150 rows for each of four users, one named `tmp`, in steps of 0 to 1.9 s from
+/// 2026-04-25T23:59:00Z, so that rows cross midnight and some share a time; and in
+/// each state dir's own `tmp` a stray log. Each row as `(at, user, command)`.
+fn many_rows(parent: &Path) -> Vec<(chrono::DateTime<chrono::Utc>, &'static str, String)> {
     use chrono::TimeZone;
-    let dir = tempfile::tempdir().unwrap();
-    let parent = dir.path();
     let start = chrono::Utc
         .with_ymd_and_hms(2026, 4, 25, 23, 59, 0)
         .unwrap();
-    // A user named `tmp` is a user like any other; each state dir's own `tmp` is not.
-    let users = ["dave", "ann", "tmp", "bo"];
-    let mut expected = Vec::new();
+    let mut rows = Vec::new();
     let mut seed = 7u64;
-    for (u, user) in users.iter().enumerate() {
+    for (u, user) in ["dave", "ann", "tmp", "bo"].into_iter().enumerate() {
         let mut at = start;
         for n in 0..150 {
-            // Steps of 0 to 1.9 s, so that rows cross midnight and some share a time.
             seed = seed
                 .wrapping_mul(6364136223846793005)
                 .wrapping_add(1442695040888963407);
             at += chrono::Duration::milliseconds(((seed >> 33) % 20 * 100) as i64);
             let command = format!("{user} {n}");
             write_at(&parent.join(user), at, &command, (n % 3) as i32, n);
-            expected.push((at, *user, command));
+            rows.push((at, user, command));
         }
         std::fs::create_dir_all(parent.join(user).join("tmp")).unwrap();
         let stray = format!(
@@ -864,11 +872,21 @@ fn users_merge_across_days_ties_and_a_user_named_tmp() {
         );
         std::fs::write(parent.join(user).join("tmp/audit-2026-04-25.tsv"), &stray).unwrap();
     }
+    rows
+}
+
+#[test]
+fn users_merge_across_days_ties_and_a_user_named_tmp() {
+    let dir = tempfile::tempdir().unwrap();
+    let parent = dir.path();
+    // A user named `tmp` is a user like any other; each state dir's own `tmp` is not.
+    let mut expected = many_rows(parent);
     // Same time: the user whose name sorts first first.
     expected.sort_by(|a, b| (a.0, a.1).cmp(&(b.0, b.1)));
     assert!(expected.windows(2).any(|w| w[0].0 == w[1].0), "some ties");
-    let days: std::collections::BTreeSet<_> = expected.iter().map(|r| r.0.date_naive()).collect();
-    assert!(days.len() >= 2);
+    let mut days: Vec<_> = expected.iter().map(|r| r.0.date_naive()).collect();
+    days.dedup();
+    assert_eq!(days.len(), 2);
     // The parent's own log is not a user's: named on stderr, not read.
     std::fs::copy(
         parent.join("ann/audit-2026-04-25.tsv"),
@@ -892,12 +910,10 @@ fn users_merge_across_days_ties_and_a_user_named_tmp() {
         )
     );
     // The second day only, from every user.
-    let second = days.iter().nth(1).unwrap().format("%Y-%m-%d").to_string();
+    let second = days[1].format("%Y-%m-%d").to_string();
     for args in [["--since", &second], ["--date", &second]] {
         let rows = json_rows(parent, &[&["--users"], &args[..]].concat());
-        let later = expected
-            .iter()
-            .filter(|r| r.0.date_naive() > start.date_naive());
+        let later = expected.iter().filter(|r| r.0.date_naive() > days[0]);
         assert_eq!(rows.len(), later.count(), "{args:?}");
     }
 }
@@ -954,23 +970,29 @@ fn users_beyond_the_open_files_limit_are_all_read() {
     assert!(stderr.contains("Too many open files"), "{stderr}");
 }
 
-#[test]
-fn users_names_are_escaped_and_links_are_not_followed() {
+/// A user name with ESC, a newline, right-to-left override and isolate, a backslash.
+const EVE: &str = "eve\u{1b}[2J\n\u{202e}\u{2066}x\\";
+
+/// The same as the table shows it.
+const EVE_SHOWN: &str = "eve\\x1b[2J\\n\\u202e\\u2066x\\\\";
+
+/// In `dir`, `users` with [`EVE`], ann and bob, and `elsewhere`, a state dir that is no
+/// user's. Planted: `users/mallory`, a link to `elsewhere`; in ann's state dir, a link
+/// to a log of `elsewhere`; as bob's log, a hard link to another of its logs.
+fn planted(dir: &Path) -> std::path::PathBuf {
     use chrono::TimeZone;
-    let dir = tempfile::tempdir().unwrap();
-    let parent = dir.path().join("users");
+    let parent = dir.join("users");
     let at = chrono::Utc.with_ymd_and_hms(2026, 4, 26, 12, 0, 0).unwrap();
-    let second = chrono::Duration::seconds(1);
-    // A name with ESC, a newline, right-to-left override and isolate, and a backslash.
-    let hostile = "eve\u{1b}[2J\n\u{202e}\u{2066}x\\";
-    let hostile_shown = "eve\\x1b[2J\\n\\u202e\\u2066x\\\\";
-    write_at(&parent.join(hostile), at, "id", 0, 3);
-    write_at(&parent.join("ann"), at + second, "ls", 0, 2);
-    // Planted: a link to another state dir, and in ann's a link to another log.
-    let elsewhere = dir.path().join("elsewhere");
+    write_at(&parent.join(EVE), at, "id", 0, 3);
+    write_at(
+        &parent.join("ann"),
+        at + chrono::Duration::seconds(1),
+        "ls",
+        0,
+        2,
+    );
+    let elsewhere = dir.join("elsewhere");
     write_at(&elsewhere, at, "not a user's", 0, 1);
-    std::os::unix::fs::symlink(&elsewhere, parent.join("mallory")).unwrap();
-    let day = "audit-2026-04-25.tsv";
     write_at(
         &elsewhere,
         at - chrono::Duration::days(1),
@@ -978,23 +1000,31 @@ fn users_names_are_escaped_and_links_are_not_followed() {
         0,
         1,
     );
+    std::os::unix::fs::symlink(&elsewhere, parent.join("mallory")).unwrap();
+    let day = "audit-2026-04-25.tsv";
     std::os::unix::fs::symlink(elsewhere.join(day), parent.join("ann").join(day)).unwrap();
-    // A hard link is read, and named.
-    let linked = parent.join("bob/audit-2026-04-26.tsv");
     std::fs::create_dir(parent.join("bob")).unwrap();
-    std::fs::hard_link(elsewhere.join("audit-2026-04-26.tsv"), &linked).unwrap();
+    std::fs::hard_link(
+        elsewhere.join("audit-2026-04-26.tsv"),
+        parent.join("bob/audit-2026-04-26.tsv"),
+    )
+    .unwrap();
+    parent
+}
 
+#[test]
+fn users_names_are_escaped_and_links_are_not_followed() {
+    let dir = tempfile::tempdir().unwrap();
+    let parent = planted(dir.path());
     let out = audit(&parent, &["--users", "--all"]);
     let table = stdout(&out);
     assert_safe(&table);
     let lines: Vec<&str> = table.lines().collect();
     assert_eq!(lines.len(), 4, "{table}");
-    let user = |line: &str| line[26..26 + hostile_shown.len()].trim_end().to_owned();
-    assert_eq!(user(lines[2]), hostile_shown);
-    assert_eq!(
-        forge_bash::audit::unescape(&user(lines[2])).unwrap(),
-        hostile
-    );
+    let user = |line: &str| line[26..26 + EVE_SHOWN.len()].trim_end().to_owned();
+    assert_eq!(user(lines[2]), EVE_SHOWN);
+    assert_eq!(forge_bash::audit::unescape(&user(lines[2])).unwrap(), EVE);
+    // Same time: bob (by name) first. The hard link is read; the links are not.
     assert_eq!([user(lines[1]), user(lines[3])], ["bob", "ann"]);
     assert!(lines[1].ends_with("not a user's") && lines[3].ends_with("ls"));
     let stderr = String::from_utf8(out.stderr).unwrap();
@@ -1004,34 +1034,42 @@ fn users_names_are_escaped_and_links_are_not_followed() {
         stderr,
         format!(
             "{p}/mallory: skipped: a symbolic link, not followed\n\
-             {p}/ann/{day}: skipped: a symbolic link, not followed\n\
+             {p}/ann/audit-2026-04-25.tsv: skipped: a symbolic link, not followed\n\
              {p}/bob/audit-2026-04-26.tsv: read, but it has 2 hard links: its rows may be \
              in another user's log too\n"
         )
     );
-    // JSON gives the name back exactly; the summary shows it escaped.
+    // JSON gives the name back exactly.
     let rows = json_rows(&parent, &["--users", "--all"]);
     let users: Vec<&str> = rows.iter().map(|r| r["user"].as_str().unwrap()).collect();
-    assert_eq!(users, ["bob", hostile, "ann"]);
+    assert_eq!(users, ["bob", EVE, "ann"]);
+}
+
+#[test]
+fn users_names_are_escaped_in_the_summary_and_on_stderr() {
+    let dir = tempfile::tempdir().unwrap();
+    let parent = planted(dir.path());
     let summary = stdout(&audit(&parent, &["--users", "--all", "--summary"]));
     assert_safe(&summary);
     let per_user = section(&summary, "users:");
     assert!(
-        per_user[3].starts_with(&format!("  {hostile_shown}  ")),
+        per_user[3].starts_with(&format!("  {EVE_SHOWN}  ")),
         "{summary}"
     );
-    // A malformed row in the hostile user's log is named with the name escaped.
-    let log = parent.join(hostile).join("audit-2026-04-26.tsv");
-    std::fs::OpenOptions::new()
-        .append(true)
-        .open(&log)
-        .unwrap()
-        .write_all(b"junk\n")
-        .unwrap();
+    let slowest = section(&summary, "slowest:");
+    assert!(
+        slowest[0].ends_with(&format!("  {EVE_SHOWN}  id")),
+        "{summary}"
+    );
+    // A malformed row in eve's log is named with the name escaped.
+    let log = parent.join(EVE).join("audit-2026-04-26.tsv");
+    let mut file = std::fs::OpenOptions::new().append(true).open(&log).unwrap();
+    file.write_all(b"junk\n").unwrap();
     let out = audit(&parent, &["--users", "--date", "2026-04-26", "--json"]);
     let stderr = String::from_utf8(out.stderr).unwrap();
     assert_safe(&stderr);
-    let named = format!("{p}/{hostile_shown}/audit-2026-04-26.tsv:2: malformed row skipped");
+    let p = parent.display();
+    let named = format!("{p}/{EVE_SHOWN}/audit-2026-04-26.tsv:2: malformed row skipped");
     assert!(stderr.contains(&named), "{named:?} in\n{stderr}");
 }
 

@@ -1,6 +1,7 @@
 //! `--users`: the state dir is a parent, and each of its subdirectories is one user's
 //! state dir, named by the user.
 
+use std::ffi::OsString;
 use std::fs::{File, OpenOptions};
 use std::io::Write;
 use std::os::fd::AsRawFd;
@@ -46,8 +47,8 @@ pub(super) fn sources(
 }
 
 /// The users' directories in `parent`, by name, each with its name (bytes that are not
-/// UTF-8 as U+FFFD) and opened. A symbolic link is reported and not followed, a
-/// directory that cannot be opened is reported and skipped, anything else is no user.
+/// UTF-8 as U+FFFD) and opened. A symbolic link is reported and not followed, anything
+/// else that is not a directory is no user.
 fn find(parent: &Path, err: &mut impl Write) -> Result<Vec<(String, File)>, Error> {
     let entries = std::fs::read_dir(parent).map_err(|source| Error::Read {
         path: parent.to_owned(),
@@ -87,6 +88,16 @@ fn find(parent: &Path, err: &mut impl Write) -> Result<Vec<(String, File)>, Erro
         );
     }
     dirs.sort();
+    open_users(parent, dirs, err)
+}
+
+/// Opens the users' directories `dirs` in `parent`; one that cannot be opened is named
+/// on stderr and skipped, unless descriptors run out.
+fn open_users(
+    parent: &Path,
+    dirs: Vec<OsString>,
+    err: &mut impl Write,
+) -> Result<Vec<(String, File)>, Error> {
     // Each user's directory, and then its log of the moment, are open at once.
     allow_open_files(2 * dirs.len() as u64 + 64);
     let mut users = Vec::new();
