@@ -103,10 +103,21 @@ impl Containment {
     fn cgroups(&self) -> &Cgroups {
         self.cgroups.get_or_init(|| {
             let finding = lock(&self.finding).take();
-            finding
+            let cgroups = finding
                 .and_then(|thread| thread.join().ok())
-                .unwrap_or_else(|| Cgroups::find(self.max_processes))
+                .unwrap_or_else(|| Cgroups::find(self.max_processes));
+            self.watchdog(&self.orders(Some(&cgroups)));
+            cgroups
         })
+    }
+
+    /// The watchdog's first line: this server's marker prefix, its cgroup for calls
+    /// (`-` while unknown) and whether background jobs are kept.
+    fn orders(&self, cgroups: Option<&Cgroups>) -> String {
+        let root = cgroups
+            .and_then(Cgroups::root)
+            .map_or_else(|| "-".to_owned(), |p| p.display().to_string());
+        format!("*{} {root} {}\n", self.tag, u8::from(self.keep_background))
     }
 
     /// A new call: its marker, and its cgroups when there are cgroups.
@@ -153,11 +164,8 @@ impl Containment {
     async fn start_watchdog(&self) -> io::Result<tokio::process::Child> {
         let exe = std::env::current_exe()?;
         let (read, mut write) = std::io::pipe()?;
-        let root = self
-            .cgroups()
-            .root()
-            .map_or_else(|| "-".to_owned(), |p| p.display().to_string());
-        let mut orders = format!("*{} {root} {}\n", self.tag, u8::from(self.keep_background));
+        // The cgroups may still be being found: then they tell it when they are.
+        let mut orders = self.orders(self.cgroups.get());
         for line in lock(&self.running).values() {
             orders.push_str(line);
         }
