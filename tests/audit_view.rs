@@ -945,7 +945,7 @@ fn users_beyond_the_open_files_limit_are_all_read() {
     let out = Command::new("sh")
         .arg("-c")
         .arg("ulimit -Sn 64 && exec \"$0\" audit --users --all --json --state-dir \"$1\"")
-        .arg(BIN)
+        .arg(crate::support::BIN)
         .arg(parent)
         .output()
         .unwrap();
@@ -961,7 +961,7 @@ fn users_beyond_the_open_files_limit_are_all_read() {
     let out = Command::new("sh")
         .arg("-c")
         .arg("ulimit -n 64 && exec \"$0\" audit --users --all --json --state-dir \"$1\"")
-        .arg(BIN)
+        .arg(crate::support::BIN)
         .arg(parent)
         .output()
         .unwrap();
