@@ -10,16 +10,6 @@ fn today_log(state: &Path) -> std::path::PathBuf {
     forge_bash::audit::path(state, chrono::Utc::now())
 }
 
-fn landlock_here() -> bool {
-    match forge_bash::sandbox::kernel_abi() {
-        Ok(_) => true,
-        Err(why) => {
-            eprintln!("skipped: this kernel has no Landlock ({why})");
-            false
-        }
-    }
-}
-
 #[test]
 fn a_planted_symlink_never_redirects_the_audit_log_or_an_overflow_file() {
     let dir = tempfile::tempdir().unwrap();
@@ -94,7 +84,7 @@ fn a_symlinked_state_dir_is_refused_at_start_up_and_calls_still_answer() {
 
 #[test]
 fn sandboxed_commands_read_the_state_dir_but_cannot_change_it() {
-    if !landlock_here() {
+    if !crate::support::landlock_here(1) {
         return;
     }
     let mut server = Options::default().arg("--sandbox").start();
@@ -149,7 +139,7 @@ fn sandboxed_commands_read_the_state_dir_but_cannot_change_it() {
 
 #[test]
 fn sandboxed_commands_cannot_make_device_nodes() {
-    if !landlock_here() {
+    if !crate::support::landlock_here(1) {
         return;
     }
     let extra = tempfile::tempdir().unwrap();
@@ -181,7 +171,7 @@ fn sandboxed_commands_cannot_make_device_nodes() {
 
 #[test]
 fn the_sandbox_refuses_a_state_dir_that_commands_could_write() {
-    if !landlock_here() {
+    if !crate::support::landlock_here(1) {
         return;
     }
     let dir = tempfile::tempdir().unwrap();
@@ -243,7 +233,7 @@ fn a_non_root_server_keeps_its_pipes_environment_and_memory_from_its_commands() 
             .iter()
             .all(|l| !l.contains("666"))
     );
-    if landlock_here() {
+    if crate::support::landlock_here(1) {
         let mut sandboxed = Options::default().user(uid).arg("--sandbox").start();
         let answer = reach_into_server(&mut sandboxed);
         assert_eq!(mask_ms(&answer), format!("{all_denied}\n[exit:0 | Xms]"));
@@ -257,7 +247,7 @@ fn a_root_server_keeps_its_pipes_and_memory_from_sandboxed_commands() {
         eprintln!("skipped: this is the root server's case");
         return;
     }
-    if !landlock_here() {
+    if !crate::support::landlock_here(1) {
         return;
     }
     let mut server = Options::default().arg("--sandbox").start();

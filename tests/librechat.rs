@@ -9,23 +9,6 @@ use std::time::Duration;
 
 use crate::support::{Groups, Options, PATIENCE, Server, eventually, mask_ms, unprivileged};
 
-fn landlock_here() -> bool {
-    match forge_bash::sandbox::kernel_abi() {
-        Ok(abi) if abi as i32 >= 6 => true,
-        Ok(abi) => {
-            eprintln!(
-                "skipped: Landlock ABI {} here; these checks need 6",
-                abi as i32
-            );
-            false
-        }
-        Err(why) => {
-            eprintln!("skipped: this kernel has no Landlock ({why})");
-            false
-        }
-    }
-}
-
 /// LibreChat's container, in miniature: workspaces and state dirs per user, and the
 /// application's secrets in `/app/.env`.
 struct Container {
@@ -74,7 +57,7 @@ fn two_users_of_one_librechat_do_not_meet() {
     let Some(uid) = unprivileged() else {
         return;
     };
-    if !landlock_here() {
+    if !crate::support::landlock_here(6) {
         return;
     }
     let container = Container::new(uid);

@@ -7,16 +7,6 @@ use std::process::Command;
 
 use crate::support::{Options, Server, mask_ms};
 
-fn landlock_here() -> bool {
-    match forge_bash::sandbox::kernel_abi() {
-        Ok(_) => true,
-        Err(why) => {
-            eprintln!("skipped: this kernel has no Landlock ({why})");
-            false
-        }
-    }
-}
-
 /// A fresh directory that the sandbox does not leave writable: not under /tmp (where
 /// the test's workdir and state dir are too).
 fn outside_dir() -> Option<tempfile::TempDir> {
@@ -57,7 +47,7 @@ fn sandboxed(extra: &[&str]) -> Server {
 
 #[test]
 fn writes_are_confined_and_ordinary_work_still_works() {
-    if !landlock_here() {
+    if !crate::support::landlock_here(1) {
         return;
     }
     let Some(outside) = outside_dir() else {
@@ -160,7 +150,7 @@ fn writes_are_confined_and_ordinary_work_still_works() {
 
 #[test]
 fn network_deny_refuses_tcp_and_allow_does_not() {
-    if !landlock_here() {
+    if !crate::support::landlock_here(1) {
         return;
     }
     let listener = TcpListener::bind("127.0.0.1:0").unwrap();
@@ -188,7 +178,7 @@ fn network_deny_refuses_tcp_and_allow_does_not() {
 
 #[test]
 fn a_sandboxed_command_cannot_signal_the_server() {
-    if !landlock_here() {
+    if !crate::support::landlock_here(1) {
         return;
     }
     if forge_bash::sandbox::kernel_abi().is_ok_and(|abi| (abi as i32) < 6) {
@@ -219,7 +209,7 @@ fn refusals_at_start_up() {
         .unwrap();
     assert_eq!(out.status.code(), Some(1));
     assert!(String::from_utf8_lossy(&out.stderr).contains("--network deny needs --sandbox"));
-    if !landlock_here() {
+    if !crate::support::landlock_here(1) {
         return;
     }
     let out = crate::support::binary()

@@ -80,6 +80,25 @@ pub fn binary() -> Command {
     command
 }
 
+/// Whether this kernel has Landlock with at least ABI `min`; says why not when it
+/// does not, for the test to skip.
+pub fn landlock_here(min: i32) -> bool {
+    match forge_bash::sandbox::kernel_abi() {
+        Ok(abi) if abi as i32 >= min => true,
+        Ok(abi) => {
+            eprintln!(
+                "skipped: Landlock ABI {} here; this needs {min}",
+                abi as i32
+            );
+            false
+        }
+        Err(why) => {
+            eprintln!("skipped: this kernel has no Landlock ({why})");
+            false
+        }
+    }
+}
+
 /// The unprivileged user that tests run a server as, when `setpriv` is here to switch
 /// to it (it is when the tests run as root, as CI does).
 pub fn unprivileged() -> Option<u32> {
