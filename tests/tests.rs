@@ -39,3 +39,5 @@ mod sandbox;
 mod librechat;
 // The README's registration blocks and the LibreChat example.
 mod docs;
+// The static binary in a root with no glibc, no bash and no /proc, as a plain user.
+mod static_binary;
