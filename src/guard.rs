@@ -23,7 +23,9 @@ mod glob;
 mod parse;
 mod wrappers;
 
-use parse::Word;
+use std::ops::ControlFlow;
+
+use parse::{Command, Visitor, Word, is_assignment};
 use wrappers::{ShellInput, Then};
 
 /// What the guard decided.
@@ -53,14 +55,54 @@ pub fn find_rm(command: &str) -> Option<String> {
 }
 
 fn find_at(text: &str, depth: usize) -> Option<String> {
-    let parsed = parse::parse(text, depth);
+    let mut judge = Judge::default();
+    let parsed = parse::parse(text, depth, &mut judge);
     if parsed.too_deep {
         return Some(format!(
             "(nested more than {} levels deep)",
             parse::MAX_DEPTH
         ));
     }
-    parsed.found
+    judge.found
+}
+
+/// Judges each simple command the parser finds, and stops it at the first that runs
+/// rm: nothing after it can change the verdict.
+#[derive(Default)]
+struct Judge {
+    /// The first simple command that runs rm, as written.
+    found: Option<String>,
+}
+
+impl Visitor for Judge {
+    fn command(&mut self, command: &Command<'_>) -> ControlFlow<()> {
+        if runs_rm(command.words, command.stdin, command.depth) {
+            self.found.get_or_insert_with(|| command.source());
+            return ControlFlow::Break(());
+        }
+        ControlFlow::Continue(())
+    }
+
+    fn printed(&mut self, words: &[Word]) -> Option<String> {
+        printed(words)
+    }
+}
+
+/// What `echo` or `printf` with literal arguments writes, near enough to read it
+/// as a script: `echo 'rm x' | bash`.
+fn printed(words: &[Word]) -> Option<String> {
+    let (name, args) = words.split_first()?;
+    let args = args.iter().map(|w| w.text.as_str());
+    match name.text.as_str() {
+        "echo" => Some(
+            args.skip_while(|a| matches!(*a, "-n" | "-e" | "-E" | "-ne" | "-en"))
+                .collect::<Vec<_>>()
+                .join(" "),
+        ),
+        // Each argument on a line of its own, so `printf '%s\n' 'rm x'` shows its rm.
+        "printf" => Some(args.collect::<Vec<_>>().join("\n")),
+        _ => None,
+    }
 }
 
 fn script_runs_rm(script: &str, depth: usize) -> bool {
@@ -242,23 +284,6 @@ fn find_exec(args: &[Word], depth: usize) -> bool {
         i = end + 1;
     }
     false
-}
-
-/// `NAME=value`, `NAME+=value` or `NAME[i]=value`.
-fn is_assignment(word: &str) -> bool {
-    let Some(eq) = word.find('=') else {
-        return false;
-    };
-    let name = word[..eq].strip_suffix('+').unwrap_or(&word[..eq]);
-    let name = match name.find('[') {
-        Some(bracket) if name.ends_with(']') => &name[..bracket],
-        _ => name,
-    };
-    let mut chars = name.chars();
-    chars
-        .next()
-        .is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
-        && chars.all(|c| c.is_ascii_alphanumeric() || c == '_')
 }
 
 #[cfg(test)]

@@ -1,5 +1,8 @@
 //! The guard's parser: a command string to the simple commands bash would start.
 //!
+//! It knows bash and nothing of `rm`: each simple command, once complete, goes to a
+//! [`Visitor`], which may stop the parse.
+//!
 //! It follows bash's lexing where it decides what runs: quotes and escapes, `$'…'`,
 //! parameter, command and arithmetic expansion (`$(( ))` that does not close with `))`
 //! is a command substitution of a subshell, as in bash), backticks (unescaped, then
@@ -8,6 +11,8 @@
 //! Every construct is closed where bash closes it, so the lines after it are read as
 //! commands again. Text that is data (heredoc bodies, patterns, `[[ ]]` operands,
 //! arithmetic) is still scanned for the substitutions in it, which do run.
+
+use std::ops::ControlFlow;
 
 /// Nesting of substitutions and scripts beyond which a command is refused rather than
 /// parsed; no real command comes near it, and it bounds the parser's recursion.
@@ -89,20 +94,54 @@ struct Simple {
     span: (usize, usize),
 }
 
-/// The verdict on one piece of text.
+/// A complete simple command, as the parser hands it to its [`Visitor`].
+#[derive(Debug, Clone, Copy)]
+pub(super) struct Command<'a> {
+    pub words: &'a [Word],
+    /// The text a here-string, a heredoc or `echo … |` gives it.
+    pub stdin: Option<&'a str>,
+    /// Its nesting: substitutions and scripts it runs are one deeper.
+    pub depth: usize,
+    /// Where it stands in the text.
+    source: &'a [char],
+}
+
+impl Command<'_> {
+    /// The command as written, redirections included.
+    pub fn source(&self) -> String {
+        self.source.iter().collect()
+    }
+}
+
+/// What the parser gives each simple command to.
+pub(super) trait Visitor {
+    /// A simple command, once complete (its heredocs read). Commands come as bash
+    /// completes them: a substitution's before the command it stands in, and a
+    /// command with a heredoc after the heredoc's body. `Break` ends the parse of the
+    /// text at hand; a parse it is nested in may still go on a little (past the
+    /// arithmetic it stood in) and give more commands, which the visitor may ignore.
+    fn command(&mut self, command: &Command<'_>) -> ControlFlow<()>;
+
+    /// What a command with these words writes to a pipe, when the visitor can tell:
+    /// the next command of the pipeline gets it as its stdin.
+    fn printed(&mut self, _words: &[Word]) -> Option<String> {
+        None
+    }
+}
+
+/// How a parse ended.
 #[derive(Debug, Default)]
 pub(super) struct Parsed {
-    /// The first simple command that runs rm, as written.
-    pub found: Option<String>,
-    /// Nesting passed [`MAX_DEPTH`]: refuse.
+    /// The visitor stopped it.
+    pub stopped: bool,
+    /// Nesting passed [`MAX_DEPTH`]: the rest of the text was not read.
     pub too_deep: bool,
 }
 
-/// Parses `text` at nesting `depth`, judging each simple command with `runs_rm` as
-/// soon as it is complete (its heredocs read): nothing is kept, and parsing stops at
-/// the first that runs rm.
-pub(super) fn parse(text: &str, depth: usize) -> Parsed {
-    let mut parser = Parser::new(text, depth);
+/// Parses `text` at nesting `depth`, giving each simple command to `visitor` as soon
+/// as it is complete: nothing is kept, and parsing ends when the visitor says so.
+pub(super) fn parse(text: &str, depth: usize, visitor: &mut dyn Visitor) -> Parsed {
+    let mut parser = Parser::new(text, depth, visitor);
     if depth > MAX_DEPTH {
         parser.out.too_deep = true;
         return parser.out;
@@ -159,25 +198,27 @@ struct Heredoc {
     reader: Option<usize>,
 }
 
-struct Parser {
+struct Parser<'v> {
     s: Vec<char>,
     i: usize,
     depth: usize,
+    visitor: &'v mut dyn Visitor,
     out: Parsed,
     cur: Current,
     heredocs: Vec<Heredoc>,
     /// Complete commands waiting for their heredoc bodies.
     waiting: Vec<Simple>,
-    /// What the last complete command printed, if it was `echo` or `printf`.
+    /// What the last complete command printed, as the visitor sees it.
     printed: Option<String>,
 }
 
-impl Parser {
-    fn new(text: &str, depth: usize) -> Parser {
+impl<'v> Parser<'v> {
+    fn new(text: &str, depth: usize, visitor: &'v mut dyn Visitor) -> Parser<'v> {
         Parser {
             s: text.chars().collect(),
             i: 0,
             depth,
+            visitor,
             out: Parsed::default(),
             cur: Current::default(),
             heredocs: Vec::new(),
@@ -235,7 +276,7 @@ impl Parser {
         }
     }
 
-    /// Ends the current simple command: judges it, or sets it aside until the bodies
+    /// Ends the current simple command: visits it, or sets it aside until the bodies
     /// of its heredocs are read.
     fn flush(&mut self) {
         let current = std::mem::take(&mut self.cur);
@@ -253,7 +294,7 @@ impl Parser {
             stdin: current.stdin,
             span: (start, current.end.max(start)),
         };
-        self.printed = printed(&simple);
+        self.printed = self.visitor.printed(&simple.words);
         if pending {
             let reader = self.waiting.len();
             for doc in &mut self.heredocs {
@@ -261,30 +302,37 @@ impl Parser {
             }
             self.waiting.push(simple);
         } else {
-            self.judge(&simple);
+            self.visit(&simple);
         }
     }
 
-    fn judge(&mut self, simple: &Simple) {
-        if self.out.found.is_none()
-            && super::runs_rm(&simple.words, simple.stdin.as_deref(), self.depth)
-        {
-            let (start, end) = simple.span;
-            self.found(self.s[start..end].iter().collect());
+    fn visit(&mut self, simple: &Simple) {
+        if self.out.stopped {
+            return;
+        }
+        let (start, end) = simple.span;
+        let command = Command {
+            words: &simple.words,
+            stdin: simple.stdin.as_deref(),
+            depth: self.depth,
+            source: &self.s[start..end],
+        };
+        if self.visitor.command(&command).is_break() {
+            self.stop();
         }
     }
 
-    /// Records what runs rm and stops: nothing after it can change the verdict.
-    fn found(&mut self, source: String) {
-        self.out.found.get_or_insert(source);
+    /// The visitor has seen enough: nothing after this is read.
+    fn stop(&mut self) {
+        self.out.stopped = true;
         self.i = self.s.len();
     }
 
-    /// Takes the verdict of a parse of other text (a backtick body, a heredoc body).
+    /// Takes how a parse of other text ended (a backtick body, a heredoc body).
     fn merge(&mut self, inner: Parsed) {
         self.out.too_deep |= inner.too_deep;
-        if let Some(source) = inner.found {
-            self.found(source);
+        if inner.stopped {
+            self.stop();
         }
     }
 
@@ -297,9 +345,10 @@ impl Parser {
     /// True when the next word would be in command position: only assignments and
     /// prefix keywords stand before it.
     fn at_command_start(&self) -> bool {
-        self.cur.words.iter().all(|w| {
-            super::is_assignment(&w.text) || w.is_plain() && PREFIX_KEYWORDS.contains(&&*w.text)
-        })
+        self.cur
+            .words
+            .iter()
+            .all(|w| is_assignment(&w.text) || w.is_plain() && PREFIX_KEYWORDS.contains(&&*w.text))
     }
 
     fn commands(&mut self, end: End) -> Stop {
@@ -579,16 +628,17 @@ impl Parser {
                 body.push('\n');
             }
             if !doc.quoted {
-                let mut scan = Parser::new(&body, self.depth);
+                let mut scan = Parser::new(&body, self.depth, &mut *self.visitor);
                 scan.substitutions_until(scan.s.len());
-                self.merge(scan.out);
+                let inner = scan.out;
+                self.merge(inner);
             }
             if let Some(command) = doc.reader.and_then(|reader| self.waiting.get_mut(reader)) {
                 command.stdin = Some(body);
             }
         }
         for simple in std::mem::take(&mut self.waiting) {
-            self.judge(&simple);
+            self.visit(&simple);
         }
     }
 
@@ -684,7 +734,7 @@ impl Parser {
         while let Some(c) = self.peek() {
             match c {
                 ' ' | '\t' | '\n' | ';' | '&' | '|' | '<' | '>' | ')' => break,
-                '(' if super::is_assignment(&word.text) && word.text.ends_with('=') => {
+                '(' if is_assignment(&word.text) && word.text.ends_with('=') => {
                     // An array literal: `name=(a b c)`; its elements are data.
                     let close = self.matching(self.i + 1, '(', ')');
                     let end = close.unwrap_or(self.s.len());
@@ -744,14 +794,7 @@ impl Parser {
     /// At `[` after a name at the start of a command: `name[subscript]=value` reads
     /// the subscript as arithmetic, so `a[1<<2]=x` has no heredoc in it.
     fn subscript_assignment(&mut self, word: &Word) -> bool {
-        let is_name = {
-            let mut chars = word.text.chars();
-            chars
-                .next()
-                .is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
-                && chars.all(|c| c.is_ascii_alphanumeric() || c == '_')
-        };
-        if !is_name || !word.is_plain() || !self.at_command_start() {
+        if !is_name(&word.text) || !word.is_plain() || !self.at_command_start() {
             return false;
         }
         let Some(close) = self.matching(self.i + 1, '[', ']') else {
@@ -1042,27 +1085,33 @@ impl Parser {
                 c => script.push(c),
             }
         }
-        self.merge(parse(&script, self.depth + 1));
-    }
-}
-
-/// What `echo` or `printf` with literal arguments writes, near enough to read it
-/// as a script: `echo 'rm x' | bash`.
-fn printed(command: &Simple) -> Option<String> {
-    let (name, args) = command.words.split_first()?;
-    let args = args.iter().map(|w| w.text.as_str());
-    match name.text.as_str() {
-        "echo" => Some(
-            args.skip_while(|a| matches!(*a, "-n" | "-e" | "-E" | "-ne" | "-en"))
-                .collect::<Vec<_>>()
-                .join(" "),
-        ),
-        // Each argument on a line of its own, so `printf '%s\n' 'rm x'` shows its rm.
-        "printf" => Some(args.collect::<Vec<_>>().join("\n")),
-        _ => None,
+        let inner = parse(&script, self.depth + 1, &mut *self.visitor);
+        self.merge(inner);
     }
 }
 
 fn is_for(word: &Word) -> bool {
     word.is_plain() && word.text == "for"
+}
+
+/// `NAME=value`, `NAME+=value` or `NAME[i]=value`.
+pub(super) fn is_assignment(word: &str) -> bool {
+    let Some(eq) = word.find('=') else {
+        return false;
+    };
+    let name = word[..eq].strip_suffix('+').unwrap_or(&word[..eq]);
+    let name = match name.find('[') {
+        Some(bracket) if name.ends_with(']') => &name[..bracket],
+        _ => name,
+    };
+    is_name(name)
+}
+
+/// A shell variable's name: a letter or `_`, then letters, digits and `_`.
+fn is_name(text: &str) -> bool {
+    let mut chars = text.chars();
+    chars
+        .next()
+        .is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
+        && chars.all(|c| c.is_ascii_alphanumeric() || c == '_')
 }
