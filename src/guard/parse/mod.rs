@@ -1,0 +1,292 @@
+//! The guard's parser: a command string to the simple commands bash would start.
+//!
+//! It knows bash and nothing of `rm`: each simple command, once complete, goes to a
+//! [`Visitor`], which may stop the parse.
+//!
+//! It follows bash's lexing where it decides what runs: quotes and escapes, `$'…'`,
+//! parameter, command and arithmetic expansion (`$(( ))` that does not close with `))`
+//! is a command substitution of a subshell, as in bash), backticks (unescaped, then
+//! parsed again), process substitution, redirections, here-strings and heredocs,
+//! `(( ))` arithmetic commands, `[[ … ]]`, and `case` clauses whose patterns are data.
+//! Every construct is closed where bash closes it, so the lines after it are read as
+//! commands again. Text that is data (heredoc bodies, patterns, `[[ ]]` operands,
+//! arithmetic) is still scanned for the substitutions in it, which do run.
+
+mod commands;
+mod expansion;
+mod redirect;
+mod word;
+
+use std::ops::ControlFlow;
+
+use redirect::Heredoc;
+pub(super) use word::{Word, is_assignment};
+
+/// Nesting of substitutions and scripts beyond which a command is refused rather than
+/// parsed; no real command comes near it, and it bounds the parser's recursion.
+pub(super) const MAX_DEPTH: usize = 64;
+
+/// A simple command: its words and, for `<<<`, heredocs and `echo … |`, the text on
+/// its stdin.
+#[derive(Debug, Default, Clone)]
+struct Simple {
+    words: Vec<Word>,
+    stdin: Option<String>,
+    /// Where it stands in the text, for messages.
+    span: (usize, usize),
+}
+
+/// A complete simple command, as the parser hands it to its [`Visitor`].
+#[derive(Debug, Clone, Copy)]
+pub(super) struct Command<'a> {
+    pub words: &'a [Word],
+    /// The text a here-string, a heredoc or `echo … |` gives it.
+    pub stdin: Option<&'a str>,
+    /// Its nesting: substitutions and scripts it runs are one deeper.
+    pub depth: usize,
+    /// Where it stands in the text.
+    source: &'a [char],
+}
+
+impl Command<'_> {
+    /// The command as written, redirections included.
+    pub fn source(&self) -> String {
+        self.source.iter().collect()
+    }
+}
+
+/// What the parser gives each simple command to.
+pub(super) trait Visitor {
+    /// A simple command, once complete (its heredocs read). Commands come as bash
+    /// completes them: a substitution's before the command it stands in, and a
+    /// command with a heredoc after the heredoc's body. `Break` ends the parse of the
+    /// text at hand; a parse it is nested in may still go on a little (past the
+    /// arithmetic it stood in) and give more commands, which the visitor may ignore.
+    fn command(&mut self, command: &Command<'_>) -> ControlFlow<()>;
+
+    /// What a command with these words writes to a pipe, when the visitor can tell:
+    /// the next command of the pipeline gets it as its stdin.
+    fn printed(&mut self, _words: &[Word]) -> Option<String> {
+        None
+    }
+}
+
+/// How a parse ended.
+#[derive(Debug, Default)]
+pub(super) struct Parsed {
+    /// The visitor stopped it.
+    pub stopped: bool,
+    /// Nesting passed [`MAX_DEPTH`]: the rest of the text was not read.
+    pub too_deep: bool,
+}
+
+/// Parses `text` at nesting `depth`, giving each simple command to `visitor` as soon
+/// as it is complete: nothing is kept, and parsing ends when the visitor says so.
+pub(super) fn parse(text: &str, depth: usize, visitor: &mut dyn Visitor) -> Parsed {
+    let mut parser = Parser::new(text, depth, visitor);
+    if depth > MAX_DEPTH {
+        parser.out.too_deep = true;
+        return parser.out;
+    }
+    parser.commands(End::Eof);
+    parser.flush();
+    // Heredocs never closed: their commands are judged with what was read.
+    parser.heredoc_bodies();
+    parser.out
+}
+
+/// What ends the command list being parsed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum End {
+    Eof,
+    /// The `)` of `$(..)`, `<(..)`, `>(..)` or a subshell.
+    Paren,
+    /// `;;`, `;&`, `;;&` or `esac`: one item of a `case`.
+    CaseItem,
+}
+
+/// Why a command list stopped.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Stop {
+    Eof,
+    Paren,
+    CaseSeparator,
+    Esac,
+}
+
+/// Words that may stand before a command without being one, and after which a
+/// command may start a compound (`(( ))`, `[[ ]]`, `case`).
+const PREFIX_KEYWORDS: &[&str] = &[
+    "!", "{", "}", "if", "then", "else", "elif", "do", "while", "until", "time", "fi", "done",
+];
+
+/// The simple command being read.
+#[derive(Debug, Default)]
+struct Current {
+    words: Vec<Word>,
+    stdin: Option<String>,
+    start: Option<usize>,
+    end: usize,
+}
+
+struct Parser<'v> {
+    s: Vec<char>,
+    i: usize,
+    depth: usize,
+    visitor: &'v mut dyn Visitor,
+    out: Parsed,
+    cur: Current,
+    heredocs: Vec<Heredoc>,
+    /// Complete commands waiting for their heredoc bodies.
+    waiting: Vec<Simple>,
+    /// What the last complete command printed, as the visitor sees it.
+    printed: Option<String>,
+}
+
+impl<'v> Parser<'v> {
+    fn new(text: &str, depth: usize, visitor: &'v mut dyn Visitor) -> Parser<'v> {
+        Parser {
+            s: text.chars().collect(),
+            i: 0,
+            depth,
+            visitor,
+            out: Parsed::default(),
+            cur: Current::default(),
+            heredocs: Vec::new(),
+            waiting: Vec::new(),
+            printed: None,
+        }
+    }
+
+    fn peek(&self) -> Option<char> {
+        self.s.get(self.i).copied()
+    }
+
+    fn peek_at(&self, ahead: usize) -> Option<char> {
+        self.s.get(self.i + ahead).copied()
+    }
+
+    fn bump(&mut self, n: usize) {
+        self.i = (self.i + n).min(self.s.len());
+    }
+
+    fn starts_with(&self, text: &str) -> bool {
+        text.chars()
+            .enumerate()
+            .all(|(k, c)| self.peek_at(k) == Some(c))
+    }
+
+    fn skip_blanks(&mut self) {
+        loop {
+            match self.peek() {
+                Some(' ' | '\t') => self.bump(1),
+                Some('\\') if self.peek_at(1) == Some('\n') => self.bump(2),
+                _ => return,
+            }
+        }
+    }
+
+    /// Blanks, newlines (reading any heredoc bodies due) and comments.
+    fn skip_space(&mut self) {
+        loop {
+            self.skip_blanks();
+            match self.peek() {
+                Some('\n') => {
+                    self.bump(1);
+                    self.heredoc_bodies();
+                }
+                Some('#') => self.comment(),
+                _ => return,
+            }
+        }
+    }
+
+    fn comment(&mut self) {
+        while self.peek().is_some_and(|c| c != '\n') {
+            self.bump(1);
+        }
+    }
+
+    /// Ends the current simple command: visits it, or sets it aside until the bodies
+    /// of its heredocs are read.
+    fn flush(&mut self) {
+        let current = std::mem::take(&mut self.cur);
+        let pending = self.heredocs.iter().any(|doc| doc.reader.is_none());
+        if current.words.is_empty() {
+            for doc in &mut self.heredocs {
+                doc.reader.get_or_insert(usize::MAX);
+            }
+            self.printed = None;
+            return;
+        }
+        let start = current.start.unwrap_or(0);
+        let simple = Simple {
+            words: current.words,
+            stdin: current.stdin,
+            span: (start, current.end.max(start)),
+        };
+        self.printed = self.visitor.printed(&simple.words);
+        if pending {
+            let reader = self.waiting.len();
+            for doc in &mut self.heredocs {
+                doc.reader.get_or_insert(reader);
+            }
+            self.waiting.push(simple);
+        } else {
+            self.visit(&simple);
+        }
+    }
+
+    fn visit(&mut self, simple: &Simple) {
+        if self.out.stopped {
+            return;
+        }
+        let (start, end) = simple.span;
+        let command = Command {
+            words: &simple.words,
+            stdin: simple.stdin.as_deref(),
+            depth: self.depth,
+            source: &self.s[start..end],
+        };
+        if self.visitor.command(&command).is_break() {
+            self.stop();
+        }
+    }
+
+    /// The visitor has seen enough: the parser skips to the end of the text.
+    fn stop(&mut self) {
+        self.out.stopped = true;
+        self.i = self.s.len();
+    }
+
+    /// Takes how a parse of other text ended (a backtick body, a heredoc body).
+    fn merge(&mut self, inner: Parsed) {
+        self.out.too_deep |= inner.too_deep;
+        if inner.stopped {
+            self.stop();
+        }
+    }
+
+    fn push_word(&mut self, start: usize, word: Word) {
+        self.cur.start.get_or_insert(start);
+        self.cur.end = self.i;
+        self.cur.words.push(word);
+    }
+
+    /// True when the next word would be in command position: only assignments and
+    /// prefix keywords stand before it.
+    fn at_command_start(&self) -> bool {
+        self.cur
+            .words
+            .iter()
+            .all(|w| is_assignment(&w.text) || w.is_plain() && PREFIX_KEYWORDS.contains(&&*w.text))
+    }
+
+    /// True when the `n` characters ahead end a word.
+    fn ends_word(&self, n: usize) -> bool {
+        matches!(
+            self.peek_at(n),
+            None | Some(' ' | '\t' | '\n' | ';' | '&' | '|' | ')' | '<' | '>')
+        )
+    }
+}

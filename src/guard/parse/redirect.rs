@@ -1,0 +1,108 @@
+//! Redirections, here-strings and heredocs. A heredoc's body is read after the line
+//! that opens it, and is data; an unquoted one's substitutions run.
+
+use super::Parser;
+
+/// A heredoc whose body starts after the next newline.
+#[derive(Debug)]
+pub(super) struct Heredoc {
+    delimiter: String,
+    strip_tabs: bool,
+    /// A quoted delimiter makes the body plain data; otherwise substitutions in it run.
+    quoted: bool,
+    /// The simple command that reads it, once that command is complete.
+    pub(super) reader: Option<usize>,
+}
+
+impl Parser<'_> {
+    /// A redirection operator and its target, which is data (a here-string's text is
+    /// kept as the command's stdin). It belongs to the command's source text.
+    pub(super) fn redirection(&mut self) {
+        self.cur.start.get_or_insert(self.i);
+        self.redirection_operator();
+        self.cur.end = self.i;
+    }
+
+    fn redirection_operator(&mut self) {
+        if self.starts_with("<<<") {
+            self.bump(3);
+            self.skip_blanks();
+            let word = self.word();
+            self.cur.stdin = Some(word.text);
+            return;
+        }
+        if self.starts_with("<<") {
+            self.bump(2);
+            let strip_tabs = self.peek() == Some('-');
+            if strip_tabs {
+                self.bump(1);
+            }
+            self.skip_blanks();
+            let start = self.i;
+            let delimiter = self.word().text;
+            let quoted = self.s[start..self.i]
+                .iter()
+                .any(|c| matches!(c, '\'' | '"' | '\\'));
+            self.heredocs.push(Heredoc {
+                delimiter,
+                strip_tabs,
+                quoted,
+                reader: None,
+            });
+            return;
+        }
+        // `<`, `>`, `>>`, `>|`, `<>`, `<&`, `>&`, `&>`, `&>>`.
+        if self.peek() == Some('&') {
+            self.bump(1);
+        }
+        self.bump(1);
+        if matches!(self.peek(), Some('>' | '&' | '|')) {
+            self.bump(1);
+        }
+        self.skip_blanks();
+        if !matches!(
+            self.peek(),
+            None | Some('\n' | ';' | '&' | '|' | '(' | ')' | '<' | '>')
+        ) {
+            self.word();
+        }
+    }
+
+    /// Reads the bodies of the heredocs opened on the line that just ended. The body
+    /// of an unquoted one is scanned for substitutions once it is whole, as bash does.
+    pub(super) fn heredoc_bodies(&mut self) {
+        for doc in std::mem::take(&mut self.heredocs) {
+            let mut body = String::new();
+            while self.i < self.s.len() {
+                let end = self.s[self.i..]
+                    .iter()
+                    .position(|&c| c == '\n')
+                    .map_or(self.s.len(), |n| self.i + n);
+                let line: String = self.s[self.i..end].iter().collect();
+                self.i = (end + 1).min(self.s.len());
+                let line = if doc.strip_tabs {
+                    line.trim_start_matches('\t')
+                } else {
+                    &line
+                };
+                if line == doc.delimiter {
+                    break;
+                }
+                body.push_str(line);
+                body.push('\n');
+            }
+            if !doc.quoted {
+                let mut scan = Parser::new(&body, self.depth, &mut *self.visitor);
+                scan.substitutions_until(scan.s.len());
+                let inner = scan.out;
+                self.merge(inner);
+            }
+            if let Some(command) = doc.reader.and_then(|reader| self.waiting.get_mut(reader)) {
+                command.stdin = Some(body);
+            }
+        }
+        for simple in std::mem::take(&mut self.waiting) {
+            self.visit(&simple);
+        }
+    }
+}

@@ -1,0 +1,291 @@
+//! Words: quotes, escapes and `$'…'`, with what the guard needs to know of each word
+//! (its text with expansions taken as empty, its glob pattern, where it may split).
+
+use super::Parser;
+
+/// One word of a simple command as the guard sees it.
+#[derive(Debug, Default, Clone)]
+pub(in crate::guard) struct Word {
+    /// The word after quote removal, with every expansion taken as empty and the text of
+    /// `${v:-alt}`, `${v:=alt}` and `${v:+alt}` counted as literal.
+    pub text: String,
+    /// The same text for glob and brace matching: quoted characters are escaped with `\`.
+    pub pattern: String,
+    /// The literal text before the first unquoted expansion, where bash may split the
+    /// word (`rm${IFS}x`).
+    pub before_split: Option<String>,
+    /// An unquoted `*`, `?` or `[`.
+    pub glob: bool,
+    /// An unquoted `{`: brace expansion may apply.
+    pub brace: bool,
+    /// Any quoting or expansion at all; a word without is a candidate keyword.
+    quoted: bool,
+    expanded: bool,
+    /// Something that cannot expand to no word: literal text, quotes, `"$v"`.
+    solid: bool,
+}
+
+impl Word {
+    /// No quotes and no expansions: the word can be a shell keyword.
+    pub fn is_plain(&self) -> bool {
+        !self.quoted && !self.expanded
+    }
+
+    /// Made only of expansions that may leave no word at all (`$cmd`, `"$@"`).
+    pub fn may_vanish(&self) -> bool {
+        self.expanded && !self.solid
+    }
+
+    /// Made only of expansions, quoted or not (`$SHELL`, `"$cmd"`).
+    pub fn is_computed(&self) -> bool {
+        self.expanded && self.text.is_empty()
+    }
+
+    pub(super) fn literal(&mut self, c: char, quoted: bool) {
+        self.text.push(c);
+        self.solid = true;
+        if quoted {
+            self.quoted = true;
+            if matches!(c, '*' | '?' | '[' | ']' | '{' | '}' | ',' | '\\') {
+                self.pattern.push('\\');
+            }
+        } else {
+            self.glob |= matches!(c, '*' | '?' | '[');
+            self.brace |= c == '{';
+        }
+        self.pattern.push(c);
+    }
+
+    /// An expansion: `may_vanish` when it can leave no word at all (unquoted `$v`,
+    /// `"$@"`); unquoted, bash may split the word where it stands.
+    pub(super) fn expansion(&mut self, quoted: bool, may_vanish: bool) {
+        self.expanded = true;
+        if !quoted && self.before_split.is_none() {
+            self.before_split = Some(self.text.clone());
+        }
+        if !may_vanish {
+            self.solid = true;
+        }
+    }
+}
+
+impl Parser<'_> {
+    /// Reads one word. Substitutions in it are parsed as commands of their own.
+    pub(super) fn word(&mut self) -> Word {
+        let mut word = Word::default();
+        while let Some(c) = self.peek() {
+            match c {
+                ' ' | '\t' | '\n' | ';' | '&' | '|' | '<' | '>' | ')' => break,
+                '(' if is_assignment(&word.text) && word.text.ends_with('=') => {
+                    // An array literal: `name=(a b c)`; its elements are data.
+                    let close = self.matching(self.i + 1, '(', ')');
+                    let end = close.unwrap_or(self.s.len());
+                    self.bump(1);
+                    self.substitutions_until(end);
+                    self.bump(1);
+                    word.literal('(', true);
+                }
+                '(' => break,
+                '[' if self.subscript_assignment(&word) => {}
+                '\\' => {
+                    match self.peek_at(1) {
+                        Some('\n') | None => {}
+                        Some(next) => word.literal(next, true),
+                    }
+                    self.bump(2);
+                }
+                '\'' => {
+                    self.bump(1);
+                    word.quoted = true;
+                    word.solid = true;
+                    while let Some(q) = self.peek() {
+                        self.bump(1);
+                        if q == '\'' {
+                            break;
+                        }
+                        word.literal(q, true);
+                    }
+                }
+                '"' => {
+                    self.bump(1);
+                    self.double_quoted(&mut word);
+                }
+                '$' if self.peek_at(1) == Some('\'') => {
+                    self.bump(2);
+                    self.ansi_c(&mut word);
+                }
+                '$' if self.peek_at(1) == Some('"') => {
+                    self.bump(2);
+                    self.double_quoted(&mut word);
+                }
+                '$' | '`' => {
+                    if !self.substitution(&mut word, false) {
+                        word.literal(c, false);
+                        self.bump(1);
+                    }
+                }
+                c => {
+                    word.literal(c, false);
+                    self.bump(1);
+                }
+            }
+        }
+        word
+    }
+
+    /// At `[` after a name at the start of a command: `name[subscript]=value` reads
+    /// the subscript as arithmetic, so `a[1<<2]=x` has no heredoc in it.
+    fn subscript_assignment(&mut self, word: &Word) -> bool {
+        if !is_name(&word.text) || !word.is_plain() || !self.at_command_start() {
+            return false;
+        }
+        let Some(close) = self.matching(self.i + 1, '[', ']') else {
+            return false;
+        };
+        let after = self.s.get(close + 1..close + 3).unwrap_or(&[]);
+        if !(after.first() == Some(&'=') || after == ['+', '=']) {
+            return false;
+        }
+        self.bump(1);
+        self.substitutions_until(close);
+        self.i = close + 1;
+        true
+    }
+
+    /// The rest of a double-quoted string, after its opening `"`.
+    pub(super) fn double_quoted(&mut self, word: &mut Word) {
+        word.quoted = true;
+        let before = (word.text.len(), word.solid, word.expanded);
+        while let Some(c) = self.peek() {
+            match c {
+                '"' => {
+                    self.bump(1);
+                    break;
+                }
+                '\\' => {
+                    match self.peek_at(1) {
+                        Some('\n') | None => {}
+                        Some(next @ ('$' | '`' | '"' | '\\')) => word.literal(next, true),
+                        Some(next) => {
+                            word.literal('\\', true);
+                            word.literal(next, true);
+                        }
+                    }
+                    self.bump(2);
+                }
+                '$' | '`' => {
+                    if !self.substitution(word, true) {
+                        word.literal(c, true);
+                        self.bump(1);
+                    }
+                }
+                c => {
+                    word.literal(c, true);
+                    self.bump(1);
+                }
+            }
+        }
+        // `""` is an empty word, not nothing; `"$@"` may be nothing.
+        if (word.text.len(), word.solid, word.expanded) == before {
+            word.solid = true;
+        }
+    }
+
+    /// The rest of a `$'…'` string, with its escapes decoded as bash decodes them.
+    fn ansi_c(&mut self, word: &mut Word) {
+        word.quoted = true;
+        word.solid = true;
+        while let Some(c) = self.peek() {
+            self.bump(1);
+            match c {
+                '\'' => return,
+                '\\' => {
+                    if let Some(decoded) = self.ansi_c_escape() {
+                        word.literal(decoded, true);
+                    }
+                }
+                c => word.literal(c, true),
+            }
+        }
+    }
+
+    /// One escape of `$'…'`, after its backslash.
+    fn ansi_c_escape(&mut self) -> Option<char> {
+        let c = self.peek()?;
+        self.bump(1);
+        let simple = match c {
+            'a' => '\x07',
+            'b' => '\x08',
+            'e' | 'E' => '\x1b',
+            'f' => '\x0c',
+            'n' => '\n',
+            'r' => '\r',
+            't' => '\t',
+            'v' => '\x0b',
+            'c' => {
+                let control = self.peek()?;
+                self.bump(1);
+                return char::from_u32(control as u32 & 0x1f);
+            }
+            '0'..='7' => {
+                let mut value = c.to_digit(8)?;
+                for _ in 0..2 {
+                    match self.peek().and_then(|d| d.to_digit(8)) {
+                        Some(d) => {
+                            value = value * 8 + d;
+                            self.bump(1);
+                        }
+                        None => break,
+                    }
+                }
+                return char::from_u32(value & 0xff);
+            }
+            'x' => return self.hex_escape(2),
+            'u' => return self.hex_escape(4),
+            'U' => return self.hex_escape(8),
+            other => other,
+        };
+        Some(simple)
+    }
+
+    fn hex_escape(&mut self, max: usize) -> Option<char> {
+        let mut value = 0u32;
+        let mut digits = 0;
+        while digits < max {
+            match self.peek().and_then(|d| d.to_digit(16)) {
+                Some(d) => {
+                    value = value.wrapping_mul(16).wrapping_add(d);
+                    self.bump(1);
+                    digits += 1;
+                }
+                None => break,
+            }
+        }
+        if digits == 0 {
+            return Some('\\');
+        }
+        char::from_u32(value)
+    }
+}
+
+/// `NAME=value`, `NAME+=value` or `NAME[i]=value`.
+pub(in crate::guard) fn is_assignment(word: &str) -> bool {
+    let Some(eq) = word.find('=') else {
+        return false;
+    };
+    let name = word[..eq].strip_suffix('+').unwrap_or(&word[..eq]);
+    let name = match name.find('[') {
+        Some(bracket) if name.ends_with(']') => &name[..bracket],
+        _ => name,
+    };
+    is_name(name)
+}
+
+/// A shell variable's name: a letter or `_`, then letters, digits and `_`.
+fn is_name(text: &str) -> bool {
+    let mut chars = text.chars();
+    chars
+        .next()
+        .is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
+        && chars.all(|c| c.is_ascii_alphanumeric() || c == '_')
+}
