@@ -8,7 +8,7 @@ use std::ops::ControlFlow;
 
 use super::glob;
 use super::parse::{self, Command, Visitor, Word, is_assignment};
-use super::wrappers::{self, ShellInput, Then};
+use super::wrappers::{self, ShellInput, Then, Wrapper};
 
 /// The first simple command of `text` that runs rm, as written; `text` is nested
 /// `depth` deep (a script handed to `bash -c` is one deeper than its command).
@@ -63,6 +63,7 @@ fn printed(words: &[Word]) -> Option<String> {
     }
 }
 
+/// A script handed to a shell or wrapper, read one level deeper.
 fn script_runs_rm(script: &str, depth: usize) -> bool {
     find_rm(script, depth + 1).is_some()
 }
@@ -72,78 +73,90 @@ const KEYWORDS: &[&str] = &[
     "!", "{", "}", "if", "then", "else", "elif", "fi", "do", "done", "while", "until", "esac",
 ];
 
+/// Where the judge goes from a word of a simple command.
+enum Step {
+    /// On, this many words: what runs starts there.
+    Skip(usize),
+    /// What runs is rm, or runs it.
+    Rm,
+    /// Nothing that runs is rm.
+    NoRm,
+}
+
+impl Step {
+    fn rm_if(rm: bool) -> Step {
+        if rm { Step::Rm } else { Step::NoRm }
+    }
+}
+
 /// True when the simple command `words` would run rm; `stdin` is the text a
 /// here-string or heredoc gives it.
 fn runs_rm(words: &[Word], stdin: Option<&str>, depth: usize) -> bool {
     let mut i = 0;
-    while let Some(word) = words.get(i) {
-        if is_assignment(&word.text) {
-            i += 1;
-            continue;
-        }
-        if word.is_plain() {
-            match word.text.as_str() {
-                keyword if KEYWORDS.contains(&keyword) => {
-                    i += 1;
-                    continue;
-                }
-                "function" => {
-                    i += 2;
-                    continue;
-                }
-                "coproc" => {
-                    let named = words
-                        .get(i + 2)
-                        .is_some_and(|w| w.is_plain() && w.text == "{");
-                    i += if named { 2 } else { 1 };
-                    continue;
-                }
-                "for" | "select" => {
-                    // `for NAME [in WORDS]; do` is data up to its `do`.
-                    let body = words[i + 1..]
-                        .iter()
-                        .position(|w| w.is_plain() && w.text == "do");
-                    match body {
-                        Some(at) => {
-                            i += at + 2;
-                            continue;
-                        }
-                        None => return false,
-                    }
-                }
-                "in" | "[[" | "]]" | "case" => return false,
-                _ => {}
-            }
-        }
-        if names_rm(word) {
-            return true;
-        }
-        if word.is_computed() {
-            // `$SHELL -c SCRIPT`: whatever the shell, the script is checked.
-            let texts: Vec<&str> = words[i + 1..].iter().map(|w| w.text.as_str()).collect();
-            if let ShellInput::Script(script) = wrappers::shell_input(&texts)
-                && script_runs_rm(script, depth)
-            {
-                return true;
-            }
-        }
-        if word.may_vanish() {
-            // `$cmd rm x` with `$cmd` empty runs rm; `$cmd x` is out of reach.
-            i += 1;
-            continue;
-        }
-        let name = word.text.rsplit('/').next().unwrap_or(&word.text);
-        let Some(spec) = wrappers::find(name) else {
-            return false;
-        };
-        let rest = &words[i + 1..];
-        match wrapped(spec, rest, stdin, depth) {
-            Wrapped::Command(skip) => i += 1 + skip,
-            Wrapped::Rm => return true,
-            Wrapped::NoRm => return false,
+    while i < words.len() {
+        match step(&words[i], &words[i + 1..], stdin, depth) {
+            Step::Skip(n) => i += n,
+            Step::Rm => return true,
+            Step::NoRm => return false,
         }
     }
     false
+}
+
+/// One word of a simple command, before the words `rest`: an assignment, a keyword
+/// or a wrapper to pass, or what runs.
+fn step(word: &Word, rest: &[Word], stdin: Option<&str>, depth: usize) -> Step {
+    if is_assignment(&word.text) {
+        return Step::Skip(1);
+    }
+    if word.is_plain()
+        && let Some(step) = keyword(&word.text, rest)
+    {
+        return step;
+    }
+    if names_rm(word) {
+        return Step::Rm;
+    }
+    if word.is_computed() && computed_shell_runs_rm(rest, depth) {
+        return Step::Rm;
+    }
+    if word.may_vanish() {
+        // `$cmd rm x` with `$cmd` empty runs rm; `$cmd x` is out of reach.
+        return Step::Skip(1);
+    }
+    let name = word.text.rsplit('/').next().unwrap_or(&word.text);
+    let Some(spec) = wrappers::find(name) else {
+        return Step::NoRm;
+    };
+    match wrapped(spec, rest, stdin, depth) {
+        Step::Skip(n) => Step::Skip(1 + n),
+        verdict => verdict,
+    }
+}
+
+/// A keyword, followed by `rest`: the words it takes, or the end of what runs.
+/// `None` when `word` is no keyword.
+fn keyword(word: &str, rest: &[Word]) -> Option<Step> {
+    let is = |w: &Word, text: &str| w.is_plain() && w.text == text;
+    let step = match word {
+        keyword if KEYWORDS.contains(&keyword) => Step::Skip(1),
+        // `function NAME`.
+        "function" => Step::Skip(2),
+        // `coproc NAME { …; }` or `coproc COMMAND`.
+        "coproc" => Step::Skip(if rest.get(1).is_some_and(|w| is(w, "{")) {
+            2
+        } else {
+            1
+        }),
+        // `for NAME [in WORDS]; do` is data up to its `do`.
+        "for" | "select" => match rest.iter().position(|w| is(w, "do")) {
+            Some(at) => Step::Skip(at + 2),
+            None => Step::NoRm,
+        },
+        "in" | "[[" | "]]" | "case" => Step::NoRm,
+        _ => return None,
+    };
+    Some(step)
 }
 
 /// Could this command word run rm?
@@ -154,69 +167,91 @@ fn names_rm(word: &Word) -> bool {
         || (word.glob || word.brace) && glob::could_be_rm(&word.pattern)
 }
 
-/// What a wrapper runs.
-enum Wrapped {
-    /// The command that starts this many words on.
-    Command(usize),
-    Rm,
-    NoRm,
+/// `$SHELL -c SCRIPT`: whatever the shell, the script is checked.
+fn computed_shell_runs_rm(args: &[Word], depth: usize) -> bool {
+    let texts = texts(args);
+    matches!(
+        wrappers::shell_input(&texts),
+        ShellInput::Script(script) if script_runs_rm(script, depth)
+    )
 }
 
-fn wrapped(spec: &wrappers::Wrapper, rest: &[Word], stdin: Option<&str>, depth: usize) -> Wrapped {
-    let texts: Vec<&str> = rest.iter().map(|w| w.text.as_str()).collect();
-    let verdict = |rm: bool| if rm { Wrapped::Rm } else { Wrapped::NoRm };
+fn texts(words: &[Word]) -> Vec<&str> {
+    words.iter().map(|w| w.text.as_str()).collect()
+}
+
+/// What a wrapper given the words `rest` runs; `Skip(n)`: the command `n` words on.
+fn wrapped(spec: &Wrapper, rest: &[Word], stdin: Option<&str>, depth: usize) -> Step {
+    let texts = texts(rest);
+    if let Some(rm) = input_runs_rm(spec.then, rest, &texts, stdin, depth) {
+        return Step::rm_if(rm);
+    }
     let script = |text: &str| script_runs_rm(text, depth);
+    let options = wrappers::options(spec, &texts);
+    if options.scripts.iter().any(|text| script(text)) {
+        return Step::Rm;
+    }
+    let k = (options.len + spec.operands).min(texts.len());
+    if texts.get(k).is_some_and(|t| spec.script.contains(t)) {
+        return Step::rm_if(texts.get(k + 1).is_some_and(|text| script(text)));
+    }
+    let given = |flags: &[&str]| options.given.iter().any(|g| flags.contains(&g.as_str()));
+    if given(spec.lookup) {
+        return Step::NoRm;
+    }
     match spec.then {
-        Then::Shell => {
-            return verdict(match wrappers::shell_input(&texts) {
-                ShellInput::Script(text) => script(text),
-                ShellInput::Stdin => stdin.is_some_and(script),
-                ShellInput::File => false,
-            });
-        }
+        Then::Command => Step::Skip(k),
+        Then::CommandWithUser if given(&["-u", "--user"]) => Step::Skip(k),
+        Then::Script => Step::rm_if(script(&texts[k..].join(" "))),
+        Then::FirstScript => Step::rm_if(texts.get(k).is_some_and(|text| script(text))),
+        Then::Parallel => Step::rm_if(parallel_runs_rm(&texts[k..], depth)),
+        _ => Step::NoRm,
+    }
+}
+
+/// Whether a wrapper that runs a script or file, not its words (a shell, `source`,
+/// `find`, `alias`), runs rm; `None` for the other wrappers.
+fn input_runs_rm(
+    then: Then,
+    args: &[Word],
+    texts: &[&str],
+    stdin: Option<&str>,
+    depth: usize,
+) -> Option<bool> {
+    let script = |text: &str| script_runs_rm(text, depth);
+    let rm = match then {
+        Then::Shell => match wrappers::shell_input(texts) {
+            ShellInput::Script(text) => script(text),
+            ShellInput::Stdin => stdin.is_some_and(script),
+            ShellInput::File => false,
+        },
         Then::Source => {
             let from_stdin = texts
                 .iter()
                 .find(|t| !t.starts_with('-'))
                 .is_some_and(|file| ["/dev/stdin", "/dev/fd/0", "/proc/self/fd/0"].contains(file));
-            return verdict(from_stdin && stdin.is_some_and(script));
+            from_stdin && stdin.is_some_and(script)
         }
-        Then::Find => return verdict(find_exec(rest, depth)),
+        Then::Find => find_exec(args, depth),
         Then::Alias => {
             let values = texts.iter().filter_map(|t| t.split_once('='));
-            return verdict(values.map(|(_, value)| value).any(script));
+            values.map(|(_, value)| value).any(script)
         }
-        _ => {}
-    }
-    let options = wrappers::options(spec, &texts);
-    if options.scripts.iter().any(|text| script(text)) {
-        return Wrapped::Rm;
-    }
-    let k = (options.len + spec.operands).min(texts.len());
-    if texts.get(k).is_some_and(|t| spec.script.contains(t)) {
-        return verdict(texts.get(k + 1).is_some_and(|text| script(text)));
-    }
-    let given = |flags: &[&str]| options.given.iter().any(|g| flags.contains(&g.as_str()));
-    if given(spec.lookup) {
-        return Wrapped::NoRm;
-    }
-    match spec.then {
-        Then::Command => Wrapped::Command(k),
-        Then::CommandWithUser if given(&["-u", "--user"]) => Wrapped::Command(k),
-        Then::Script => verdict(script(&texts[k..].join(" "))),
-        Then::FirstScript => verdict(texts.get(k).is_some_and(|text| script(text))),
-        Then::Parallel => {
-            let args = &texts[k..];
-            let split = args.iter().position(|t| t.starts_with(":::"));
-            let command = &args[..split.unwrap_or(args.len())];
-            if command.is_empty() {
-                let inputs = split.map_or(&[][..], |at| &args[at + 1..]);
-                verdict(inputs.iter().any(|text| script(text)))
-            } else {
-                verdict(script(&command.join(" ")))
-            }
-        }
-        _ => Wrapped::NoRm,
+        _ => return None,
+    };
+    Some(rm)
+}
+
+/// `parallel CMD ::: ARGS` runs CMD; `parallel ::: CMDS` runs each of CMDS.
+fn parallel_runs_rm(args: &[&str], depth: usize) -> bool {
+    let script = |text: &str| script_runs_rm(text, depth);
+    let split = args.iter().position(|t| t.starts_with(":::"));
+    let command = &args[..split.unwrap_or(args.len())];
+    if command.is_empty() {
+        let inputs = split.map_or(&[][..], |at| &args[at + 1..]);
+        inputs.iter().any(|text| script(text))
+    } else {
+        script(&command.join(" "))
     }
 }
 

@@ -368,46 +368,13 @@ pub(super) fn options(spec: &Wrapper, words: &[&str]) -> Options {
         if word == "--" {
             break;
         }
+        let next = words.get(i).copied();
         if let Some(long) = word.strip_prefix("--").filter(|l| !l.is_empty()) {
-            let (name, attached) = match long.split_once('=') {
-                Some((name, value)) => (name, Some(value)),
-                None => (long, None),
-            };
-            let flag = format!("--{name}");
-            let is_script = spec.script.contains(&flag.as_str());
-            let value = match attached {
-                Some(value) => Some(value),
-                None if is_script || spec.long.contains(&name) => {
-                    i += 1;
-                    words.get(i - 1).copied()
-                }
-                None => None,
-            };
-            if let (true, Some(value)) = (is_script, value) {
-                found.scripts.push(value.to_owned());
-            }
-            found.given.push(flag);
+            i += found.long(spec, long, next);
             continue;
         }
         if word.len() > 1 && word.starts_with('-') {
-            for (at, c) in word.char_indices().skip(1) {
-                let flag = format!("-{c}");
-                let is_script = spec.script.contains(&flag.as_str());
-                found.given.push(flag);
-                if is_script || spec.short.contains(c) {
-                    let attached = &word[at + c.len_utf8()..];
-                    let value = if attached.is_empty() {
-                        i += 1;
-                        words.get(i - 1).copied()
-                    } else {
-                        Some(attached)
-                    };
-                    if let (true, Some(value)) = (is_script, value) {
-                        found.scripts.push(value.to_owned());
-                    }
-                    break;
-                }
-            }
+            i += found.short(spec, word, next);
             continue;
         }
         // An operand.
@@ -418,6 +385,52 @@ pub(super) fn options(spec: &Wrapper, words: &[&str]) -> Options {
     }
     found.len = first_operand.unwrap_or(i).min(words.len());
     found
+}
+
+impl Options {
+    /// `--name` or `--name=value`, after its `--`; a value may also be the `next`
+    /// word. Returns how many words after the option's own it took.
+    fn long(&mut self, spec: &Wrapper, long: &str, next: Option<&str>) -> usize {
+        let (name, attached) = match long.split_once('=') {
+            Some((name, value)) => (name, Some(value)),
+            None => (long, None),
+        };
+        let flag = format!("--{name}");
+        let is_script = spec.script.contains(&flag.as_str());
+        let (value, taken) = match attached {
+            Some(value) => (Some(value), 0),
+            None if is_script || spec.long.contains(&name) => (next, 1),
+            None => (None, 0),
+        };
+        if let (true, Some(value)) = (is_script, value) {
+            self.scripts.push(value.to_owned());
+        }
+        self.given.push(flag);
+        taken
+    }
+
+    /// Short options, `-abc`: the first that takes a value takes the rest of the
+    /// word, or the `next` word. Returns how many words after this one it took.
+    fn short(&mut self, spec: &Wrapper, word: &str, next: Option<&str>) -> usize {
+        for (at, c) in word.char_indices().skip(1) {
+            let flag = format!("-{c}");
+            let is_script = spec.script.contains(&flag.as_str());
+            self.given.push(flag);
+            if is_script || spec.short.contains(c) {
+                let attached = &word[at + c.len_utf8()..];
+                let (value, taken) = if attached.is_empty() {
+                    (next, 1)
+                } else {
+                    (Some(attached), 0)
+                };
+                if let (true, Some(value)) = (is_script, value) {
+                    self.scripts.push(value.to_owned());
+                }
+                return taken;
+            }
+        }
+        0
+    }
 }
 
 /// Where a shell's commands come from.

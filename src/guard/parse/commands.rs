@@ -4,108 +4,129 @@
 use super::{End, MAX_DEPTH, Parser, Stop, Word};
 
 impl Parser<'_> {
+    /// A command list, up to what ends it (`end`) or the end of the text; says which.
     pub(super) fn commands(&mut self, end: End) -> Stop {
         loop {
             self.skip_blanks();
             let Some(c) = self.peek() else {
                 return Stop::Eof;
             };
-            match c {
-                '\n' => {
-                    self.flush();
-                    self.bump(1);
-                    self.heredoc_bodies();
-                }
-                '#' => self.comment(),
-                ';' => {
-                    self.flush();
-                    if self.starts_with(";;&") {
-                        self.bump(3);
-                    } else if self.starts_with(";;") || self.starts_with(";&") {
-                        self.bump(2);
-                    } else {
-                        self.bump(1);
-                        continue;
-                    }
-                    if end == End::CaseItem {
-                        return Stop::CaseSeparator;
-                    }
-                }
-                '&' if self.peek_at(1) == Some('>') => self.redirection(),
-                '&' | '|' => {
-                    // `&`, `&&`, `|`, `||`, `|&`.
-                    let pipe = c == '|' && self.peek_at(1) != Some('|');
-                    self.flush();
-                    self.bump(1);
-                    if matches!(self.peek(), Some('&' | '|')) {
-                        self.bump(1);
-                    }
-                    if pipe {
-                        self.cur.stdin = self.printed.take();
-                    }
-                }
-                '(' => {
-                    let arithmetic_start =
-                        self.at_command_start() || self.cur.words.last().is_some_and(is_for);
-                    if self.peek_at(1) == Some('(') && arithmetic_start && self.arithmetic(2) {
-                        continue;
-                    }
-                    self.flush();
-                    self.bump(1);
-                    self.nested(End::Paren);
-                }
-                ')' => {
-                    self.flush();
-                    self.bump(1);
-                    if end == End::Paren {
-                        return Stop::Paren;
-                    }
-                }
-                '<' | '>' if self.peek_at(1) == Some('(') => {
-                    self.bump(2);
-                    self.nested(End::Paren);
-                }
-                '<' | '>' => self.redirection(),
-                _ => {
-                    let start = self.i;
-                    let command_start = self.at_command_start();
-                    let word = self.word();
-                    if self.i == start {
-                        self.bump(1);
-                        continue;
-                    }
-                    let is_fd = matches!(self.peek(), Some('<' | '>'))
-                        && word.is_plain()
-                        && (word.text.chars().all(|c| c.is_ascii_digit())
-                            || word.text.starts_with('{') && word.text.ends_with('}'));
-                    if is_fd {
-                        continue;
-                    }
-                    if command_start && word.is_plain() {
-                        match word.text.as_str() {
-                            "case" => {
-                                self.flush();
-                                if self.case_clause() == Stop::Eof {
-                                    return Stop::Eof;
-                                }
-                                continue;
-                            }
-                            "[[" => {
-                                self.flush();
-                                self.double_bracket();
-                                continue;
-                            }
-                            "esac" if end == End::CaseItem => {
-                                self.flush();
-                                return Stop::Esac;
-                            }
-                            _ => {}
-                        }
-                    }
-                    self.push_word(start, word);
-                }
+            if let Some(stop) = self.step(c, end) {
+                return stop;
             }
         }
+    }
+
+    /// One step of a command list, at `c`: an operator, a redirection, a nested list
+    /// or a word. Returns why the list ends, when it ends here.
+    fn step(&mut self, c: char, end: End) -> Option<Stop> {
+        match c {
+            '\n' => self.newline(),
+            '#' => self.comment(),
+            ';' => return self.semicolon(end),
+            '&' if self.peek_at(1) == Some('>') => self.redirection(),
+            '&' | '|' => self.and_or_pipe(c),
+            '(' => self.open_paren(),
+            ')' => return self.close_paren(end),
+            '<' | '>' if self.peek_at(1) == Some('(') => {
+                // Process substitution.
+                self.bump(2);
+                self.nested(End::Paren);
+            }
+            '<' | '>' => self.redirection(),
+            _ => return self.word_or_compound(end),
+        }
+        None
+    }
+
+    /// A newline ends the command; the bodies of the heredocs opened on its line follow.
+    fn newline(&mut self) {
+        self.flush();
+        self.bump(1);
+        self.heredoc_bodies();
+    }
+
+    /// `;`, or the `;;`, `;&` or `;;&` that ends an item of a `case`.
+    fn semicolon(&mut self, end: End) -> Option<Stop> {
+        self.flush();
+        let width = if self.starts_with(";;&") {
+            3
+        } else if self.starts_with(";;") || self.starts_with(";&") {
+            2
+        } else {
+            1
+        };
+        self.bump(width);
+        (width > 1 && end == End::CaseItem).then_some(Stop::CaseSeparator)
+    }
+
+    /// `&`, `&&`, `|`, `||` or `|&`. Across a pipe, the next command gets what this
+    /// one printed.
+    fn and_or_pipe(&mut self, c: char) {
+        let pipe = c == '|' && self.peek_at(1) != Some('|');
+        self.flush();
+        self.bump(1);
+        if matches!(self.peek(), Some('&' | '|')) {
+            self.bump(1);
+        }
+        if pipe {
+            self.cur.stdin = self.printed.take();
+        }
+    }
+
+    /// `((`: arithmetic where a command may start (or after `for`) and when it closes
+    /// with `))`; else a subshell.
+    fn open_paren(&mut self) {
+        let arithmetic_start = self.at_command_start() || self.cur.words.last().is_some_and(is_for);
+        if self.peek_at(1) == Some('(') && arithmetic_start && self.arithmetic(2) {
+            return;
+        }
+        self.flush();
+        self.bump(1);
+        self.nested(End::Paren);
+    }
+
+    /// `)`: it ends the list of a subshell or substitution; elsewhere it is skipped.
+    fn close_paren(&mut self, end: End) -> Option<Stop> {
+        self.flush();
+        self.bump(1);
+        (end == End::Paren).then_some(Stop::Paren)
+    }
+
+    /// A word: the file descriptor of a redirection (`2>`, `{fd}>`), a keyword that
+    /// opens or closes a compound in command position, or a word of the command.
+    fn word_or_compound(&mut self, end: End) -> Option<Stop> {
+        let start = self.i;
+        let command_start = self.at_command_start();
+        let word = self.word();
+        if self.i == start {
+            self.bump(1);
+            return None;
+        }
+        if matches!(self.peek(), Some('<' | '>')) && is_fd(&word) {
+            return None;
+        }
+        if command_start && word.is_plain() {
+            match word.text.as_str() {
+                "case" => {
+                    self.flush();
+                    let stop = self.case_clause();
+                    return (stop == Stop::Eof).then_some(Stop::Eof);
+                }
+                "[[" => {
+                    self.flush();
+                    self.double_bracket();
+                    return None;
+                }
+                "esac" if end == End::CaseItem => {
+                    self.flush();
+                    return Some(Stop::Esac);
+                }
+                _ => {}
+            }
+        }
+        self.push_word(start, word);
+        None
     }
 
     /// A nested command list, bounded in depth. The current simple command is set
@@ -131,48 +152,62 @@ impl Parser<'_> {
         self.skip_space();
         self.word(); // `in`
         loop {
-            self.skip_space();
-            while self.peek() == Some(';') {
-                self.bump(1);
-                self.skip_space();
+            if let Some(stop) = self.case_item_start() {
+                return stop;
             }
-            let Some(c) = self.peek() else {
+            if !self.case_patterns() {
                 return Stop::Eof;
-            };
-            if self.starts_with("esac") && self.ends_word(4) {
-                self.bump(4);
-                return Stop::Esac;
-            }
-            if c == ')' {
-                // No pattern starts with `)`: leave it to the enclosing list.
-                return Stop::Paren;
-            }
-            if c == '(' {
-                self.bump(1);
-            }
-            // The pattern list, up to its `)`.
-            loop {
-                self.skip_space();
-                match self.peek() {
-                    None => return Stop::Eof,
-                    Some(')') => {
-                        self.bump(1);
-                        break;
-                    }
-                    Some('|') => self.bump(1),
-                    Some(_) => {
-                        let start = self.i;
-                        self.word();
-                        if self.i == start {
-                            self.bump(1);
-                        }
-                    }
-                }
             }
             match self.commands(End::CaseItem) {
                 Stop::CaseSeparator => {}
-                Stop::Esac => return Stop::Esac,
                 stop => return stop,
+            }
+        }
+    }
+
+    /// Before an item of a `case`: skips blanks and stray `;`, and the `(` that may
+    /// open the patterns. Returns why the clause ends, when it ends here (`esac`).
+    fn case_item_start(&mut self) -> Option<Stop> {
+        self.skip_space();
+        while self.peek() == Some(';') {
+            self.bump(1);
+            self.skip_space();
+        }
+        let Some(c) = self.peek() else {
+            return Some(Stop::Eof);
+        };
+        if self.starts_with("esac") && self.ends_word(4) {
+            self.bump(4);
+            return Some(Stop::Esac);
+        }
+        if c == ')' {
+            // No pattern starts with `)`: leave it to the enclosing list.
+            return Some(Stop::Paren);
+        }
+        if c == '(' {
+            self.bump(1);
+        }
+        None
+    }
+
+    /// The patterns of an item, data up to its `)`; false at the end of the text.
+    fn case_patterns(&mut self) -> bool {
+        loop {
+            self.skip_space();
+            match self.peek() {
+                None => return false,
+                Some(')') => {
+                    self.bump(1);
+                    return true;
+                }
+                Some('|') => self.bump(1),
+                Some(_) => {
+                    let start = self.i;
+                    self.word();
+                    if self.i == start {
+                        self.bump(1);
+                    }
+                }
             }
         }
     }
@@ -205,4 +240,11 @@ impl Parser<'_> {
 
 fn is_for(word: &Word) -> bool {
     word.is_plain() && word.text == "for"
+}
+
+/// A word that names a file descriptor when a redirection follows it: `2`, `{fd}`.
+fn is_fd(word: &Word) -> bool {
+    word.is_plain()
+        && (word.text.chars().all(|c| c.is_ascii_digit())
+            || word.text.starts_with('{') && word.text.ends_with('}'))
 }

@@ -70,14 +70,27 @@ impl Parser<'_> {
     /// and counts as literal; whatever else is inside is data, but its substitutions
     /// run.
     fn parameter(&mut self, word: &mut Word, quoted: bool) {
+        let all = self.parameter_name();
+        word.expansion(quoted, !quoted || all);
+        let colon = usize::from(self.peek() == Some(':'));
+        let alternative = matches!(self.peek_at(colon), Some('-' | '=' | '+'));
+        if alternative {
+            self.bump(colon + 1);
+        }
+        let mut data = Word::default();
+        self.parameter_rest(if alternative { word } else { &mut data }, quoted);
+    }
+
+    /// The name of a `${…}` and its subscript, which is data. True for `@` and
+    /// `[@]`, which may expand to no word at all.
+    fn parameter_name(&mut self) -> bool {
         let start = self.i;
         while self.peek().is_some_and(|c| {
             c.is_ascii_alphanumeric() || c == '_' || (self.i == start && "@*#?$!-".contains(c))
         }) {
             self.bump(1);
         }
-        let name: String = self.s[start..self.i].iter().collect();
-        let mut all = name == "@";
+        let mut all = self.s[start..self.i] == ['@'];
         if self.peek() == Some('[') {
             all |= self.starts_with("[@]");
             let close = self.matching(self.i + 1, '[', ']');
@@ -85,12 +98,12 @@ impl Parser<'_> {
             self.substitutions_until(close.unwrap_or(self.s.len()));
             self.bump(1);
         }
-        word.expansion(quoted, !quoted || all);
-        let colon = usize::from(self.peek() == Some(':'));
-        let alternative = matches!(self.peek_at(colon), Some('-' | '=' | '+'));
-        if alternative {
-            self.bump(colon + 1);
-        }
+        all
+    }
+
+    /// The rest of a `${…}` up to its `}`, its text read into `text` as quoted; the
+    /// substitutions in it run.
+    fn parameter_rest(&mut self, text: &mut Word, quoted: bool) {
         let mut depth = 0usize;
         while let Some(c) = self.peek() {
             match c {
@@ -101,42 +114,27 @@ impl Parser<'_> {
                 '}' => depth -= 1,
                 '{' => depth += 1,
                 '\\' => {
-                    if let Some(next) = self.peek_at(1).filter(|_| alternative) {
-                        word.literal(next, true);
+                    if let Some(next) = self.peek_at(1) {
+                        text.literal(next, true);
                     }
                     self.bump(2);
                     continue;
                 }
                 '\'' if !quoted => {
                     self.bump(1);
-                    while let Some(q) = self.peek() {
-                        self.bump(1);
-                        if q == '\'' {
-                            break;
-                        }
-                        if alternative {
-                            word.literal(q, true);
-                        }
-                    }
+                    self.single_quoted(text);
                     continue;
                 }
                 '"' => {
                     self.bump(1);
-                    let mut sink = Word::default();
-                    self.double_quoted(if alternative { word } else { &mut sink });
+                    self.double_quoted(text);
                     continue;
                 }
-                '$' | '`' => {
-                    let mut sink = Word::default();
-                    if self.substitution(if alternative { word } else { &mut sink }, quoted) {
-                        continue;
-                    }
-                }
+                // A `$` that starts nothing is text.
+                '$' | '`' if self.substitution(text, quoted) => continue,
                 _ => {}
             }
-            if alternative {
-                word.literal(c, true);
-            }
+            text.literal(c, true);
             self.bump(1);
         }
     }

@@ -77,13 +77,7 @@ impl Parser<'_> {
             match c {
                 ' ' | '\t' | '\n' | ';' | '&' | '|' | '<' | '>' | ')' => break,
                 '(' if is_assignment(&word.text) && word.text.ends_with('=') => {
-                    // An array literal: `name=(a b c)`; its elements are data.
-                    let close = self.matching(self.i + 1, '(', ')');
-                    let end = close.unwrap_or(self.s.len());
-                    self.bump(1);
-                    self.substitutions_until(end);
-                    self.bump(1);
-                    word.literal('(', true);
+                    self.array_literal(&mut word);
                 }
                 '(' => break,
                 '[' if self.subscript_assignment(&word) => {}
@@ -98,13 +92,7 @@ impl Parser<'_> {
                     self.bump(1);
                     word.quoted = true;
                     word.solid = true;
-                    while let Some(q) = self.peek() {
-                        self.bump(1);
-                        if q == '\'' {
-                            break;
-                        }
-                        word.literal(q, true);
-                    }
+                    self.single_quoted(&mut word);
                 }
                 '"' => {
                     self.bump(1);
@@ -133,6 +121,16 @@ impl Parser<'_> {
         word
     }
 
+    /// An array literal, `name=(a b c)`, at its `(`: its elements are data.
+    fn array_literal(&mut self, word: &mut Word) {
+        let close = self.matching(self.i + 1, '(', ')');
+        let end = close.unwrap_or(self.s.len());
+        self.bump(1);
+        self.substitutions_until(end);
+        self.bump(1);
+        word.literal('(', true);
+    }
+
     /// At `[` after a name at the start of a command: `name[subscript]=value` reads
     /// the subscript as arithmetic, so `a[1<<2]=x` has no heredoc in it.
     fn subscript_assignment(&mut self, word: &Word) -> bool {
@@ -150,6 +148,17 @@ impl Parser<'_> {
         self.substitutions_until(close);
         self.i = close + 1;
         true
+    }
+
+    /// The rest of a single-quoted string, after its opening `'`.
+    pub(super) fn single_quoted(&mut self, word: &mut Word) {
+        while let Some(q) = self.peek() {
+            self.bump(1);
+            if q == '\'' {
+                break;
+            }
+            word.literal(q, true);
+        }
     }
 
     /// The rest of a double-quoted string, after its opening `"`.
