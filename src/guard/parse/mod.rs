@@ -17,6 +17,9 @@ mod expansion;
 mod redirect;
 mod word;
 
+#[cfg(test)]
+mod tests;
+
 use std::ops::ControlFlow;
 
 use redirect::Heredoc;

@@ -1,0 +1,380 @@
+//! The parser's tables: which simple commands it gives, with which words, in which
+//! order. It knows nothing of rm, and neither do these tests.
+//!
+//! Each command is written as its words (after quote removal, expansions taken as
+//! empty). Keywords stay words of the command they stand before (`{ a` is one
+//! command); the judge passes them. Commands come as bash completes them: a
+//! substitution's before the command it stands in.
+
+use std::ops::ControlFlow;
+
+use super::{Command, MAX_DEPTH, Parsed, Visitor, Word, is_assignment, parse};
+
+/// Records every command; stops at a command named `stop`. `print ARGS` prints its
+/// arguments to a pipe.
+#[derive(Default)]
+struct Record {
+    words: Vec<Vec<String>>,
+    stdin: Vec<Option<String>>,
+    depth: Vec<usize>,
+    source: Vec<String>,
+    last: Vec<Word>,
+}
+
+impl Visitor for Record {
+    fn command(&mut self, command: &Command<'_>) -> ControlFlow<()> {
+        let words: Vec<String> = command.words.iter().map(|w| w.text.clone()).collect();
+        let stop = words.first().is_some_and(|w| w == "stop");
+        self.words.push(words);
+        self.stdin.push(command.stdin.map(str::to_owned));
+        self.depth.push(command.depth);
+        self.source.push(command.source());
+        self.last = command.words.to_vec();
+        if stop {
+            ControlFlow::Break(())
+        } else {
+            ControlFlow::Continue(())
+        }
+    }
+
+    fn printed(&mut self, words: &[Word]) -> Option<String> {
+        let (name, args) = words.split_first()?;
+        let args: Vec<&str> = args.iter().map(|w| w.text.as_str()).collect();
+        (name.text == "print").then(|| args.join(" "))
+    }
+}
+
+fn visit(text: &str) -> (Record, Parsed) {
+    let mut record = Record::default();
+    let parsed = parse(text, 0, &mut record);
+    (record, parsed)
+}
+
+/// Each text gives these commands, as words, in this order.
+#[track_caller]
+fn table(rows: &[(&str, &[&[&str]])]) {
+    for (text, expected) in rows {
+        let (record, parsed) = visit(text);
+        assert_eq!(record.words, *expected, "commands of {text:?}");
+        assert!(!parsed.stopped && !parsed.too_deep, "{text:?}: {parsed:?}");
+    }
+}
+
+#[test]
+fn lists_and_pipelines() {
+    table(&[
+        ("a | b; c", &[&["a"], &["b"], &["c"]]),
+        (
+            "a && b || c & d |& e",
+            &[&["a"], &["b"], &["c"], &["d"], &["e"]],
+        ),
+        ("a x\nb y\n\nc", &[&["a", "x"], &["b", "y"], &["c"]]),
+        ("a;b;;c", &[&["a"], &["b"], &["c"]]),
+        ("a \\\n x", &[&["a", "x"]]),
+        ("FOO=1 a", &[&["FOO=1", "a"]]),
+        ("! a", &[&["!", "a"]]),
+        ("", &[]),
+        ("  ;  ", &[]),
+    ]);
+}
+
+#[test]
+fn comments() {
+    table(&[
+        ("a # b; c", &[&["a"]]),
+        ("# a\nb", &[&["b"]]),
+        ("a#b c", &[&["a#b", "c"]]),
+        ("a '#' \"#\" \\#", &[&["a", "#", "#", "#"]]),
+        ("a # $(b)\nc", &[&["a"], &["c"]]),
+    ]);
+}
+
+#[test]
+fn quotes_and_escapes() {
+    table(&[
+        ("a 'b c' \"d e\"", &[&["a", "b c", "d e"]]),
+        ("'a;b' \"c|d\" e\\;f", &[&["a;b", "c|d", "e;f"]]),
+        ("a \"b\\\"c\" 'd\\'", &[&["a", "b\"c", "d\\"]]),
+        ("$'a\\x62\\143\\u0064' $\"e\"", &[&["abcd", "e"]]),
+        ("r\\\nm x", &[&["rm", "x"]]),
+        ("a \"unterminated; b", &[&["a", "unterminated; b"]]),
+    ]);
+}
+
+#[test]
+fn heredoc_bodies_are_data() {
+    table(&[
+        ("cat <<EOF\nrm x\nEOF\nb", &[&["cat"], &["b"]]),
+        ("cat <<-EOF\n\trm x\n\tEOF\nb", &[&["cat"], &["b"]]),
+        ("cat <<'EOF'\n$(a)\nEOF\nb", &[&["cat"], &["b"]]),
+        ("cat <<\"EOF\"\n$(a)\nEOF", &[&["cat"]]),
+        ("cat <<\\EOF\n$(a)\nEOF", &[&["cat"]]),
+        ("cat <<E\"OF\"\n`a`\nEOF", &[&["cat"]]),
+        ("cat <<A <<B\na\nA\nb\nB\nc", &[&["cat"], &["c"]]),
+        ("cat <<EOF\nrm x", &[&["cat"]]),
+        // Unquoted, the substitutions of the body run before the command.
+        ("cat <<EOF\n$(a) `b`\nEOF", &[&["a"], &["b"], &["cat"]]),
+        ("cat <<EOF\n${x:-$(a)}\nEOF\nb", &[&["a"], &["cat"], &["b"]]),
+        // A command with a heredoc is complete once its body is read.
+        ("cat <<EOF; b\nrm x\nEOF", &[&["b"], &["cat"]]),
+        ("cat <<EOF | b\nx\nEOF", &[&["b"], &["cat"]]),
+        ("x=$(cat <<EOF\nhi\nEOF\n); b", &[&["cat"], &["x="], &["b"]]),
+    ]);
+}
+
+#[test]
+fn heredocs_and_here_strings_are_stdin() {
+    for (text, stdin) in [
+        ("cat <<EOF\nrm x\nEOF", "rm x\n"),
+        ("cat <<-EOF\n\trm x\n\t\ty\n\tEOF", "rm x\ny\n"),
+        ("cat <<'EOF'\n$(a)\nEOF", "$(a)\n"),
+        ("cat <<A <<B\na\nA\nb\nB", "b\n"),
+        ("cat <<EOF\nunterminated", "unterminated\n"),
+        ("cat <<< 'a b'", "a b"),
+        ("cat <<<$x", ""),
+        ("print a b | cat", "a b"),
+        ("print a b | cat <<< c", "c"),
+    ] {
+        let (record, _) = visit(text);
+        let last = record.stdin.last().cloned().flatten();
+        assert_eq!(last.as_deref(), Some(stdin), "stdin in {text:?}");
+    }
+    for text in ["cat", "print a || cat", "print a; cat", "print a | b | cat"] {
+        let (record, _) = visit(text);
+        assert_eq!(record.stdin.last(), Some(&None), "no stdin in {text:?}");
+    }
+}
+
+#[test]
+fn arithmetic_is_data() {
+    table(&[
+        ("(( a << 2 ))", &[]),
+        ("(( a << 2 )) && b", &[&["b"]]),
+        ("(( $(b) ))", &[&["b"]]),
+        ("echo $(( 1 << 2 ))", &[&["echo", ""]]),
+        ("echo $(( `a` + $(b) ))", &[&["a"], &["b"], &["echo", ""]]),
+        ("echo $[ 1 << 2 ]", &[&["echo", ""]]),
+        ("a[1<<2]=x b", &[&["a=x", "b"]]),
+        ("a[$(b)]=x", &[&["b"], &["a=x"]]),
+        ("let 'x = 1 << 2'; b", &[&["let", "x = 1 << 2"], &["b"]]),
+        // `$((` that does not close with `))` is a subshell in a substitution.
+        ("echo $((a) )", &[&["a"], &["echo", ""]]),
+        (
+            "for (( i = 0; i << 2; i++ )); do c; done",
+            &[&["for"], &["do", "c"], &["done"]],
+        ),
+    ]);
+}
+
+#[test]
+fn case_patterns_are_data_and_items_are_commands() {
+    table(&[
+        (
+            "case $v in a|rm) b;; (c) d;; esac; e",
+            &[&["b"], &["d"], &["e"]],
+        ),
+        (
+            "case x in x) a;& y) b;;& *) c;; esac",
+            &[&["a"], &["b"], &["c"]],
+        ),
+        (
+            "case x in\n  rm) a ;;\n  *) b ;;\nesac\nc",
+            &[&["a"], &["b"], &["c"]],
+        ),
+        ("case $(a) in $(b)) c;; esac", &[&["a"], &["b"], &["c"]]),
+        ("case x in x) a; b;; esac", &[&["a"], &["b"]]),
+        ("case x in x) ;; esac; a", &[&["a"]]),
+        (
+            "echo case x in x) a;; esac",
+            &[&["echo", "case", "x", "in", "x"], &["a"], &["esac"]],
+        ),
+        ("x=$(case x in x) a;; esac) b", &[&["a"], &["x=", "b"]]),
+    ]);
+}
+
+#[test]
+fn function_bodies_are_commands() {
+    table(&[
+        ("f() { a; }", &[&["f"], &["{", "a"], &["}"]]),
+        ("f() ( a )", &[&["f"], &["a"]]),
+        (
+            "function g { a; }; g",
+            &[&["function", "g", "{", "a"], &["}"], &["g"]],
+        ),
+        (
+            "function g() { a; }",
+            &[&["function", "g"], &["{", "a"], &["}"]],
+        ),
+        ("coproc c { a; }", &[&["coproc", "c", "{", "a"], &["}"]]),
+    ]);
+}
+
+#[test]
+fn substitutions_nest() {
+    table(&[
+        ("echo $(a $(b))", &[&["b"], &["a", ""], &["echo", ""]]),
+        ("echo `a \\`b\\``", &[&["b"], &["a", ""], &["echo", ""]]),
+        (
+            "echo \"$(a)\" '$(b)' \"`c`\"",
+            &[&["a"], &["c"], &["echo", "", "$(b)", ""]],
+        ),
+        (
+            "echo ${v:-$(a)} ${x/a/$(b)}",
+            &[&["a"], &["b"], &["echo", "", ""]],
+        ),
+        ("echo ${v:-a b} ${#x}", &[&["echo", "a b", ""]]),
+        ("diff <(a) >(b)", &[&["a"], &["b"], &["diff"]]),
+        ("echo $( (a) )", &[&["a"], &["echo", ""]]),
+        ("x=$(a) b", &[&["a"], &["x=", "b"]]),
+        ("echo $(a", &[&["a"], &["echo", ""]]),
+        ("echo `a", &[&["a"], &["echo", ""]]),
+    ]);
+}
+
+#[test]
+fn subshells_groups_and_compounds() {
+    table(&[
+        ("(a; b) | c", &[&["a"], &["b"], &["c"]]),
+        ("{ a; b; }", &[&["{", "a"], &["b"], &["}"]]),
+        (
+            "if a; then b; else c; fi",
+            &[&["if", "a"], &["then", "b"], &["else", "c"], &["fi"]],
+        ),
+        (
+            "while a; do b; done",
+            &[&["while", "a"], &["do", "b"], &["done"]],
+        ),
+        (
+            "for x in a b; do c $x; done",
+            &[&["for", "x", "in", "a", "b"], &["do", "c", ""], &["done"]],
+        ),
+        ("[[ $(a) == rm ]] && b", &[&["a"], &["b"]]),
+        ("[[ a < b && ( c > d || e ) ]]; f", &[&["f"]]),
+        ("x=(a $(b)) c", &[&["b"], &["x=(", "c"]]),
+        ("arr=(rm x); b", &[&["arr=("], &["b"]]),
+    ]);
+}
+
+#[test]
+fn redirections_belong_to_their_command() {
+    table(&[
+        ("a >out 2>&1 <in", &[&["a"]]),
+        ("a &>log b", &[&["a", "b"]]),
+        ("a 3>&1 {fd}>x b", &[&["a", "b"]]),
+        ("a > $(b)", &[&["b"], &["a"]]),
+        (">log a", &[&["a"]]),
+        ("a 2>", &[&["a"]]),
+    ]);
+    for (text, source) in [
+        ("x; a >out 2>&1 <in; y", "a >out 2>&1 <in"),
+        (">log a", ">log a"),
+        ("cat <<< 'a b'", "cat <<< 'a b'"),
+        ("echo a; sudo rm -rf x && ls", "sudo rm -rf x"),
+    ] {
+        let (record, _) = visit(text);
+        assert!(
+            record.source.iter().any(|s| s == source),
+            "{text:?}: {:?}",
+            record.source
+        );
+    }
+}
+
+#[test]
+fn words_say_how_they_were_written() {
+    let word = |text: &str| {
+        let (record, _) = visit(text);
+        record.last.into_iter().next().expect(text)
+    };
+    for text in ["rm", "a/rm"] {
+        let w = word(text);
+        assert!(
+            w.is_plain() && !w.may_vanish() && !w.is_computed(),
+            "{text:?}"
+        );
+    }
+    for (text, literal) in [
+        ("'rm'", "rm"),
+        ("\\rm", "rm"),
+        ("r\"m\"", "rm"),
+        ("$'\\x72m'", "rm"),
+    ] {
+        let w = word(text);
+        assert_eq!(w.text, literal);
+        assert!(
+            !w.is_plain() && !w.may_vanish() && !w.is_computed(),
+            "{text:?}"
+        );
+    }
+    for text in ["$x", "${x}", "\"$@\"", "$(a)", "`a`"] {
+        let w = word(text);
+        assert!(w.may_vanish() && w.is_computed(), "{text:?} may be no word");
+    }
+    for text in ["\"$x\"", "\"$(a)\""] {
+        let w = word(text);
+        assert!(!w.may_vanish() && w.is_computed(), "{text:?} is one word");
+    }
+    let empty = word("\"\"");
+    assert!(empty.text.is_empty() && !empty.may_vanish() && !empty.is_computed());
+    assert!(!word("$(( 1 ))").may_vanish());
+    assert_eq!(word("${v:-rm}").text, "rm");
+    assert_eq!(word("${v#rm}").text, "");
+    assert_eq!(word("r${x}m").before_split.as_deref(), Some("r"));
+    assert_eq!(word("\"r${x}\"m").before_split, None);
+    let glob = word("/usr/bin/r[m]");
+    assert!(glob.glob && !glob.brace && glob.pattern == "/usr/bin/r[m]");
+    let quoted = word("'r*'");
+    assert!(!quoted.glob && quoted.pattern == "r\\*");
+    assert!(word("{rm,x}").brace);
+}
+
+#[test]
+fn assignments() {
+    for text in ["a=1", "a=", "_a1=x", "a+=1", "a[1]=x", "a[$i]+=x"] {
+        assert!(is_assignment(text), "{text:?}");
+    }
+    for text in ["a", "=x", "1a=x", "a-b=1", "a[1=x", "$a=1", "a b=1"] {
+        assert!(!is_assignment(text), "{text:?}");
+    }
+}
+
+#[test]
+fn each_level_of_nesting_is_deeper() {
+    let (record, _) = visit("a $(b `c`)");
+    assert_eq!(record.words, [vec!["c"], vec!["b", ""], vec!["a", ""]]);
+    let (c, b, a) = (record.depth[0], record.depth[1], record.depth[2]);
+    assert!(a == 0 && b > a && c > b, "{:?}", record.depth);
+    let (record, _) = visit_at("a", 7);
+    assert_eq!(record.depth, [7]);
+}
+
+fn visit_at(text: &str, depth: usize) -> (Record, Parsed) {
+    let mut record = Record::default();
+    let parsed = parse(text, depth, &mut record);
+    (record, parsed)
+}
+
+#[test]
+fn too_deep_is_said_not_overflowed() {
+    let deep = format!("a {}", "$(".repeat(10_000));
+    let (_, parsed) = visit(&deep);
+    assert!(parsed.too_deep);
+    let (record, parsed) = visit_at("a", MAX_DEPTH + 1);
+    assert!(parsed.too_deep && record.words.is_empty());
+    let (_, parsed) = visit("a $(b $(c $(d)))");
+    assert!(!parsed.too_deep);
+}
+
+#[test]
+fn the_visitor_can_stop_the_parse() {
+    for (text, seen) in [
+        ("a; stop; b", &[&["a"][..], &["stop"]][..]),
+        ("a $(stop) $(b); c", &[&["stop"]]),
+        ("a `stop`; b", &[&["stop"]]),
+        ("cat <<EOF; b\n$(stop)\nEOF\nc", &[&["b"], &["stop"]]),
+    ] {
+        let (record, parsed) = visit(text);
+        assert_eq!(record.words, seen, "{text:?}");
+        assert!(parsed.stopped, "{text:?}");
+    }
+}
