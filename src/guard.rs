@@ -53,4 +53,6 @@ pub fn find_rm(command: &str) -> Option<String> {
 }
 
 #[cfg(test)]
+mod corpus;
+#[cfg(test)]
 mod tests;

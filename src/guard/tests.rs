@@ -1,8 +1,9 @@
 //! The guard's tables: what it blocks, what it lets through, and that nothing panics.
+//! What it must allow is in the corpus the oracle shares ([`super::corpus`]).
 
 use proptest::prelude::*;
 
-use super::{Verdict, check};
+use super::{Verdict, check, corpus};
 
 #[track_caller]
 fn blocked(command: &str) {
@@ -16,7 +17,8 @@ fn allowed(command: &str) {
 
 #[test]
 fn seed_rule() {
-    // The seeds' own examples, and each of the seed's chain operators.
+    // The seeds' own examples, and each of the seed's chain operators; the seed's
+    // look-alikes are in the corpus.
     for command in [
         "rm -rf /",
         "rm file.txt",
@@ -34,21 +36,15 @@ fn seed_rule() {
     ] {
         blocked(command);
     }
-    for command in [
-        "echo rm",
-        "echo \"a;rm b\"",
-        "echo 'x && rm y'",
-        "grep rm file",
-        "rmdir d",
-        "git rm f",
-        "man rm",
-        "which rm",
-        "ls -la",
-        "find . -delete",
-        "",
-        "   ",
-    ] {
+}
+
+#[test]
+fn the_corpus_is_allowed_or_blocked() {
+    for command in corpus::ALLOW {
         allowed(command);
+    }
+    for command in corpus::BLOCK {
+        blocked(command);
     }
 }
 
@@ -130,59 +126,10 @@ fn wider_boundaries_and_wrappers() {
 }
 
 #[test]
-fn no_false_positives() {
-    for command in [
-        "echo rm",
-        "echo \"a;rm b\"",
-        "echo 'x && rm y'",
-        "grep -r rm .",
-        "rmdir d",
-        "git rm f",
-        "man rm",
-        "which rm",
-        "type rm",
-        "command -v rm",
-        "printf '%s\\n' rm",
-        "echo hi # ; rm x",
-        "# rm x",
-        "cat > s.sh <<'EOF'\nrm -rf build\nEOF",
-        "cat > s.sh <<\"EOF\"\nrm -rf build\nEOF",
-        "cat > s.sh <<EOF\nrm -rf build\nEOF",
-        "cat > s.sh <<-EOF\n\trm -rf build\n\tEOF",
-        "cat > s.sh <<-'EOF'\n\trm -rf build\n\tEOF\necho done",
-        "cat <<EOF | wc -l\nrm a\nrm b\nEOF",
-        "echo $((1+2))",
-        "arr=(rm x); echo ${arr[0]}",
-        "x=rm",
-        "cp -r a b",
-        "echo a#rm",
-        "ls -l | grep rm",
-        "echo '$(rm x)'",
-        "echo \\$\\(rm x\\)",
-        "echo \"\\$(rm x)\"",
-        "cat <<< 'rm x'",
-        "xargs echo rm",
-        "echo rm > rm",
-        "ls rm",
-        "npm run rm",
-        "firmware --update",
-        "rm.sh",
-        "./rm.sh",
-        "echo done; echo rm",
-        "sudo -l",
-        "timeout 5 sleep 1",
-        "bash -c \"$SCRIPT\"",
-        "bash script.sh",
-        "for rm in a b; do echo $rm; done",
-    ] {
-        allowed(command);
-    }
-}
-
-#[test]
 fn unterminated_input_never_lets_rm_through() {
-    // Where bash would run the rm, it is blocked; where the rm is swallowed by the
-    // unterminated construct, bash fails with a syntax error and runs nothing.
+    // Where bash would run the rm, it is blocked. Where the rm is swallowed by the
+    // unterminated construct, bash fails with a syntax error and runs nothing: those
+    // are allowed, in the corpus.
     for command in [
         "echo $(rm x",
         "echo `rm x",
@@ -194,25 +141,6 @@ fn unterminated_input_never_lets_rm_through() {
         "diff <(rm x",
     ] {
         blocked(command);
-    }
-    for command in [
-        "echo \"unterminated; rm x",
-        "echo 'unterminated; rm x",
-        "cat <<'EOF'\nrm x",
-        "cat <<EOF\nrm x",
-        "echo \\",
-        "echo $",
-        "echo ${",
-        "echo $((",
-        "x=(",
-        "<<",
-        "<<<",
-        "2>",
-        "&",
-        ";;",
-        "))",
-    ] {
-        allowed(command);
     }
 }
 
@@ -363,7 +291,6 @@ fn computed_names_fail_closed() {
         "$'\\162m' x",
         "$'\\u0072m' x",
         "$'r\\x6d' x",
-        "$'\\cR'",
         "rm${IFS}x",
         "rm$IFS-rf x",
         "/usr/bin/rm${x} y",
@@ -388,24 +315,7 @@ fn computed_names_fail_closed() {
         "r{m,x} y",
         "/usr/bin/{q..s}m x",
     ] {
-        if command == "$'\\cR'" {
-            allowed(command);
-            continue;
-        }
         blocked(command);
-    }
-    for command in [
-        "$cmd x",
-        "\"$cmd\" x",
-        "${cmd} rmdir",
-        "$'\\x72md' x",
-        "r[!m] x",
-        "\\* x",
-        "'r*' x",
-        "[ -f rm ]",
-        "{rm} x",
-    ] {
-        allowed(command);
     }
 }
 
@@ -504,50 +414,6 @@ fn wrappers_in_every_form() {
         "sudo env nice -n 5 setsid flock f timeout 3 rm x",
     ] {
         blocked(command);
-    }
-}
-
-#[test]
-fn wrapper_values_are_not_commands() {
-    for command in [
-        "env -u rm pwd",
-        "env --chdir rm pwd",
-        "env --unset rm pwd",
-        "xargs --process-slot-var rm echo ok",
-        "xargs -I rm echo rm",
-        "timeout rm sleep 1",
-        "flock rm true",
-        "nice -n rm echo",
-        "sudo -u rm ls",
-        "(( rm = 1 ))",
-        "(( rm << 2 ))",
-        "echo $(( rm + 1 ))",
-        "git rm f",
-        "npm rm pkg",
-        "docker rm c",
-        "which rm",
-        "type rm",
-        "command -v rm",
-        "command -V rm",
-        "bash script.sh rm",
-        "bash <<< 'echo rm'",
-        "cat <<< 'rm x'",
-        "trap 'echo rm' EXIT",
-        "find . -name rm",
-        "find . -delete",
-        "find . -exec echo rm {} \\;",
-        "alias ll='ls -l'",
-        "watch ls rm",
-        "echo rm # rm x",
-        "case $v in start|rm) echo a;; esac",
-        "case rm in (rm) echo a;; esac",
-        "[[ $f =~ ^(rm|mv)$ ]]",
-        "[[ $x == rm ]] && echo yes",
-        "su -c 'echo rm'",
-        "script -c 'ls' /dev/null",
-        "for rm in a b; do echo $rm; done",
-    ] {
-        allowed(command);
     }
 }
 
