@@ -5,6 +5,9 @@
 //! a script, how many operands come before the command (`timeout 5`, `flock FILE`),
 //! and what the rest of the words are.
 
+use std::collections::HashMap;
+use std::sync::LazyLock;
+
 /// How one wrapper command runs what it is given.
 pub(super) struct Wrapper {
     pub names: &'static [&'static str],
@@ -341,9 +344,19 @@ pub(super) const WRAPPERS: &[Wrapper] = &[
     wrapper(&["find"], Then::Find),
 ];
 
-/// The entry for a command name (its last path component).
+/// The entry for a command name (its last path component). Most commands are no
+/// wrapper: a map answers that at once (the first entry of a name wins).
 pub(super) fn find(name: &str) -> Option<&'static Wrapper> {
-    WRAPPERS.iter().find(|w| w.names.contains(&name))
+    static BY_NAME: LazyLock<HashMap<&str, &Wrapper>> = LazyLock::new(|| {
+        let mut by_name = HashMap::new();
+        for wrapper in WRAPPERS {
+            for name in wrapper.names {
+                by_name.entry(*name).or_insert(wrapper);
+            }
+        }
+        by_name
+    });
+    BY_NAME.get(name).copied()
 }
 
 /// What the options of a wrapper said.
