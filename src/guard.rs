@@ -1,7 +1,7 @@
 //! The rm guard: refuses a command that would run `rm` anywhere in its chain.
 //!
-//! Two parts, in one direction: a hand-written parser ([`parse`]), which knows bash
-//! and nothing of rm, reads the command as bash would and gives the judge ([`judge`])
+//! Two parts, in one direction: a hand-written parser (`parse`), which knows bash
+//! and nothing of rm, reads the command as bash would and gives the judge (`judge`)
 //! every simple command it could start: in chains, pipelines, subshells, groups,
 //! function bodies, `case` items, command and process substitutions (also inside
 //! double quotes and unquoted heredoc bodies). The judge parses again the scripts
@@ -10,7 +10,7 @@
 //! Arithmetic, `[[ ]]`, `case` patterns, comments and heredoc bodies are data.
 //!
 //! For each simple command the judge skips assignments, keywords and wrapper commands
-//! (a table in [`wrappers`], with each wrapper's options) and refuses it when what
+//! (a table in `wrappers`, with each wrapper's options) and refuses it when what
 //! runs is `rm` or a path ending in `/rm`. Where the name is computed it fails closed:
 //! `$'\x72m'` is decoded; expansions are taken as empty (`"$@"rm`), and the text
 //! before an unquoted expansion counts on its own (`rm${IFS}x`); globs and braces are
@@ -20,6 +20,11 @@
 //! expansion (`$cmd x`), `find -delete`, `unlink`, and scripts or programs that delete
 //! files themselves are out of its reach. It is pure and synchronous, linear in the
 //! length of the command, and no input makes it panic.
+//!
+//! Files: `guard/parse/` the parser (with its own tests), `guard/judge.rs` the judge,
+//! `guard/wrappers.rs` the wrapper table, `guard/glob.rs` globs and braces against
+//! `rm`, `guard/corpus.rs` the commands the unit tests (`guard/tests.rs`) and the
+//! oracle (`tests/guard_oracle.rs`) share.
 
 mod glob;
 mod judge;

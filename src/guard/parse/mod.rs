@@ -11,6 +11,11 @@
 //! Every construct is closed where bash closes it, so the lines after it are read as
 //! commands again. Text that is data (heredoc bodies, patterns, `[[ ]]` operands,
 //! arithmetic) is still scanned for the substitutions in it, which do run.
+//!
+//! [`commands`] reads command lists (separators, pipelines, subshells, `case`,
+//! `[[ ]]`), [`word`] words (quotes, escapes, `$'…'`), [`expansion`] what starts with
+//! `$` or a backtick, and [`redirect`] redirections and heredocs. [`Parser`] holds
+//! the position and the simple command being read.
 
 mod commands;
 mod expansion;
@@ -62,9 +67,12 @@ impl Command<'_> {
 pub(super) trait Visitor {
     /// A simple command, once complete (its heredocs read). Commands come as bash
     /// completes them: a substitution's before the command it stands in, and a
-    /// command with a heredoc after the heredoc's body. `Break` ends the parse of the
-    /// text at hand; a parse it is nested in may still go on a little (past the
-    /// arithmetic it stood in) and give more commands, which the visitor may ignore.
+    /// command with a heredoc after the heredoc's body.
+    ///
+    /// `Break` stops the parse: it skips to the end of the text. Where the command
+    /// stood in arithmetic or a subscript, the parse resumes after it, and commands
+    /// in backticks or heredoc bodies read then still come here; the visitor may
+    /// ignore them.
     fn command(&mut self, command: &Command<'_>) -> ControlFlow<()>;
 
     /// What a command with these words writes to a pipe, when the visitor can tell:
