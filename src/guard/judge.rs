@@ -35,6 +35,7 @@ struct Judge {
 impl Visitor for Judge {
     fn command(&mut self, command: &Command<'_>) -> ControlFlow<()> {
         if runs_rm(command.words, command.stdin, command.depth) {
+            // The first stays: a parse may give more after a `Break`.
             self.found.get_or_insert_with(|| command.source());
             return ControlFlow::Break(());
         }

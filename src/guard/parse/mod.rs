@@ -101,7 +101,7 @@ pub(super) fn parse(text: &str, depth: usize, visitor: &mut dyn Visitor) -> Pars
     }
     parser.commands(End::Eof);
     parser.flush();
-    // Heredocs never closed: their commands are judged with what was read.
+    // Heredocs never closed: their commands are visited with what was read.
     parser.heredoc_bodies();
     parser.out
 }
