@@ -33,6 +33,7 @@ pub mod environ;
 pub mod exec;
 pub mod exit;
 pub mod guard;
+pub mod keylines;
 pub mod overflow;
 pub mod present;
 pub mod render;

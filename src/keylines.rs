@@ -1,0 +1,783 @@
+//! Key lines: what a model must see of a long output that it is not shown whole.
+//!
+//! A [`Digest`] reads one stream's text as it streams in (the raw bytes of plain text,
+//! or the lines a terminal would show) and keeps, in bounded memory, what Layer 2
+//! shows of an output too long to show whole besides its head:
+//!
+//! - the key lines: errors, failures, panics, tracebacks, failed assertions, each with
+//!   its line number (as `sed -n 'Np'` counts) and the line or two after or before it
+//!   that locate it (rustc's ` --> file:line`, pytest's `file.py:NN:`, a stack frame);
+//!   identical key lines are counted, not kept twice; past [`MAX_KEYS`] distinct ones
+//!   they are only counted;
+//! - the last lines ([`TAIL_KEEP`] bytes), where runners print their verdict;
+//! - the counts of lines and bytes.
+//!
+//! Key lines are recognised by content, not by the command's name: a multi-pattern
+//! search (Aho-Corasick) over each chunk finds the few lines holding a trigger word,
+//! and only those lines are classified (by the rules in [`classify`]). Plain text is
+//! searched a chunk at a time, never line by line, so a 50 MB stream costs one pass.
+
+use std::collections::HashMap;
+use std::sync::OnceLock;
+
+use aho_corasick::{AhoCorasick, Input};
+use regex_lite::Regex;
+
+/// Distinct key lines kept; more are counted.
+pub const MAX_KEYS: usize = 200;
+
+/// Bytes kept of a key line or a locator: longer ones are cut in their middle.
+pub const KEY_LINE_BYTES: usize = 400;
+
+/// Bytes of whole lines kept from the end of the stream.
+pub const TAIL_KEEP: usize = 24 * 1024;
+
+/// Lines after a key line within which a locator line is attached to it.
+const LOCATOR_AFTER: u64 = 20;
+
+/// Lines before a key line within which a locator line is attached to it.
+const LOCATOR_BEFORE: u64 = 4;
+
+/// Bytes of an unfinished line kept to classify it once it ends.
+const PARTIAL_KEEP: usize = 4096;
+
+/// Words that make a line a key line candidate. Every key line holds one, so
+/// `grep -nE` of them ([`grep_pattern`]) finds every key line (and some more).
+const KEY_TRIGGERS: &[&str] = &[
+    "error",
+    "Error",
+    "ERROR",
+    "ERR!",
+    "FAIL",
+    "failed",
+    "panic",
+    "Traceback",
+    "Segmentation fault",
+    "Killed",
+    "Aborted",
+    "fatal",
+    "FATAL",
+    "Exception",
+    "undefined reference",
+    "assert",
+    "Assert",
+    "command not found",
+    "No such file",
+    " stdout ----",
+    "___ ",
+    ".go:",
+    "✕",
+    "✗",
+    "×",
+    "●",
+];
+
+/// Words of the lines that locate a key line (file and line number).
+const LOCATOR_TRIGGERS: &[&str] = &["-->", "File \"", " at ", "❯", ".py:", "in function"];
+
+/// What a line is to the digest.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Class {
+    /// Neither: a warning, a summary of zero failures, ordinary text.
+    Plain,
+    /// An error, failure, panic, traceback or failed assertion.
+    Key,
+    /// A line that says where (file:line) the key line near it is.
+    Locator,
+    /// A location that is also a failure (pytest's `tests/x.py:12: AssertionError`):
+    /// a locator for a key line just before, else a key line of its own.
+    KeyLocator,
+}
+
+struct Rules {
+    triggers: AhoCorasick,
+    exclude: Regex,
+    locator: Regex,
+    key_locator: Regex,
+    key: Regex,
+    zero: Regex,
+}
+
+fn rules() -> &'static Rules {
+    static RULES: OnceLock<Rules> = OnceLock::new();
+    RULES.get_or_init(|| {
+        let all: Vec<&str> = KEY_TRIGGERS
+            .iter()
+            .chain(LOCATOR_TRIGGERS)
+            .copied()
+            .collect();
+        let re = |pattern: &str| Regex::new(pattern).expect("a valid rule");
+        Rules {
+            triggers: AhoCorasick::new(&all).expect("valid triggers"),
+            // Warnings, notes and help of compilers; a line that is only about them.
+            exclude: re(concat!(
+                r"^\s*(\S+:\d+:(\d+:)? )?(warning|note|help|info)(\[[\w-]+\])?: ",
+                r"|^\s*= (note|help): ",
+                r"|^\s*(warning|WARNING|WARN|DEBUG|INFO)\b[^:]*$",
+            )),
+            locator: re(concat!(
+                r#"^\s*--> \S+:\d+(:\d+)?"#,
+                r#"|^\s*File "[^"]+", line \d+"#,
+                r"|^\s*at (.* \()?\S+:\d+:\d+\)?\s*$",
+                r"|^\s*❯ \S+:\d+(:\d+)?",
+                r"|: in function `[^']*':$",
+            )),
+            key_locator: re(r"^\S+\.py:\d+: \S"),
+            key: re(concat!(
+                // rustc, gcc, clang, tsc, pip, npm, yarn, go and the generic forms
+                r"(^|[\s:(\[])(error|ERROR|fatal error)(\[[\w-]+\])?(:|!| TS\d+:)",
+                r"|^\s*(error|ERROR)\s",
+                r"|(^|\s)(Error|FATAL|fatal):",
+                r"|^(\w+\.)*\w*(Error|Exception|Exit|Interrupt)\b(:|$)",
+                r"|\b\w*(Error|Exception)\b: ",
+                r"|\bException\b",
+                r"|^npm (ERR!|error) ",
+                r"|\bERR!",
+                // test runners: libtest, pytest, jest, vitest, go test
+                r"|\bFAILED\b",
+                r"|^\s*FAIL\b",
+                r"|^--- FAIL: ",
+                r"|^---- .+ stdout ----$",
+                r"|^_{3,} .+ _{3,}$",
+                r"|^\s*(✕|✗|×) ",
+                r"|^\s*● ",
+                r"|^E\s+\S",
+                r"|^\s+\S+_test\.go:\d+: ",
+                r"|^\S+\.go:\d+:\d+: ",
+                r"|\b[1-9]\d* (failed|errors?)\b",
+                r"|\bfailed\b",
+                // crashes and failed assertions
+                r"|\bpanic(ked)?\b",
+                r"|^Traceback \(most recent call last\)",
+                r"|Segmentation fault|core dumped|\bKilled\b|\bAborted\b",
+                r"|\b[Aa]ssert\w*\b.*\bfailed\b|\bAssertion\b",
+                r"|^\s*assert ",
+                // linkers and make
+                r"|undefined reference to|ld returned \d+ exit status",
+                r"|\bError \d+\s*$",
+                r"|command not found|No such file or directory",
+            )),
+            zero: re(r"\b0 (failed|errors?)\b|\b(failed|errors?)[:=] ?0\b"),
+        }
+    })
+}
+
+/// What `line` is (see [`Class`]).
+pub fn classify(line: &str) -> Class {
+    let rules = rules();
+    if rules.key_locator.is_match(line) {
+        return Class::KeyLocator;
+    }
+    if rules.locator.is_match(line) {
+        return Class::Locator;
+    }
+    if rules.exclude.is_match(line) {
+        return Class::Plain;
+    }
+    if rules.key.is_match(line) && !only_zero_failures(line) {
+        return Class::Key;
+    }
+    Class::Plain
+}
+
+/// A summary that counts no failure: `test result: ok. 9 passed; 0 failed`.
+fn only_zero_failures(line: &str) -> bool {
+    let rules = rules();
+    if !rules.zero.is_match(line) {
+        return false;
+    }
+    // Still a key line if a failure word remains once the zero counts are removed.
+    let rest = rules.zero.replace_all(line, "");
+    !rules.key.is_match(&rest)
+}
+
+/// An extended regular expression for `grep -nE` that matches every key line.
+pub fn grep_pattern() -> String {
+    KEY_TRIGGERS
+        .iter()
+        .map(|t| {
+            t.chars().fold(String::new(), |mut s, c| {
+                if ".[]()*+?{}|^$\\".contains(c) {
+                    s.push('\\');
+                }
+                s.push(c);
+                s
+            })
+        })
+        .collect::<Vec<_>>()
+        .join("|")
+}
+
+/// One numbered line of the stream.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Numbered {
+    /// 1-based, as `sed -n 'Np'` counts the lines of the saved file.
+    pub line: u64,
+    pub text: String,
+}
+
+/// A distinct key line and where it was seen.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct KeyLine {
+    /// Where it was first seen, and its text (cut in the middle when long).
+    pub first: Numbered,
+    /// How often it was seen, and where last.
+    pub count: u64,
+    pub last_line: u64,
+    /// Lines that locate it (at most two), in line order.
+    pub locators: Vec<Numbered>,
+}
+
+/// What a digest hands to Layer 2.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Summary {
+    /// Distinct key lines, in the order first seen.
+    pub keys: Vec<KeyLine>,
+    /// Key lines seen, repeats and those past [`MAX_KEYS`] included.
+    pub key_lines: u64,
+    /// The last whole lines within [`TAIL_KEEP`] bytes (the last may lack its `\n`).
+    pub tail: String,
+    /// The number of the tail's first line.
+    pub tail_first_line: u64,
+    /// Lines of the stream: `\n` ends one, and a last line without it counts.
+    pub lines: u64,
+    /// Bytes of the first line, its `\n` left out.
+    pub first_line_bytes: u64,
+}
+
+/// Reads one stream's text; see the module docs.
+#[derive(Debug, Default)]
+pub struct Digest {
+    /// Whole lines read.
+    lines: u64,
+    /// Bytes of the first line, once it ended.
+    first_line_bytes: Option<u64>,
+    /// The unfinished last line (its first [`PARTIAL_KEEP`] bytes), and its length.
+    partial: Vec<u8>,
+    partial_len: usize,
+    /// Ring of the end of the text up to the last `\n` (oldest byte at `tail_start`).
+    tail: Vec<u8>,
+    tail_start: usize,
+    keys: Vec<KeyLine>,
+    index: HashMap<String, usize>,
+    key_lines: u64,
+    /// The key line (its index) waiting for a locator after it, and its line.
+    awaiting: Option<(usize, u64)>,
+    /// The last locator seen, for a key line that follows it.
+    last_locator: Option<Numbered>,
+    /// The line of the last pytest `E` line, so a block of them counts once.
+    last_e_line: u64,
+}
+
+impl Digest {
+    pub fn new() -> Digest {
+        Digest::default()
+    }
+
+    /// Takes the next chunk of text.
+    pub fn push(&mut self, chunk: &[u8]) {
+        let Some(last_nl) = memchr::memrchr(b'\n', chunk) else {
+            self.keep_tail(chunk);
+            self.extend_partial(chunk);
+            return;
+        };
+        let first_nl = memchr::memchr(b'\n', chunk).unwrap_or(last_nl);
+        if self.lines == 0 {
+            self.first_line_bytes = Some((self.partial_len + first_nl) as u64);
+        }
+        // The line that began in an earlier chunk ends here.
+        if self.partial_len > 0 {
+            self.extend_partial(&chunk[..first_nl]);
+            let line = std::mem::take(&mut self.partial);
+            self.partial_len = 0;
+            self.lines += 1;
+            self.scan_line(&line, self.lines);
+        } else {
+            self.lines += 1;
+            self.scan_line(&chunk[..first_nl], self.lines);
+        }
+        let whole = &chunk[first_nl + 1..=last_nl];
+        self.scan(whole);
+        self.keep_tail(chunk);
+        self.extend_partial(&chunk[last_nl + 1..]);
+    }
+
+    /// Ends the stream.
+    pub fn finish(mut self) -> Summary {
+        let mut tail = std::mem::take(&mut self.tail);
+        tail.rotate_left(self.tail_start);
+        // A full ring starts mid-line: its first whole line starts after a `\n`
+        // (unless it holds none: then it is the end of one huge line).
+        let start = if tail.len() == TAIL_KEEP {
+            memchr::memchr(b'\n', &tail[..tail.len() - 1]).map_or(0, |i| i + 1)
+        } else {
+            0
+        };
+        let tail = tail.split_off(start);
+        let mut lines = self.lines;
+        if self.partial_len > 0 {
+            let line = std::mem::take(&mut self.partial);
+            lines += 1;
+            self.scan_line(&line, lines);
+        }
+        let tail_lines = memchr::memchr_iter(b'\n', &tail).count() as u64
+            + u64::from(tail.last().is_some_and(|&b| b != b'\n'));
+        Summary {
+            first_line_bytes: self.first_line_bytes.unwrap_or(self.partial_len as u64),
+            keys: self.keys,
+            key_lines: self.key_lines,
+            tail_first_line: (lines + 1).saturating_sub(tail_lines).max(1),
+            tail: String::from_utf8_lossy(&tail).into_owned(),
+            lines,
+        }
+    }
+
+    /// The unfinished line so far, taken out of the digest (a renderer starting
+    /// mid-line renders it again).
+    pub fn take_partial(&mut self) -> (Vec<u8>, usize) {
+        // The ring keeps it no more: the renderer hands the line back once rendered.
+        self.untail(self.partial_len);
+        let len = std::mem::take(&mut self.partial_len);
+        (std::mem::take(&mut self.partial), len)
+    }
+
+    /// Forgets the last `n` bytes given to the tail ring.
+    fn untail(&mut self, n: usize) {
+        if self.tail.len() < TAIL_KEEP {
+            let keep = self.tail.len().saturating_sub(n);
+            self.tail.truncate(keep);
+        } else {
+            // Rotate to oldest-first order, drop the end, and let it grow again.
+            let mut ring = std::mem::take(&mut self.tail);
+            ring.rotate_left(self.tail_start);
+            ring.truncate(ring.len().saturating_sub(n));
+            self.tail = ring;
+            self.tail_start = 0;
+        }
+    }
+
+    fn extend_partial(&mut self, bytes: &[u8]) {
+        let room = PARTIAL_KEEP.saturating_sub(self.partial.len());
+        self.partial
+            .extend_from_slice(&bytes[..bytes.len().min(room)]);
+        self.partial_len += bytes.len();
+    }
+
+    /// Finds the candidate lines of `whole` (whole lines, the first numbered
+    /// `self.lines + 1`) and classifies them, counting its lines.
+    fn scan(&mut self, whole: &[u8]) {
+        let rules = rules();
+        let base = self.lines;
+        let mut counted_to = 0;
+        let mut line_no = base;
+        let mut at = 0;
+        while at < whole.len() {
+            let Some(found) = rules.triggers.find(Input::new(whole).span(at..whole.len())) else {
+                break;
+            };
+            let start = memchr::memrchr(b'\n', &whole[..found.start()]).map_or(0, |i| i + 1);
+            let end = memchr::memchr(b'\n', &whole[found.start()..])
+                .map_or(whole.len(), |i| found.start() + i);
+            line_no += memchr::memchr_iter(b'\n', &whole[counted_to..start]).count() as u64;
+            counted_to = start;
+            self.scan_line(&whole[start..end], line_no + 1);
+            at = end + 1;
+        }
+        self.lines = base + memchr::memchr_iter(b'\n', whole).count() as u64;
+    }
+
+    /// Classifies one line (numbered `line`) that may hold a trigger word.
+    fn scan_line(&mut self, bytes: &[u8], line: u64) {
+        if rules().triggers.find(bytes).is_none() {
+            return;
+        }
+        let text = String::from_utf8_lossy(bytes);
+        let text = text.trim_end_matches('\r');
+        match classify(text) {
+            Class::Plain => {}
+            Class::Locator => {
+                self.locator(text, line);
+            }
+            Class::KeyLocator => {
+                if !self.locator(text, line) {
+                    self.key(text, line);
+                }
+            }
+            Class::Key => self.key(text, line),
+        }
+    }
+
+    /// A locator line: attached to the key line waiting for one; else kept for the
+    /// next key line. True when it was attached.
+    fn locator(&mut self, text: &str, line: u64) -> bool {
+        let numbered = Numbered {
+            line,
+            text: cut_middle(text, KEY_LINE_BYTES),
+        };
+        // Kept for a key line after it too: a traceback's innermost frame is the
+        // last `File` line before the exception.
+        self.last_locator = Some(numbered.clone());
+        if let Some((index, key_line)) = self.awaiting
+            && line <= key_line + LOCATOR_AFTER
+            && !text.contains("node_modules")
+            && !text.contains("node:internal")
+        {
+            self.keys[index].locators.push(numbered);
+            self.awaiting = None;
+            return true;
+        }
+        false
+    }
+
+    fn key(&mut self, text: &str, line: u64) {
+        // A block of pytest `E` lines is one failure: its first line stands for it.
+        let is_e = text.starts_with("E ");
+        if is_e && self.last_e_line > 0 && line <= self.last_e_line + 5 {
+            self.last_e_line = line;
+            return;
+        }
+        self.key_lines += 1;
+        if is_e {
+            self.last_e_line = line;
+        }
+        let text = cut_middle(text.trim_end(), KEY_LINE_BYTES);
+        if let Some(&index) = self.index.get(&text) {
+            let key = &mut self.keys[index];
+            key.count += 1;
+            key.last_line = line;
+            self.awaiting = None;
+            return;
+        }
+        if self.keys.len() >= MAX_KEYS {
+            self.awaiting = None;
+            return;
+        }
+        let mut locators = Vec::new();
+        if let Some(before) = self.last_locator.take()
+            && before.line + LOCATOR_BEFORE >= line
+            && wants_locator_before(&text)
+        {
+            locators.push(before);
+        }
+        self.index.insert(text.clone(), self.keys.len());
+        self.awaiting =
+            (!has_location(&text) && locators.is_empty()).then_some((self.keys.len(), line));
+        self.keys.push(KeyLine {
+            first: Numbered { line, text },
+            count: 1,
+            last_line: line,
+            locators,
+        });
+    }
+
+    fn keep_tail(&mut self, bytes: &[u8]) {
+        let bytes = &bytes[bytes.len().saturating_sub(TAIL_KEEP)..];
+        if self.tail.len() < TAIL_KEEP {
+            let room = TAIL_KEEP - self.tail.len();
+            let (now, rest) = bytes.split_at(bytes.len().min(room));
+            self.tail.extend_from_slice(now);
+            self.ring(rest);
+        } else {
+            self.ring(bytes);
+        }
+    }
+
+    /// Writes into the full ring, over its oldest bytes.
+    fn ring(&mut self, mut bytes: &[u8]) {
+        while !bytes.is_empty() {
+            let room = TAIL_KEEP - self.tail_start;
+            let (now, rest) = bytes.split_at(bytes.len().min(room));
+            self.tail[self.tail_start..self.tail_start + now.len()].copy_from_slice(now);
+            self.tail_start = (self.tail_start + now.len()) % TAIL_KEEP;
+            bytes = rest;
+        }
+    }
+}
+
+/// Key lines whose locator comes before them: an exception after its traceback's
+/// frames, an undefined reference after ld's `in function`.
+fn wants_locator_before(text: &str) -> bool {
+    static EXCEPTION: OnceLock<Regex> = OnceLock::new();
+    text.contains("undefined reference")
+        || EXCEPTION
+            .get_or_init(|| {
+                Regex::new(r"^(\w+\.)*\w*(Error|Exception|Exit|Interrupt)\b").expect("a valid rule")
+            })
+            .is_match(text)
+}
+
+/// The key line says where it is, or a locator does.
+pub fn locates(key: &KeyLine) -> bool {
+    !key.locators.is_empty() || has_location(&key.first.text)
+}
+
+/// The key line says where it is already (`file:line` or `file(line,col)`).
+fn has_location(text: &str) -> bool {
+    static LOCATION: OnceLock<Regex> = OnceLock::new();
+    LOCATION
+        .get_or_init(|| Regex::new(r"[\w./-]+\.\w+(:\d+|\(\d+,\d+\))").expect("a valid rule"))
+        .is_match(text)
+}
+
+/// `text`, or its first and last `max / 2` bytes around a marker of what was cut.
+pub fn cut_middle(text: &str, max: usize) -> String {
+    if text.len() <= max {
+        return text.to_owned();
+    }
+    let half = max / 2;
+    let head = crate::render::floor_char_boundary(text, half);
+    let mut tail = text.len() - half;
+    while !text.is_char_boundary(tail) {
+        tail += 1;
+    }
+    format!(
+        "{}…[{} bytes cut]…{}",
+        &text[..head],
+        tail - head,
+        &text[tail..]
+    )
+}
+
+/// Consecutive identical lines collapse: `line` then `[previous line repeated N more
+/// times]`. Lines keep their `\n`.
+pub fn collapse_repeats(lines: &[&str]) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    let mut i = 0;
+    while i < lines.len() {
+        let mut j = i + 1;
+        while j < lines.len() && lines[j].trim_end_matches('\n') == lines[i].trim_end_matches('\n')
+        {
+            j += 1;
+        }
+        out.push(lines[i].to_owned());
+        let repeats = j - i - 1;
+        if repeats >= 2 {
+            out.push(format!("[previous line repeated {repeats} more times]\n"));
+        } else if repeats == 1 {
+            out.push(lines[i + 1].to_owned());
+        }
+        i = j;
+    }
+    out
+}
+
+/// The digest's view of a tail ring: kept for tests of the ring alone.
+#[cfg(test)]
+fn tail_of(data: &[u8], chunk: usize) -> Summary {
+    let mut digest = Digest::new();
+    for piece in data.chunks(chunk) {
+        digest.push(piece);
+    }
+    digest.finish()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[track_caller]
+    fn is(class: Class, lines: &[&str]) {
+        for line in lines {
+            assert_eq!(classify(line), class, "{line:?}");
+        }
+    }
+
+    #[test]
+    fn key_lines_by_content() {
+        is(
+            Class::Key,
+            &[
+                "error[E0425]: cannot find value `x` in this scope",
+                "error: could not compile `shapes` (lib) due to 3 previous errors",
+                "src/part23.c:4:16: error: 'missing_total' undeclared (first use in this function)",
+                "src/orders1.ts(4,9): error TS2322: Type 'string' is not assignable to type 'number'.",
+                "src/orders1.ts:4:9 - error TS2322: Type 'string' is not assignable",
+                "thread 'tests::adds_wrongly' panicked at src/lib.rs:408:41:",
+                "---- tests::adds_wrongly stdout ----",
+                "test tests::adds_wrongly ... FAILED",
+                "test result: FAILED. 400 passed; 4 failed; 0 ignored",
+                "FAILED tests/test_calc_2.py::test_ratio_by_zero - ZeroDivisionError: division by zero",
+                "_____________________ test_ratio_by_zero _____________________",
+                "E       ZeroDivisionError: division by zero",
+                "Traceback (most recent call last):",
+                "AttributeError: 'NoneType' object has no attribute 'split'",
+                "  ● cart 2 › applies a 15% discount",
+                "    ✕ applies a 15% discount (3 ms)",
+                "FAIL src/cart2.test.js",
+                "    TypeError: Cannot read properties of undefined (reading 'name')",
+                "--- FAIL: TestAvgRounds (0.00s)",
+                "    calc_test.go:254: Avg([1 2]) = 1, want 2",
+                "FAIL\texample.com/calc\t0.005s",
+                "panic: runtime error: index out of range [3] with length 1",
+                "./calc.go:5:2: undefined: foo",
+                "npm error code E404",
+                "npm ERR! 404 Not Found - GET https://registry.example/x - Not found",
+                "ERROR: ResolutionImpossible: for help visit https://pip.pypa.io",
+                "ERROR: Cannot install requests==2.31.0 and urllib3==1.20",
+                "main.c:(.text+0x1c4): undefined reference to `checksum'",
+                "collect2: error: ld returned 1 exit status",
+                "make: *** [Makefile:7: app] Error 1",
+                "Segmentation fault (core dumped)",
+                "bash: line 1: 4242 Killed                  ./eat-memory",
+                "bash: foo: command not found",
+                "Error: Cannot find module 'left-pad'",
+                "Exception in thread \"main\" java.lang.NullPointerException",
+                "assertion `left == right` failed",
+                "Tests:       3 failed, 297 passed, 300 total",
+                "fatal: not a git repository (or any of the parent directories): .git",
+            ],
+        );
+        is(
+            Class::Plain,
+            &[
+                "warning: unused variable: `unused_1`",
+                "src/part1.c:3:9: warning: unused variable 'unused_1' [-Wunused-variable]",
+                "  = note: `#[warn(unused_variables)]` on by default",
+                "test result: ok. 400 passed; 0 failed; 0 ignored; 0 measured",
+                "test tests::adds_1 ... ok",
+                "tests/test_calc_1.py::test_add_1[0] PASSED                [  0%]",
+                "INFO migrate: row 5: user5 -> example.org",
+                "   Compiling calc v0.1.0 (/home/dev/work/cargo-fail)",
+                "let errors = 0;",
+                "Tests:       300 passed, 300 total",
+            ],
+        );
+        is(
+            Class::Locator,
+            &[
+                "  --> src/lib.rs:47:28",
+                "   --> src/lib.rs:47:28",
+                "  File \"/home/dev/work/py-script/migrate.py\", line 15, in check",
+                "      at Object.toBe (src/cart2.test.js:53:80)",
+                " ❯ src/cart2.test.js:53:80",
+                "/usr/bin/ld: build/main.o: in function `main':",
+            ],
+        );
+        is(
+            Class::KeyLocator,
+            &["tests/test_calc_2.py:9: ZeroDivisionError"],
+        );
+    }
+
+    #[test]
+    fn every_key_line_holds_a_trigger_of_the_grep_pattern() {
+        let pattern = grep_pattern();
+        assert!(pattern.contains("error|Error|ERROR|ERR!|FAIL"), "{pattern}");
+        assert!(pattern.contains(r"\.go:"), "{pattern}");
+        // A key line without a key trigger would be missed by the grep command.
+        let key_only = AhoCorasick::new(KEY_TRIGGERS).unwrap();
+        for line in [
+            "    calc_test.go:254: Avg([1 2]) = 1, want 2",
+            "---- tests::x stdout ----",
+            "_____ test_x _____",
+            "main.c:(.text+0x1c4): undefined reference to `checksum'",
+        ] {
+            assert!(key_only.is_match(line), "{line}");
+        }
+    }
+
+    fn digest(text: &str, chunk: usize) -> Summary {
+        tail_of(text.as_bytes(), chunk)
+    }
+
+    #[test]
+    fn key_lines_carry_line_numbers_and_locators_whatever_the_chunks() {
+        let mut text = String::new();
+        for n in 1..=500 {
+            text.push_str(&format!("   Compiling crate{n} v0.1.0\n"));
+            if n == 100 {
+                text.push_str("error[E0425]: cannot find value `x` in this scope\n");
+                text.push_str("  --> src/lib.rs:12:5\n");
+            }
+            if n == 300 {
+                text.push_str("Traceback (most recent call last):\n");
+                text.push_str("  File \"app.py\", line 3, in <module>\n");
+                text.push_str("    main()\n");
+                text.push_str("ValueError: bad value\n");
+            }
+        }
+        let whole = digest(&text, text.len());
+        for chunk in [1, 3, 64, 4096] {
+            assert_eq!(digest(&text, chunk), whole, "chunk {chunk}");
+        }
+        let keys: Vec<(u64, &str, Vec<u64>)> = whole
+            .keys
+            .iter()
+            .map(|k| {
+                (
+                    k.first.line,
+                    k.first.text.as_str(),
+                    k.locators.iter().map(|l| l.line).collect(),
+                )
+            })
+            .collect();
+        assert_eq!(
+            keys,
+            vec![
+                (
+                    101,
+                    "error[E0425]: cannot find value `x` in this scope",
+                    vec![102]
+                ),
+                (303, "Traceback (most recent call last):", vec![304]),
+                (306, "ValueError: bad value", vec![304]),
+            ]
+        );
+        let lines: Vec<&str> = text.lines().collect();
+        assert_eq!(
+            lines[100],
+            "error[E0425]: cannot find value `x` in this scope"
+        );
+        assert_eq!(whole.lines, 506);
+        assert!(whole.tail.ends_with("crate500 v0.1.0\n"));
+        let tail_lines = whole.tail.lines().count() as u64;
+        assert_eq!(whole.tail_first_line + tail_lines - 1, 506);
+        assert_eq!(
+            whole.tail.lines().next().unwrap(),
+            lines[whole.tail_first_line as usize - 1]
+        );
+    }
+
+    #[test]
+    fn repeats_are_counted_and_memory_is_bounded() {
+        let mut text = String::new();
+        for n in 0..5000 {
+            text.push_str("npm error code E404\n");
+            text.push_str(&format!("src/a{n}.c:1:1: error: bad {n}\n"));
+        }
+        let summary = digest(&text, 65_536);
+        assert_eq!(summary.keys.len(), MAX_KEYS);
+        assert_eq!(summary.keys[0].count, 5000);
+        assert_eq!(summary.keys[0].last_line, 9999);
+        assert_eq!(summary.key_lines, 10_000);
+        assert!(summary.tail.len() <= TAIL_KEEP);
+    }
+
+    #[test]
+    fn a_huge_line_is_cut_in_its_middle() {
+        let line = format!("error: {}", "x".repeat(100_000));
+        let summary = digest(&line, 4096);
+        let key = &summary.keys[0].first.text;
+        assert!(key.len() < KEY_LINE_BYTES + 40, "{}", key.len());
+        assert!(key.starts_with("error: xxx"));
+        assert!(key.contains("bytes cut]"));
+        assert_eq!(summary.lines, 1);
+        assert_eq!(summary.tail_first_line, 1);
+    }
+
+    #[test]
+    fn repeats_collapse() {
+        let lines = ["a\n", "b\n", "b\n", "b\n", "b\n", "c\n", "c\n", "d"];
+        assert_eq!(
+            collapse_repeats(&lines),
+            vec![
+                "a\n",
+                "b\n",
+                "[previous line repeated 3 more times]\n",
+                "c\n",
+                "c\n",
+                "d"
+            ]
+        );
+    }
+}
