@@ -1,17 +1,19 @@
 //! Streaming capture of one output stream, in bounded memory.
 //!
 //! Layer 1 pushes chunks as they arrive; only what Layer 2 can show is kept in memory
-//! (the head, and for stderr also the tail), the counts Layer 2 decides by are kept
-//! as numbers, and once a stream is past what Layer 2 shows whole, everything is
+//! (the head; the key lines, the last lines and the line count of a
+//! [`Digest`](crate::keylines::Digest)), the counts Layer 2 decides by are kept as
+//! numbers, and once a stream is past what Layer 2 shows whole, everything is
 //! streamed into an overflow file ([`crate::overflow`]; `cmd-N.txt` for stdout,
-//! `stderr-N.txt` for stderr). Memory per stream stays near [`HEAD_BYTES`] plus
-//! [`TAIL_BYTES`], whatever the command writes.
+//! `stderr-N.txt` for stderr). Memory per stream stays near [`HEAD_BYTES`] plus the
+//! digest's bounds, whatever the command writes.
 
 use std::fs::File;
 use std::io::Write;
 use std::path::PathBuf;
 use std::sync::Arc;
 
+use crate::keylines::{Digest, Summary};
 pub use crate::overflow::{Spiller, Stream};
 use crate::render::{Keep, Rendered, Renderer};
 
@@ -24,9 +26,6 @@ pub const SHOW_LINES: usize = 200;
 /// Bytes kept from the start of a stream: what Layer 2 shows, plus a partial UTF-8
 /// character (at most 3 more bytes) so the cut decodes the same as the whole would.
 pub const HEAD_BYTES: usize = SHOW_BYTES + 4;
-
-/// Bytes kept from the end of stderr, so a long failing build still shows its end.
-pub const TAIL_BYTES: usize = SHOW_BYTES / 2 + 4;
 
 /// Bytes looked at by the control-character rule of the binary guard.
 pub const BINARY_SAMPLE: usize = 1024;
@@ -45,8 +44,9 @@ pub enum Spill {
 pub struct Captured {
     /// The first [`HEAD_BYTES`] bytes (all of them when the stream is shorter).
     pub head: Vec<u8>,
-    /// The last [`TAIL_BYTES`] bytes of stderr; empty for stdout.
-    pub tail: Vec<u8>,
+    /// The key lines and the last lines of the text shown (rendered, when it is), with
+    /// its line count; empty for binary output.
+    pub summary: Summary,
     /// Bytes captured (at most the cap).
     pub total_bytes: u64,
     /// Lines captured: `\n` ends a line, and a last line without one still counts.
@@ -97,7 +97,8 @@ impl Captured {
 }
 
 /// The binary guard's control-byte rule: more than 10% of `sample` are control bytes
-/// (0–31 other than TAB, LF, CR, and the backspace and ESC a terminal renders).
+/// (0–31 other than TAB, LF, VT, FF, CR, SO, SI, and the backspace and ESC a terminal
+/// renders).
 ///
 /// Like ripgrep's binary detection this is a heuristic: a text file in UTF-16 may be
 /// called binary, and binary data that happens to look like text past its first
@@ -105,7 +106,7 @@ impl Captured {
 pub fn mostly_control(sample: &[u8]) -> bool {
     let control = sample
         .iter()
-        .filter(|&&b| b < 32 && !matches!(b, b'\t' | b'\n' | b'\r' | 0x08 | 0x1b))
+        .filter(|&&b| b < 32 && !matches!(b, b'\t' | b'\n' | 0x0b..=0x0f | 0x08 | 0x1b))
         .count();
     control * 10 > sample.len()
 }
@@ -117,8 +118,7 @@ pub struct Sink {
     cap: u64,
     spiller: Arc<Spiller>,
     out: Captured,
-    /// Ring buffer of the stream's end (stderr only), oldest byte at `tail_start`.
-    tail_start: usize,
+    digest: Digest,
     file: Option<File>,
     last_byte: Option<u8>,
     /// Started at the first ESC, CR or backspace; plain text is never rendered.
@@ -132,7 +132,7 @@ impl Sink {
             cap,
             spiller,
             out: Captured::default(),
-            tail_start: 0,
+            digest: Digest::new(),
             file: None,
             last_byte: None,
             renderer: None,
@@ -159,9 +159,6 @@ impl Sink {
         if self.renderer.is_none() && memchr::memchr3(0x1b, b'\r', 0x08, chunk).is_some() {
             self.start_rendering();
         }
-        if let Some(renderer) = &mut self.renderer {
-            renderer.push(chunk);
-        }
         let was_binary = self.out.binary;
         self.count(chunk);
         if self.out.binary {
@@ -169,15 +166,21 @@ impl Sink {
             if !was_binary {
                 self.file = None;
                 self.out.discard_spill();
+                self.renderer = None;
+                self.digest = Digest::new();
             }
             self.keep_head(chunk);
             return;
         }
+        match &mut self.renderer {
+            Some(renderer) => {
+                renderer.push(chunk);
+                self.digest.push(renderer.take_lines().as_bytes());
+            }
+            None => self.digest.push(chunk),
+        }
         self.spill(chunk);
         self.keep_head(chunk);
-        if self.stream == Stream::Stderr {
-            self.keep_tail(chunk);
-        }
     }
 
     /// Updates the counts, and the binary verdict of stdout.
@@ -232,10 +235,13 @@ impl Sink {
             self.out.binary = true;
             self.out.discard_spill();
         }
-        if self.stream == Stream::Stderr {
-            self.out.tail.rotate_left(self.tail_start);
+        if let Some(renderer) = &mut self.renderer {
+            self.out.rendered = Some(renderer.finish());
+            self.digest.push(renderer.take_lines().as_bytes());
         }
-        self.out.rendered = self.renderer.map(Renderer::finish);
+        if !self.out.binary {
+            self.out.summary = std::mem::take(&mut self.digest).finish();
+        }
         if self.out.rendered.is_some() && !self.out.overflows() {
             // Rendered, it fits: the raw bytes were only long because of redraws.
             self.file = None;
@@ -247,19 +253,12 @@ impl Sink {
     /// The first ESC, CR or backspace: from here on the stream is rendered too,
     /// starting from what was kept of the plain text before it.
     fn start_rendering(&mut self) {
-        let tail = (self.stream == Stream::Stderr).then(|| {
-            let mut tail = self.out.tail.clone();
-            tail.rotate_left(self.tail_start);
-            tail
-        });
-        let keep = Keep {
-            head: HEAD_BYTES,
-            tail: tail.as_ref().map_or(0, |_| TAIL_BYTES),
-        };
+        let (partial, partial_len) = self.digest.take_partial();
         self.renderer = Some(Renderer::resume(
-            keep,
+            Keep { head: HEAD_BYTES },
             &self.out.head,
-            tail.as_deref(),
+            &partial,
+            partial_len,
             self.out.newlines,
             self.out.total_bytes,
         ));
@@ -282,19 +281,6 @@ impl Sink {
         self.out
             .head
             .extend_from_slice(&chunk[..chunk.len().min(room)]);
-    }
-
-    fn keep_tail(&mut self, chunk: &[u8]) {
-        let tail = &mut self.out.tail;
-        let chunk = &chunk[chunk.len().saturating_sub(TAIL_BYTES)..];
-        for &b in chunk {
-            if tail.len() < TAIL_BYTES {
-                tail.push(b);
-            } else {
-                tail[self.tail_start] = b;
-                self.tail_start = (self.tail_start + 1) % TAIL_BYTES;
-            }
-        }
     }
 }
 
@@ -333,8 +319,9 @@ mod tests {
             }
             let got = sink.finish();
             assert_eq!(got.head, whole.head);
-            assert_eq!(got.tail, whole.tail, "chunk {chunk}");
-            assert_eq!(got.tail, data[data.len() - TAIL_BYTES..]);
+            assert_eq!(got.summary, whole.summary, "chunk {chunk}");
+            assert!(got.summary.tail.ends_with("line 29999\n"));
+            assert_eq!(got.summary.lines, 30_000);
             assert_eq!(
                 (got.lines, got.newlines, got.total_bytes),
                 (30_000, 30_000, data.len() as u64)
@@ -356,7 +343,7 @@ mod tests {
         }
         let got = sink.finish();
         assert_eq!(got.head.len(), HEAD_BYTES);
-        assert!(got.tail.is_empty());
+        assert!(got.summary.tail.len() <= crate::keylines::TAIL_KEEP);
         assert_eq!(got.total_bytes, 200 * 65_536);
     }
 }

@@ -4,10 +4,10 @@
 //! binary guard, overflow notice, stderr block, footer. The texts are the TypeScript
 //! server's, byte for byte; the bounds on one huge line and on stderr are ours.
 
-use crate::capture::{self, Captured, Spill};
+use crate::capture::{Captured, Spill};
 use crate::exec::{Ending, Output};
 use crate::exit;
-use crate::render::floor_char_boundary;
+use crate::keylines;
 
 /// What a call answers: the text, and whether MCP should flag it as a tool error.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -18,12 +18,6 @@ pub struct Answer {
 
 /// The answer of a command the rm guard refused. Nothing ran, so it took no time.
 pub const BLOCKED: &str = "rm is blocked. Use the uvilo-trash MCP tool instead.";
-
-/// Lines of stderr kept from each end once stderr is too long to show whole.
-const STDERR_END_LINES: usize = capture::SHOW_LINES / 2;
-
-/// Bytes of stderr kept from each end once stderr is too long to show whole.
-const STDERR_END_BYTES: usize = capture::SHOW_BYTES / 2;
 
 pub fn blocked() -> Answer {
     Answer {
@@ -53,7 +47,9 @@ pub fn show(out: &Output, ms: u128, timeout_secs: u64, cap: u64) -> Answer {
     if binary {
         body.push_str("Binary output detected. Use: file <path> or: xxd <path> | head -20");
     } else {
-        push_stdout(&mut body, &out.stdout);
+        let both = out.stdout.overflows() && shows_stderr(out) && out.stderr.overflows();
+        let budget = if both { BUDGET.half() } else { BUDGET };
+        push_stdout(&mut body, &out.stdout, budget);
         if out.stdout.capped || out.stderr.capped {
             body.push_str(&format!(
                 "\nOutput limit of {} reached; the command was stopped.",
@@ -62,7 +58,7 @@ pub fn show(out: &Output, ms: u128, timeout_secs: u64, cap: u64) -> Answer {
         }
         if shows_stderr(out) {
             body.push_str("\n--- stderr ---\n");
-            push_stderr(&mut body, &out.stderr);
+            push_stderr(&mut body, &out.stderr, budget);
         }
     }
 
@@ -106,114 +102,392 @@ pub fn human_bytes(n: u64) -> String {
     }
 }
 
-fn push_stdout(body: &mut String, stdout: &Captured) {
-    let text = match &stdout.rendered {
-        Some(rendered) => std::borrow::Cow::Borrowed(rendered.head.as_str()),
-        None => String::from_utf8_lossy(&stdout.head),
-    };
+/// How much of a stream too long to show whole is shown, part by part.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Budget {
+    pub head_lines: usize,
+    pub head_bytes: usize,
+    pub key_lines: usize,
+    pub key_bytes: usize,
+    pub tail_lines: usize,
+    pub tail_bytes: usize,
+}
+
+/// The budget of one stream shown alone. Its parts and markers stay well within
+/// [`SHOW_LINES`](crate::capture::SHOW_LINES) lines and
+/// [`SHOW_BYTES`](crate::capture::SHOW_BYTES) bytes.
+pub const BUDGET: Budget = Budget {
+    head_lines: 30,
+    head_bytes: 6 * 1024,
+    key_lines: 80,
+    key_bytes: 16 * 1024,
+    tail_lines: 60,
+    tail_bytes: 12 * 1024,
+};
+
+impl Budget {
+    /// Half of each part: for an answer that shows two streams too long to show whole.
+    pub const fn half(self) -> Budget {
+        Budget {
+            head_lines: self.head_lines / 2,
+            head_bytes: self.head_bytes / 2,
+            key_lines: self.key_lines / 2,
+            key_bytes: self.key_bytes / 2,
+            tail_lines: self.tail_lines / 2,
+            tail_bytes: self.tail_bytes / 2,
+        }
+    }
+}
+
+/// Bytes shown of one head or tail line of a stream too long to show whole; a longer
+/// line is cut in its middle.
+pub const LINE_BYTES: usize = 500;
+
+fn push_stdout(body: &mut String, stdout: &Captured, budget: Budget) {
+    let text = shown_text(stdout);
     if !stdout.overflows() {
-        body.push_str(&text);
+        body.push_str(&visible(&text));
         return;
     }
-    let lines_end = nth_byte(text.as_bytes(), b'\n', capture::SHOW_LINES).unwrap_or(text.len());
-    let shown = &text[..floor_char_boundary(&text, lines_end.min(capture::SHOW_BYTES))];
-    body.push_str(shown);
+    body.push_str(&overflow_view(&text, stdout, budget));
     match &stdout.spill {
         Some(Spill::Written(path)) => body.push_str(&format!(
-            "\nOutput truncated. Full output written to {}",
+            "Output truncated. Full output written to {}",
             path.display()
         )),
         Some(Spill::Failed(why)) => body.push_str(&format!(
-            "\nOutput truncated. Full output could not be written: {why}"
+            "Output truncated. Full output could not be written: {why}"
         )),
-        None => body.push_str("\nOutput truncated."),
+        None => body.push_str("Output truncated."),
     }
 }
 
-fn push_stderr(body: &mut String, stderr: &Captured) {
-    // The text shown: rendered, or the raw bytes; with the counts of that text.
-    let (head, tail, total_bytes, total_newlines) = match &stderr.rendered {
-        Some(r) => (r.head.as_bytes(), r.tail.as_bytes(), r.bytes, r.newlines),
-        None => (
-            &stderr.head[..],
-            &stderr.tail[..],
-            stderr.total_bytes,
-            stderr.newlines,
-        ),
-    };
+fn push_stderr(body: &mut String, stderr: &Captured, budget: Budget) {
+    let text = shown_text(stderr);
     if !stderr.overflows() {
-        body.push_str(&String::from_utf8_lossy(head));
+        body.push_str(&visible(&text));
         return;
     }
-    // The beginning: whole lines up to the line and byte budget, never half a character.
-    let head_end = nth_byte(head, b'\n', STDERR_END_LINES).map_or(head.len(), |i| i + 1);
-    let head_end = floor_boundary(head, head_end.min(STDERR_END_BYTES));
-    // The end: the last lines within the budget, starting on a character boundary.
-    let from = ceil_boundary(tail, tail.len().saturating_sub(STDERR_END_BYTES));
-    let tail_start = last_lines_start(tail, from, STDERR_END_LINES);
+    body.push_str(&overflow_view(&text, stderr, budget));
+}
 
-    let tail_offset = total_bytes.saturating_sub(tail.len() as u64) + tail_start as u64;
-    let omitted_bytes = tail_offset.saturating_sub(head_end as u64);
-    let newlines = |b: &[u8]| b.iter().filter(|&&c| c == b'\n').count() as u64;
-    let omitted_lines =
-        total_newlines.saturating_sub(newlines(&head[..head_end]) + newlines(&tail[tail_start..]));
-    let place = match &stderr.spill {
-        Some(Spill::Written(path)) => format!("full stderr in {}", path.display()),
-        Some(Spill::Failed(why)) => format!("full stderr could not be written: {why}"),
-        None => "full stderr not kept".to_owned(),
+/// The start of the text shown: rendered, or the raw bytes.
+fn shown_text(captured: &Captured) -> std::borrow::Cow<'_, str> {
+    match &captured.rendered {
+        Some(rendered) => std::borrow::Cow::Borrowed(rendered.head.as_str()),
+        None => String::from_utf8_lossy(&captured.head),
+    }
+}
+
+/// One line shown, numbered as in the saved file.
+struct Shown {
+    line: u64,
+    text: String,
+    /// Identical lines right after it, collapsed into it.
+    repeats: u64,
+}
+
+impl Shown {
+    fn render(&self, out: &mut String) {
+        out.push_str(&visible(&self.text));
+        out.push('\n');
+        if self.repeats > 0 {
+            out.push_str(&format!(
+                "[previous line repeated {} more times]\n",
+                self.repeats
+            ));
+        }
+    }
+
+    fn cost(&self) -> (usize, usize) {
+        let marker = if self.repeats > 0 { 44 } else { 0 };
+        (
+            1 + usize::from(self.repeats > 0),
+            self.text.len() + 1 + marker,
+        )
+    }
+}
+
+/// Numbered lines of `text` (the first numbered `first`), long ones cut in their
+/// middle and runs of identical lines collapsed.
+fn numbered(text: &str, first: u64) -> Vec<Shown> {
+    let mut out: Vec<Shown> = Vec::new();
+    for (i, line) in text.split_inclusive('\n').enumerate() {
+        let line = line.strip_suffix('\n').unwrap_or(line);
+        let line = line.strip_suffix('\r').unwrap_or(line);
+        let line = keylines::cut_middle(line, LINE_BYTES);
+        match out.last_mut() {
+            Some(last) if last.text == line => last.repeats += 1,
+            _ => out.push(Shown {
+                line: first + i as u64,
+                text: line,
+                repeats: 0,
+            }),
+        }
+    }
+    // A line twice is shown twice: a marker would be no shorter.
+    let mut expanded = Vec::with_capacity(out.len());
+    for shown in out {
+        if shown.repeats == 1 {
+            expanded.push(Shown {
+                line: shown.line + 1,
+                text: shown.text.clone(),
+                repeats: 0,
+            });
+            expanded.insert(
+                expanded.len() - 1,
+                Shown {
+                    repeats: 0,
+                    ..shown
+                },
+            );
+        } else {
+            expanded.push(shown);
+        }
+    }
+    expanded
+}
+
+/// A stream too long to show whole: its first lines, the key lines of the part not
+/// shown with their line numbers, its last lines, and markers that say what was left
+/// out and how to read it from the saved file.
+fn overflow_view(head_text: &str, captured: &Captured, budget: Budget) -> String {
+    let summary = &captured.summary;
+    let total = summary.lines.max(1);
+    let file = match &captured.spill {
+        Some(Spill::Written(path)) => Some(path.display().to_string()),
+        _ => None,
     };
 
-    body.push_str(&String::from_utf8_lossy(&head[..head_end]));
-    if !body.ends_with('\n') {
-        body.push('\n');
+    // The first lines, within the budget (at least one, cut when long). The head kept
+    // may end mid-line: that line is left to the tail or the part not shown.
+    let text_bytes = captured
+        .rendered
+        .as_ref()
+        .map_or(captured.total_bytes, |r| r.bytes);
+    let mut candidates = numbered(head_text, 1);
+    if (head_text.len() as u64) < text_bytes && !head_text.ends_with('\n') {
+        candidates.pop();
     }
-    body.push_str(&format!(
-        "[... {omitted_lines} lines ({omitted_bytes} bytes) of stderr omitted; {place} ...]\n"
-    ));
-    body.push_str(&String::from_utf8_lossy(&tail[tail_start..]));
-}
+    if candidates.is_empty() {
+        candidates.push(first_line_cut(head_text, summary));
+    }
+    let mut head = Vec::new();
+    let (mut lines, mut bytes) = (0, 0);
+    for shown in candidates {
+        let (l, b) = shown.cost();
+        if !head.is_empty() && (lines + l > budget.head_lines || bytes + b > budget.head_bytes) {
+            break;
+        }
+        lines += l;
+        bytes += b;
+        head.push(shown);
+    }
+    let head_end = head.last().map_or(0, |s| s.line + s.repeats);
 
-/// Index of the `n`th occurrence of `needle` (1-based).
-fn nth_byte(haystack: &[u8], needle: u8, n: usize) -> Option<usize> {
-    haystack
-        .iter()
-        .enumerate()
-        .filter(|&(_, &b)| b == needle)
-        .nth(n.checked_sub(1)?)
-        .map(|(i, _)| i)
-}
-
-/// Where the last `lines` lines of `bytes[from..]` start (a trailing `\n` ends the
-/// last line rather than starting another).
-fn last_lines_start(bytes: &[u8], from: usize, lines: usize) -> usize {
-    let body = &bytes[from..];
-    let body = body.strip_suffix(b"\n").unwrap_or(body);
-    body.iter()
-        .enumerate()
+    // The last lines, within the budget, after the head.
+    let mut tail: Vec<Shown> = Vec::new();
+    let (mut lines, mut bytes) = (0, 0);
+    for shown in numbered(&summary.tail, summary.tail_first_line)
+        .into_iter()
         .rev()
-        .filter(|&(_, &b)| b == b'\n')
-        .nth(lines.saturating_sub(1))
-        .map_or(from, |(i, _)| from + i + 1)
-}
-
-fn is_continuation(b: u8) -> bool {
-    b & 0b1100_0000 == 0b1000_0000
-}
-
-/// The largest index ≤ `i` that does not split a UTF-8 character of `bytes`.
-fn floor_boundary(bytes: &[u8], mut i: usize) -> usize {
-    while i > 0 && i < bytes.len() && is_continuation(bytes[i]) {
-        i -= 1;
+    {
+        let (l, b) = shown.cost();
+        if shown.line <= head_end
+            || (!tail.is_empty()
+                && (lines + l > budget.tail_lines || bytes + b > budget.tail_bytes))
+        {
+            break;
+        }
+        lines += l;
+        bytes += b;
+        tail.push(shown);
     }
-    i.min(bytes.len())
+    tail.reverse();
+    let tail_start = tail.first().map_or(total + 1, |s| s.line);
+
+    let mut out = String::new();
+    for shown in &head {
+        shown.render(&mut out);
+    }
+    if head_end + 1 < tail_start {
+        let (from, to) = (head_end + 1, tail_start - 1);
+        // Key lines the head and tail show are not left out.
+        let in_view: u64 = head
+            .iter()
+            .chain(&tail)
+            .filter(|s| keylines::classify(&s.text) == keylines::Class::Key)
+            .map(|s| 1 + s.repeats)
+            .sum();
+        let view = View {
+            from,
+            to,
+            total,
+            in_view,
+        };
+        out.push_str(&omitted(&view, summary, file.as_deref(), budget));
+    }
+    for shown in &tail {
+        shown.render(&mut out);
+    }
+    out
 }
 
-/// The smallest index ≥ `i` that does not split a UTF-8 character of `bytes`.
-fn ceil_boundary(bytes: &[u8], mut i: usize) -> usize {
-    while i < bytes.len() && is_continuation(bytes[i]) {
-        i += 1;
+/// A first line longer than the head kept: its start, and its end when the stream
+/// has no other line.
+fn first_line_cut(head_text: &str, summary: &keylines::Summary) -> Shown {
+    let half = LINE_BYTES / 2;
+    let start = &head_text[..crate::render::floor_char_boundary(head_text, half)];
+    let end = if summary.lines <= 1 {
+        let tail = summary.tail.as_str();
+        let mut from = tail.len().saturating_sub(half);
+        while !tail.is_char_boundary(from) {
+            from += 1;
+        }
+        &tail[from..]
+    } else {
+        ""
+    };
+    let cut = summary
+        .first_line_bytes
+        .saturating_sub((start.len() + end.len()) as u64);
+    Shown {
+        line: 1,
+        text: format!("{start}…[{cut} bytes cut]…{end}"),
+        repeats: 0,
     }
-    i
+}
+
+/// The lines left out (`from..=to` of `total`), and the key lines head and tail show.
+struct View {
+    from: u64,
+    to: u64,
+    total: u64,
+    in_view: u64,
+}
+
+/// The marker of the lines left out, with their key lines.
+fn omitted(view: &View, summary: &keylines::Summary, file: Option<&str>, budget: Budget) -> String {
+    let View {
+        from,
+        to,
+        total,
+        in_view,
+    } = *view;
+    let range = from..=to;
+    let candidates: Vec<&keylines::KeyLine> = summary
+        .keys
+        .iter()
+        .filter(|k| range.contains(&k.first.line))
+        .collect();
+
+    // Past the budget, the key lines that say where (file:line) go first.
+    let mut order: Vec<usize> = (0..candidates.len()).collect();
+    if candidates.len() > budget.key_lines {
+        order.sort_by_key(|&i| (!keylines::locates(candidates[i]), i));
+    }
+    let mut shown = Vec::new();
+    let mut printed = std::collections::BTreeSet::new();
+    let (mut lines, mut bytes) = (0, 0);
+    for i in order {
+        let key = candidates[i];
+        let mut rows = vec![&key.first];
+        rows.extend(key.locators.iter().filter(|l| !printed.contains(&l.line)));
+        let cost_lines = rows.len();
+        let cost_bytes: usize = rows.iter().map(|r| r.text.len() + 24).sum();
+        if lines + cost_lines > budget.key_lines || bytes + cost_bytes > budget.key_bytes {
+            continue;
+        }
+        lines += cost_lines;
+        bytes += cost_bytes;
+        for row in &rows {
+            printed.insert(row.line);
+        }
+        shown.push((key, rows));
+    }
+
+    // Every key line seen but those shown here, in the head or in the tail.
+    let listed: u64 = shown.iter().map(|(key, _)| key.count).sum();
+    let left_out = summary.key_lines.saturating_sub(listed + in_view);
+    let sed = |from: u64, to: u64| match file {
+        Some(path) => format!("sed -n '{from},{to}p' {path}"),
+        None => "the full output was not saved".to_owned(),
+    };
+    let mut out = String::new();
+    if shown.is_empty() && left_out == 0 {
+        out.push_str(&format!(
+            "[... lines {from}-{to} of {total} not shown, no error or failure among them: {}]\n",
+            sed(from, to)
+        ));
+        return out;
+    }
+    out.push_str(&format!(
+        "[... lines {from}-{to} of {total} not shown; the error and failure lines among them, by line number:]\n"
+    ));
+    let mut rows: Vec<(u64, String)> = Vec::new();
+    for (key, locators) in &shown {
+        for row in locators {
+            let mut text = visible(&row.text).into_owned();
+            if row.line == key.first.line && key.count > 1 {
+                text.push_str(&format!(
+                    "  [{} times, last at line {}]",
+                    key.count, key.last_line
+                ));
+            }
+            rows.push((row.line, text));
+        }
+    }
+    rows.sort_by_key(|(line, _)| *line);
+    rows.dedup_by_key(|(line, _)| *line);
+    for (line, text) in rows {
+        out.push_str(&format!("{line}:{text}\n"));
+    }
+    if left_out > 0 {
+        match file {
+            Some(path) => out.push_str(&format!(
+                "[... and {left_out} more: grep -nE '{}' {path}]\n",
+                keylines::grep_pattern()
+            )),
+            None => out.push_str(&format!("[... and {left_out} more]\n")),
+        }
+    }
+    out.push_str(&format!(
+        "[... end of lines {from}-{to}: {}]\n",
+        sed(from, to)
+    ));
+    out
+}
+
+/// `text` with every character a terminal does not show but a model reads, or that
+/// reorders what it reads, written out as `<U+XXXX>`: control characters but TAB and
+/// LF, DEL and the C1 controls, Unicode tag characters, bidi controls, zero-width
+/// characters (and a byte order mark past the start).
+pub fn visible(text: &str) -> std::borrow::Cow<'_, str> {
+    let hidden = |(i, c): (usize, char)| -> bool {
+        match c {
+            '\t' | '\n' => false,
+            '\u{0}'..='\u{1f}' | '\u{7f}'..='\u{9f}' => true,
+            '\u{200b}'..='\u{200f}' | '\u{202a}'..='\u{202e}' | '\u{2060}'..='\u{2069}' => true,
+            '\u{61c}' | '\u{e0000}'..='\u{e007f}' => true,
+            '\u{feff}' => i > 0,
+            _ => false,
+        }
+    };
+    let fast = text
+        .bytes()
+        .all(|b| (0x20..0x7f).contains(&b) || b == b'\t' || b == b'\n');
+    if fast || !text.char_indices().any(hidden) {
+        return std::borrow::Cow::Borrowed(text);
+    }
+    let mut out = String::with_capacity(text.len() + 16);
+    for (i, c) in text.char_indices() {
+        if hidden((i, c)) {
+            out.push_str(&format!("<U+{:04X}>", u32::from(c)));
+        } else {
+            out.push(c);
+        }
+    }
+    std::borrow::Cow::Owned(out)
 }
 
 #[cfg(test)]
@@ -269,13 +543,16 @@ mod tests {
             "\n[exit:0 | 1ms]"
         );
         let seq: String = (1..=1000).map(|n| format!("{n}\n")).collect();
-        let shown: Vec<String> = (1..=200).map(|n| n.to_string()).collect();
+        let lines = |from: u32, to: u32| (from..=to).map(|n| format!("{n}\n")).collect::<String>();
+        let file = f.path("cmd-1.txt");
         assert_eq!(
             show(&f.output(seq.as_bytes(), b"", 0), 4, 300, CAP).text,
             format!(
-                "{}\nOutput truncated. Full output written to {}\n[exit:0 | 4ms]",
-                shown.join("\n"),
-                f.path("cmd-1.txt")
+                "{}[... lines 31-940 of 1000 not shown, no error or failure among them: \
+                 sed -n '31,940p' {file}]\n{}Output truncated. Full output written to {file}\n\
+                 [exit:0 | 4ms]",
+                lines(1, 30),
+                lines(941, 1000),
             )
         );
         assert_eq!(std::fs::read_to_string(f.path("cmd-1.txt")).unwrap(), seq);
@@ -301,7 +578,12 @@ mod tests {
         let over = f.show(lines(201).as_bytes(), b"", 0);
         assert!(over.text.contains("Output truncated"), "{}", over.text);
         assert!(over.text.starts_with("1\n2\n"));
-        assert!(over.text.contains("\n200\nOutput truncated."));
+        assert!(
+            over.text
+                .contains("\n30\n[... lines 31-141 of 201 not shown")
+        );
+        assert!(over.text.contains("\n142\n"));
+        assert!(over.text.contains("\n201\nOutput truncated."));
         assert!(!over.is_error);
     }
 
@@ -312,10 +594,14 @@ mod tests {
         let answer = f.show(&at, b"", 0);
         assert!(!answer.text.contains("truncated"));
         assert_eq!(answer.text.len(), 51_200 + "\n[exit:0 | 5ms]".len());
+        // One line too long: its ends, and the file holds it all.
         let over = vec![b'a'; 51_201];
         let answer = f.show(&over, b"", 0);
         let (shown, rest) = answer.text.split_once("\nOutput truncated.").unwrap();
-        assert_eq!(shown.len(), 51_200);
+        assert_eq!(
+            shown,
+            format!("{}…[50701 bytes cut]…{}", "a".repeat(250), "a".repeat(250))
+        );
         assert!(rest.contains(&f.path("cmd-1.txt")));
         assert_eq!(std::fs::read(f.path("cmd-1.txt")).unwrap(), over);
     }
@@ -323,29 +609,27 @@ mod tests {
     #[test]
     fn one_huge_line_is_cut_on_a_character_boundary() {
         let f = Fixture::new();
-        // "é" is two bytes: 51199 bytes of 'a' put one across the 51200 cut.
-        let mut line = vec![b'a'; 51_199];
+        // "é" is two bytes: 249 bytes of 'a' put one across the 250-byte cut.
+        let mut line = vec![b'a'; 249];
         for _ in 0..500_000 {
             line.extend_from_slice("é".as_bytes());
         }
         let answer = f.show(&line, b"", 0);
         let (shown, _) = answer.text.split_once("\nOutput truncated.").unwrap();
-        assert_eq!(shown.len(), 51_199);
-        assert!(shown.bytes().all(|b| b == b'a'));
-        // Three-byte characters straddling the cut at every offset.
-        for pad in 0..3 {
-            let mut line = vec![b'x'; 51_190 + pad];
-            for _ in 0..10 {
-                line.extend_from_slice("✓".as_bytes());
-            }
-            let answer = f.show(&line, b"", 0);
-            let (shown, _) = answer.text.split_once("\nOutput truncated.").unwrap();
-            assert!(
-                shown.len() <= 51_200 && shown.len() > 51_197,
-                "{}",
-                shown.len()
-            );
-            assert!(shown.ends_with('✓') || shown.ends_with('x'));
+        let (start, end) = shown.split_once("…[").unwrap();
+        assert_eq!(start, "a".repeat(249));
+        assert!(end.ends_with(&"é".repeat(125)), "{end}");
+        // Lines past the first: each cut in its middle, on character boundaries.
+        let mut text = String::new();
+        for n in 0..300 {
+            text.push_str(&format!("{n} {}\n", "✓".repeat(1000)));
+        }
+        let answer = f.show(text.as_bytes(), b"", 0);
+        assert!(answer.text.lines().count() < 200);
+        assert!(answer.text.len() < 51_200);
+        for line in answer.text.lines().filter(|l| l.contains('✓')) {
+            assert!(line.len() <= 500 + 30, "{}", line.len());
+            assert!(line.contains(" bytes cut]…✓"), "{line}");
         }
     }
 
@@ -416,29 +700,78 @@ mod tests {
     }
 
     #[test]
-    fn long_stderr_keeps_both_ends() {
+    fn long_stderr_shows_head_key_lines_and_tail() {
         let f = Fixture::new();
-        let stderr: String = (1..=5000).map(|n| format!("error line {n}\n")).collect();
+        let mut stderr = String::new();
+        for n in 1..=5000 {
+            stderr.push_str(&format!("compiling unit {n}\n"));
+            if n % 1000 == 0 {
+                stderr.push_str(&format!("unit{n}.c:12:5: error: bad thing {n}\n"));
+            }
+        }
         let answer = f.show(b"", stderr.as_bytes(), 1);
         let text = &answer.text;
-        assert!(text.contains("\nerror line 1\n"));
-        assert!(text.contains("\nerror line 100\n[... 4800 lines"), "{text}");
-        assert!(text.contains("error line 4901\n"));
-        assert!(text.ends_with("error line 5000\n\n[exit:1 | 5ms]"));
-        assert!(!text.contains("error line 101\n"));
         let path = f.path("stderr-1.txt");
         assert!(
-            text.contains(&format!("full stderr in {path} ...]")),
+            text.starts_with("\n--- stderr ---\ncompiling unit 1\n"),
             "{text}"
         );
+        assert!(
+            text.contains(&format!(
+                "\ncompiling unit 30\n[... lines 31-4945 of 5005 not shown; the error and failure \
+             lines among them, by line number:]\n1001:unit1000.c:12:5: error: bad thing 1000\n\
+             2002:unit2000.c:12:5: error: bad thing 2000\n3003:unit3000.c:12:5: error: bad \
+             thing 3000\n4004:unit4000.c:12:5: error: bad thing 4000\n[... end of lines \
+             31-4945: sed -n '31,4945p' {path}]\ncompiling unit 4942\n"
+            )),
+            "{text}"
+        );
+        assert!(text.ends_with("bad thing 5000\n\n[exit:1 | 5ms]"), "{text}");
+        let lines: Vec<&str> = stderr.lines().collect();
+        assert_eq!(lines[1000], "unit1000.c:12:5: error: bad thing 1000");
         assert_eq!(std::fs::read_to_string(path).unwrap(), stderr);
-        assert!(text.len() < 60_000);
+        assert!(text.len() < 16_000);
 
         // One huge line: both ends within their byte budgets.
         let huge = "e".repeat(1_000_000);
         let answer = f.show(b"", huge.as_bytes(), 1);
-        assert!(answer.text.len() < 52_000, "{}", answer.text.len());
-        assert!(answer.text.contains("bytes) of stderr omitted"));
+        assert!(answer.text.len() < 700, "{}", answer.text.len());
+        assert!(
+            answer.text.contains("…[999500 bytes cut]…"),
+            "{}",
+            answer.text
+        );
+    }
+
+    #[test]
+    fn a_flood_of_key_lines_is_counted_with_the_grep_that_finds_them() {
+        let f = Fixture::new();
+        let stdout: String = (1..=3000)
+            .map(|n| format!("src/m{n}.rs:1:1: error: broken {n}\n"))
+            .collect();
+        let answer = f.show(stdout.as_bytes(), b"", 1);
+        let text = &answer.text;
+        let listed = text
+            .lines()
+            .filter(|l| l.contains(": error: broken"))
+            .count();
+        assert!(listed > 100, "{listed}");
+        let more = 3000 - listed as u64;
+        let file = f.path("cmd-1.txt");
+        assert!(
+            text.contains(&format!("[... and {more} more: grep -nE '")),
+            "{text}"
+        );
+        assert!(text.contains(&format!("' {file}]\n")), "{text}");
+        assert!(text.lines().count() <= 200, "{}", text.lines().count());
+        assert!(text.len() <= 51_200);
+        // The grep command finds every key line of the file.
+        let pattern = keylines::grep_pattern();
+        let grep = std::process::Command::new("grep")
+            .args(["-cE", &pattern, &file])
+            .output()
+            .unwrap();
+        assert_eq!(String::from_utf8_lossy(&grep.stdout).trim(), "3000");
     }
 
     #[test]
@@ -470,11 +803,66 @@ mod tests {
         assert!(out.stdout.capped);
         assert_eq!(out.stdout.total_bytes, 1024);
         let answer = show(&out, 9, 300, 1024);
-        assert!(answer.text.starts_with("y\ny\n"));
+        assert!(
+            answer
+                .text
+                .starts_with("y\n[previous line repeated 511 more times]\nOutput truncated."),
+            "{}",
+            answer.text
+        );
         assert!(answer.text.ends_with(
             "\nOutput limit of 1 KB reached; the command was stopped.\n[exit:137 | 9ms]"
         ));
         assert!(answer.is_error);
+    }
+
+    #[test]
+    fn hidden_characters_are_made_visible() {
+        let f = Fixture::new();
+        let cases = [
+            ("tag\u{E0041}\u{E007F} end\n", "tag<U+E0041><U+E007F> end\n"),
+            (
+                "bidi \u{202E}gnp.exe\u{202C}\n",
+                "bidi <U+202E>gnp.exe<U+202C>\n",
+            ),
+            ("iso \u{2066}x\u{2069}\n", "iso <U+2066>x<U+2069>\n"),
+            (
+                "zw\u{200B}s\u{200C}\u{200D}\u{2060}\n",
+                "zw<U+200B>s<U+200C><U+200D><U+2060>\n",
+            ),
+            (
+                "\u{FEFF}bom at start\u{FEFF}\n",
+                "\u{FEFF}bom at start<U+FEFF>\n",
+            ),
+            (
+                "del\u{7F} c1\u{85}\u{9B}\n",
+                "del<U+007F> c1<U+0085><U+009B>\n",
+            ),
+            ("bell\u{7} ff\u{c}\n", "bell<U+0007> ff<U+000C>\n"),
+            (
+                "plain, tabs\tand ünïcödé stay\n",
+                "plain, tabs\tand ünïcödé stay\n",
+            ),
+        ];
+        for (raw, shown) in cases {
+            assert_eq!(
+                f.show(raw.as_bytes(), b"", 0).text,
+                format!("{shown}\n[exit:0 | 5ms]"),
+                "{raw:?}"
+            );
+        }
+        // In stderr, in rendered text, and in the lines of a long output too.
+        let answer = f.show(b"", "\x1b[31mred\u{202E}x\x1b[0m\n".as_bytes(), 1);
+        assert!(answer.text.contains("red<U+202E>x\n"), "{}", answer.text);
+        let long: String = (0..300).map(|n| format!("{n}\u{200B}\n")).collect();
+        let answer = f.show(long.as_bytes(), b"", 0);
+        assert!(answer.text.contains("299<U+200B>\n"));
+        assert!(!answer.text.contains('\u{200B}'));
+        // The file keeps the raw bytes.
+        assert_eq!(std::fs::read_to_string(f.path("cmd-1.txt")).unwrap(), long);
+        // FF, VT, SO and SI are text to the binary guard.
+        let answer = f.show(&b"page\x0c\x0b\x0e\x0f\n".repeat(40), b"", 0);
+        assert!(!answer.is_error, "{}", answer.text);
     }
 
     #[test]

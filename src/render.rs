@@ -11,8 +11,6 @@
 //! dropped), and the last `tail` bytes of rendered lines. The counts Layer 2 decides by
 //! (lines, bytes) cover the whole stream.
 
-use std::collections::VecDeque;
-
 use vte::{Params, Parser, Perform};
 
 /// How much of the rendered text a renderer keeps.
@@ -21,8 +19,6 @@ pub struct Keep {
     /// Bytes kept from the start; also the characters kept of the line being written,
     /// since no line shown to a model needs more.
     pub head: usize,
-    /// Bytes of whole lines kept from the end; 0 keeps none.
-    pub tail: usize,
 }
 
 /// The rendered text of one stream, as Layer 2 reads it.
@@ -30,8 +26,6 @@ pub struct Keep {
 pub struct Rendered {
     /// The first [`Keep::head`] bytes of the rendered text (or all of it).
     pub head: String,
-    /// The last whole lines of the rendered text within [`Keep::tail`] bytes.
-    pub tail: String,
     /// Lines of the rendered text: `\n` ends one, and a last line without it counts.
     pub lines: u64,
     /// `\n`s of the rendered text.
@@ -68,76 +62,59 @@ impl Renderer {
         self.parser.advance(&mut self.screen, bytes);
     }
 
-    /// The rendered text so far; the line being written counts as a last line.
-    pub fn finish(mut self) -> Rendered {
+    /// The rendered lines finished since the last call, each with its `\n`, taken.
+    pub fn take_lines(&mut self) -> String {
+        std::mem::take(&mut self.screen.finished)
+    }
+
+    /// The rendered text so far; the line being written counts as a last line. Its
+    /// text is left for [`Renderer::take_lines`] (without a `\n`).
+    pub fn finish(&mut self) -> Rendered {
         if !self.screen.line.is_empty() || self.screen.written_past {
             self.screen.end_line(false);
         }
-        let screen = self.screen;
-        let mut tail = String::new();
-        for line in &screen.tail {
-            tail.push_str(line);
-        }
+        let screen = &mut self.screen;
         Rendered {
-            head: screen.head,
-            tail,
+            head: std::mem::take(&mut screen.head),
             lines: screen.lines,
             newlines: screen.newlines,
             bytes: screen.bytes,
         }
     }
-}
 
-impl Renderer {
     /// Starts rendering mid-stream, from what a capture kept of the plain text before:
-    /// its head, and for stderr its tail (the last bytes), with the stream's counts.
-    /// Plain text renders as itself, so only the current line and the tail's first
-    /// (partial) line are unknown; they matter only once the head is full.
+    /// its head (`head`) and the unfinished line (`partial`: its first bytes, of
+    /// `partial_len`), with the stream's counts. Plain text renders as itself.
     pub fn resume(
         keep: Keep,
         head: &[u8],
-        tail: Option<&[u8]>,
+        partial: &[u8],
+        partial_len: usize,
         newlines: u64,
         bytes: u64,
     ) -> Renderer {
         let mut renderer = Renderer::new(keep);
         renderer.push(head);
+        renderer.screen.finished.clear();
         if head.len() as u64 == bytes {
             return renderer;
         }
         let screen = &mut renderer.screen;
         // The head is full: the first `keep.head` bytes of text, the partial line included.
-        let partial: String = screen.line.iter().collect();
+        let line: String = screen.line.iter().collect();
         let room = keep.head.saturating_sub(screen.head.len());
         screen
             .head
-            .push_str(&partial[..floor_char_boundary(&partial, room)]);
+            .push_str(&line[..floor_char_boundary(&line, room)]);
         screen.line.clear();
         screen.cursor = 0;
-        screen.tail.clear();
-        screen.tail_bytes = 0;
         screen.newlines = newlines;
         screen.lines = newlines;
-        screen.bytes = bytes;
-        let Some(tail) = tail else {
-            // Stdout: what the line held before is past the head; only count it.
-            screen.written_past = true;
-            return renderer;
-        };
-        let text = String::from_utf8_lossy(tail);
-        let last_line_start = text.rfind('\n').map_or(text.len(), |i| i + 1);
-        let whole_lines_start = text.find('\n').map_or(text.len(), |i| i + 1);
-        if whole_lines_start < last_line_start {
-            for line in text[whole_lines_start..last_line_start].split_inclusive('\n') {
-                screen.tail_bytes += line.len();
-                screen.tail.push_back(line.to_owned());
-            }
-        }
-        let partial = &text[last_line_start..];
-        screen.bytes = bytes.saturating_sub(partial.len() as u64);
-        screen.line = partial.chars().take(keep.head).collect();
-        screen.cursor = screen.line.len();
-        screen.written_past = !partial.is_empty();
+        screen.bytes = bytes.saturating_sub(partial_len as u64);
+        renderer.push(partial);
+        renderer.screen.finished.clear();
+        // What the line held before the bytes kept of it is past the head: counted.
+        renderer.screen.written_past = partial_len > 0;
         renderer
     }
 }
@@ -158,8 +135,8 @@ struct Screen {
     written_past: bool,
     head: String,
     keep: Keep,
-    tail: VecDeque<String>,
-    tail_bytes: usize,
+    /// Lines finished and not yet taken, each with its `\n`.
+    finished: String,
     lines: u64,
     newlines: u64,
     bytes: u64,
@@ -191,14 +168,7 @@ impl Screen {
             let cut = floor_char_boundary(&text, room);
             self.head.push_str(&text[..cut]);
         }
-        if self.keep.tail > 0 {
-            self.tail_bytes += text.len();
-            self.tail.push_back(text);
-            while self.tail_bytes > self.keep.tail && self.tail.len() > 1 {
-                let dropped = self.tail.pop_front().unwrap_or_default();
-                self.tail_bytes -= dropped.len();
-            }
-        }
+        self.finished.push_str(&text);
         self.line.clear();
         self.cursor = 0;
         self.written_past = false;
@@ -268,15 +238,9 @@ pub fn floor_char_boundary(s: &str, i: usize) -> usize {
 mod tests {
     use super::*;
 
-    /// What a capture keeps of stdout (a head) and of stderr (a head and a tail).
-    const HEAD: Keep = Keep {
-        head: 51_204,
-        tail: 0,
-    };
-    const BOTH: Keep = Keep {
-        head: 51_204,
-        tail: 25_604,
-    };
+    /// What a capture keeps.
+    const HEAD: Keep = Keep { head: 51_204 };
+    const BOTH: Keep = HEAD;
 
     #[track_caller]
     fn shows(raw: &str, expected: &str) {
@@ -315,6 +279,7 @@ mod tests {
             renderer.push(&raw[..at]);
             renderer.push(&raw[at..]);
             assert_eq!(renderer.finish(), whole, "split at {at}");
+            assert_eq!(renderer.take_lines(), whole.head);
         }
         assert_eq!(whole.head, "100%10%\nnext\n");
     }
@@ -344,13 +309,22 @@ mod tests {
     }
 
     #[test]
-    fn the_tail_keeps_the_last_lines() {
-        let text: String = (0..10_000).map(|n| format!("line {n}\n")).collect();
-        let rendered = render(text.as_bytes(), BOTH);
-        assert!(rendered.tail.ends_with("line 9999\n"));
-        assert!(rendered.tail.len() <= BOTH.tail);
-        assert!(rendered.tail.starts_with("line "));
-        assert_eq!(rendered.lines, 10_000);
-        assert_eq!(rendered.bytes, text.len() as u64);
+    fn finished_lines_are_handed_over_as_they_end() {
+        let text: String = (0..10_000)
+            .map(|n| format!("\x1b[1mline\x1b[0m {n}\n"))
+            .collect();
+        let mut renderer = Renderer::new(BOTH);
+        let mut lines = String::new();
+        for chunk in text.as_bytes().chunks(1000) {
+            renderer.push(chunk);
+            lines.push_str(&renderer.take_lines());
+        }
+        renderer.push(b"last\rLAST, no newline");
+        let rendered = renderer.finish();
+        lines.push_str(&renderer.take_lines());
+        let expected: String = (0..10_000).map(|n| format!("line {n}\n")).collect();
+        assert_eq!(lines, format!("{expected}LAST, no newline"));
+        assert_eq!(rendered.lines, 10_001);
+        assert_eq!(rendered.bytes, lines.len() as u64);
     }
 }
