@@ -14,13 +14,17 @@ fn the_five_examples_byte_for_byte() {
         "\n--- stderr ---\nls: cannot access '/nonexistent': No such file or directory\n\n[exit:2 | Xms]"
     );
     assert_eq!(mask_ms(&server.run("true")), "\n[exit:0 | Xms]");
-    let lines: Vec<String> = (1..=200).map(|n| n.to_string()).collect();
+    let lines = |from: u32, to: u32| (from..=to).map(|n| format!("{n}\n")).collect::<String>();
+    let file = server.state.join("cmd-1.txt");
+    let file = file.display();
     assert_eq!(
         mask_ms(&server.run("seq 1 1000")),
         format!(
-            "{}\nOutput truncated. Full output written to {}\n[exit:0 | Xms]",
-            lines.join("\n"),
-            server.state.join("cmd-1.txt").display()
+            "{}[... lines 31-940 of 1000 not shown, no error or failure among them: \
+             sed -n '31,940p' {file}]\n{}Output truncated. Full output written to {file}\n\
+             [exit:0 | Xms]",
+            lines(1, 30),
+            lines(941, 1000)
         )
     );
     let blocked = server.call("rm x");
@@ -83,7 +87,10 @@ fn thresholds_through_the_binary() {
     );
     let over = server.run("head -c 51201 /dev/zero | tr '\\0' a");
     let (shown, _) = over.split_once("\nOutput truncated").unwrap();
-    assert_eq!(shown.len(), 51_200);
+    assert_eq!(
+        shown,
+        format!("{}…[50701 bytes cut]…{}", "a".repeat(250), "a".repeat(250))
+    );
 }
 
 #[test]
@@ -95,7 +102,9 @@ fn a_huge_line_is_cut_on_a_character_boundary() {
     let (shown, hint) = answer
         .split_once("\nOutput truncated. Full output written to ")
         .unwrap();
-    assert_eq!(shown.len(), 51_199);
+    let (start, end) = shown.split_once("…[").unwrap();
+    assert_eq!(start, "a".repeat(250));
+    assert!(end.ends_with(&"é".repeat(125)), "{end}");
     assert!(hint.contains("cmd-1.txt"));
 }
 
@@ -140,11 +149,16 @@ fn stderr_is_shown_only_on_failure_and_bounded() {
         "{}",
         &answer[..60]
     );
-    assert!(answer.contains("\nerr 100\n[... 19800 lines"), "{answer}");
-    assert!(answer.contains("\nerr 19901\n"));
-    assert!(mask_ms(&answer).ends_with("err 20000\n\n[exit:1 | Xms]"));
     let file = server.state.join("stderr-1.txt");
-    assert!(answer.contains(&format!("full stderr in {} ...]", file.display())));
+    assert!(
+        answer.contains(&format!(
+            "\nerr 30\n[... lines 31-19940 of 20000 not shown, no error or failure among \
+             them: sed -n '31,19940p' {}]\nerr 19941\n",
+            file.display()
+        )),
+        "{answer}"
+    );
+    assert!(mask_ms(&answer).ends_with("err 20000\n\n[exit:1 | Xms]"));
     let full: String = (1..=20000).map(|n| format!("err {n}\n")).collect();
     assert_eq!(std::fs::read_to_string(file).unwrap(), full);
     // A long stderr of a successful command leaves no file behind.
@@ -256,4 +270,80 @@ fn stderr_is_rendered_too_and_binary_is_still_binary() {
         let answer = server.run(command);
         assert!(answer.starts_with(BINARY), "{command}: {answer:.80}");
     }
+}
+
+#[test]
+fn a_long_failing_run_shows_its_failures_with_line_numbers_that_sed_finds() {
+    let mut server = Server::start(Options::default());
+    let script = "for i in $(seq 1 400); do echo \"test t$i ... ok\"; \
+                  if [ $i = 150 ]; then echo 'test t_bad ... FAILED'; \
+                  echo \"thread 't_bad' panicked at src/lib.rs:42:5:\"; fi; done; \
+                  echo 'test result: FAILED. 400 passed; 1 failed'; exit 101";
+    let answer = server.run(script);
+    let file = server.state.join("cmd-1.txt");
+    assert!(answer.starts_with("test t1 ... ok\n"), "{answer}");
+    assert!(
+        answer.contains(
+            "the error and failure lines among them, by line number:]\n\
+             151:test t_bad ... FAILED\n\
+             152:thread 't_bad' panicked at src/lib.rs:42:5:\n"
+        ),
+        "{answer}"
+    );
+    assert!(
+        answer.contains(
+            "test t400 ... ok\ntest result: FAILED. 400 passed; 1 failed\nOutput truncated."
+        ),
+        "{answer}"
+    );
+    // The line numbers are the file's, as sed counts them.
+    let line = server.run(&format!("sed -n '152p' {}", file.display()));
+    assert_eq!(
+        mask_ms(&line),
+        "thread 't_bad' panicked at src/lib.rs:42:5:\n\n[exit:0 | Xms]"
+    );
+    assert!(answer.lines().count() <= 200 && answer.len() <= 51_200);
+}
+
+#[test]
+fn hidden_characters_are_made_visible_and_the_file_keeps_them() {
+    let mut server = Server::start(Options::default());
+    assert_eq!(
+        mask_ms(&server.run("printf 'a\\u202eb\\U000e0041c\\u200bd\\n'")),
+        "a<U+202E>b<U+E0041>c<U+200B>d\n\n[exit:0 | Xms]"
+    );
+    let answer = server.run("for i in $(seq 1 300); do printf 'line %d\\u2066\\n' $i; done");
+    assert!(answer.contains("line 300<U+2066>\n"), "{answer}");
+    let raw = std::fs::read_to_string(server.state.join("cmd-1.txt")).unwrap();
+    assert!(raw.ends_with("line 300\u{2066}\n"));
+}
+
+#[path = "corpus/eval.rs"]
+mod eval;
+
+/// The corpus of real logs: what the answer shows of each run's ground truth. Prints
+/// the figures (run with --nocapture), now and before.
+#[test]
+fn the_corpus_meets_its_targets() {
+    let report = eval::evaluate();
+    eprintln!("{}", report.table());
+    let now = &report.now;
+    assert!(now.answers >= 30, "{}", now.answers);
+    assert!(now.item_share() >= 0.95, "{}", report.table());
+    assert_eq!(now.verdicts_shown, now.verdicts, "{}", report.table());
+    assert_eq!(now.clean_looking, 0, "{}", report.table());
+    assert!(now.mean_bytes() <= 16.0 * 1024.0, "{}", report.table());
+    for (name, seen, answer) in &report.cases {
+        let truncated = answer.contains("Output truncated") || answer.contains(" not shown");
+        if truncated {
+            assert!(
+                seen.bytes <= 51_200 && seen.lines <= 200,
+                "{name}: {} bytes, {} lines",
+                seen.bytes,
+                seen.lines
+            );
+        }
+    }
+    // Before, the first 200 lines showed much less: the corpus is a real test.
+    assert!(report.before.item_share() < 0.8, "{}", report.table());
 }

@@ -1,0 +1,37 @@
+//! What the model is shown of the corpus of real logs (tests/corpus/logs): the share
+//! of ground-truth items shown, the verdicts shown, the failing runs that look clean
+//! and the answers' sizes, now and before. `cargo run --example overflow_eval`, or
+//! `cargo run --example overflow_eval -- NAME` to print the answer of the cases whose
+//! name contains NAME.
+
+#[path = "../tests/corpus/eval.rs"]
+mod eval;
+
+use std::io::Write;
+
+fn main() {
+    let filter = std::env::args().nth(1);
+    let report = eval::evaluate();
+    let mut out = std::io::stdout().lock();
+    writeln!(out, "| case | items shown | verdict | bytes | lines |").unwrap();
+    writeln!(out, "|---|---|---|---|---|").unwrap();
+    for (name, seen, _) in &report.cases {
+        let verdict = match seen.verdict_shown {
+            Some(true) => "shown",
+            Some(false) => "MISSING",
+            None => "—",
+        };
+        writeln!(
+            out,
+            "| {name} | {}/{} | {verdict} | {} | {} |",
+            seen.items_shown, seen.items, seen.bytes, seen.lines
+        )
+        .unwrap();
+    }
+    writeln!(out, "\n{}", report.table()).unwrap();
+    if let Some(filter) = filter {
+        for (name, _, answer) in report.cases.iter().filter(|(n, _, _)| n.contains(&filter)) {
+            writeln!(out, "\n===== {name}\n{answer}").unwrap();
+        }
+    }
+}

@@ -1,0 +1,609 @@
+#!/usr/bin/env bash
+# Regenerates the corpus of real tool logs in tests/corpus/logs/.
+#
+# Each case runs a real tool on a small project written here, as an agent would run it
+# through forge-bash (`bash -c`, stdin at /dev/null, no terminal), and keeps:
+#   NAME.out    the command's stdout, byte for byte
+#   NAME.err    its stderr
+#   NAME.truth  what the model must see: `exit`, `verdict` (the runner's closing line)
+#               and `item`s (failing test names, file:line of each error, the missing
+#               package), taken from a machine-readable form of the run where the tool
+#               has one (see truth.py).
+#
+# Needs: cargo, python3 with pytest, node with jest/vitest/typescript (installed into
+# the work dir from the npm registry), go, gcc, clang, make, pip. Not run by CI: the
+# logs are committed. Usage: bash tests/corpus/generate.sh [case-name-filter]
+set -euo pipefail
+
+HERE="$(cd "$(dirname "$0")" && pwd)"
+LOGS="$HERE/logs"
+WORK="${CORPUS_WORK:-$(mktemp -d /tmp/corpus-gen.XXXXXX)}"
+ONLY="${1:-}"
+mkdir -p "$LOGS"
+export LC_ALL=C.UTF-8 NO_COLOR_UNUSED=1
+# No terminal, as under forge-bash; tools that want colour or progress are told so.
+exec </dev/null
+
+want() { [[ -z "$ONLY" || "$1" == *"$ONLY"* ]]; }
+
+# run NAME DIR COMMAND: runs COMMAND with bash -c in DIR and keeps its streams.
+run() {
+    local name=$1 dir=$2 command=$3
+    echo "== $name: $command" >&2
+    set +e
+    (cd "$dir" && bash -c "$command") >"$LOGS/$name.out" 2>"$LOGS/$name.err"
+    echo $? >"$WORK/$name.exit"
+    set -e
+    python3 "$HERE/truth.py" sanitize "$LOGS/$name.out" "$LOGS/$name.err" --work "$WORK"
+}
+
+# truth NAME KIND [ARGS...]: writes NAME.truth from the machine-readable form.
+truth() {
+    local name=$1
+    shift
+    python3 "$HERE/truth.py" "$@" --name "$name" --logs "$LOGS" --work "$WORK" \
+        --exit "$(cat "$WORK/$name.exit")" --command "$COMMAND"
+}
+
+# ---------------------------------------------------------------------------- Rust
+rust_tests() { # crate dir, number of passing tests, failing kinds
+    local dir=$1 passing=$2
+    mkdir -p "$dir/src"
+    cat >"$dir/Cargo.toml" <<'EOF'
+[package]
+name = "calc"
+version = "0.1.0"
+edition = "2021"
+
+[dependencies]
+EOF
+    {
+        echo 'pub fn add(a: i64, b: i64) -> i64 { a + b }'
+        echo 'pub fn div(a: i64, b: i64) -> i64 { a / b }'
+        echo 'pub fn parse(s: &str) -> i64 { s.trim().parse().unwrap() }'
+        echo 'pub fn first(v: &[i64]) -> i64 { *v.first().expect("empty input") }'
+        echo '#[cfg(test)]'
+        echo 'mod tests {'
+        echo '    use super::*;'
+        for i in $(seq 1 "$passing"); do
+            echo "    #[test] fn adds_$i() { assert_eq!(add($i, 1), $((i + 1))); }"
+        done
+        if [[ ${3:-} == many ]]; then
+            for i in $(seq 1 30); do
+                echo "    #[test] fn rounds_$i() { assert_eq!(div($((i * 10 + 5)), 10), $((i + 1)), \"rounding {}\", $i); }"
+            done
+        fi
+        if [[ ${3:-} == fail ]]; then
+            echo '    #[test] fn adds_wrongly() { assert_eq!(add(2, 2), 5); }'
+            echo '    #[test] fn divides_by_zero() { assert_eq!(div(1, 0), 0); }'
+            echo '    #[test] fn parses_garbage() { assert_eq!(parse("x1"), 1); }'
+            echo '    #[test] fn first_of_nothing() { assert!(first(&[]) > 0); }'
+        fi
+        echo '}'
+    } >"$dir/src/lib.rs"
+}
+
+rust_build_errors() { # a crate with many warnings and three errors among them
+    local dir=$1
+    mkdir -p "$dir/src"
+    cat >"$dir/Cargo.toml" <<'EOF'
+[package]
+name = "shapes"
+version = "0.1.0"
+edition = "2021"
+
+[dependencies]
+EOF
+    {
+        for i in $(seq 1 70); do
+            echo "pub fn area_$i(w: u32, h: u32) -> u32 { let unused_$i = w; w * h }"
+            if [[ $i == 20 ]]; then echo 'pub fn broken_a() -> u32 { let s: u32 = "ten"; s }'; fi
+            if [[ $i == 45 ]]; then echo 'pub fn broken_b() -> u32 { missing_value + 1 }'; fi
+            if [[ $i == 66 ]]; then echo 'pub fn broken_c(v: Vec<u32>) -> u32 { v.len() }'; fi
+        done
+    } >"$dir/src/lib.rs"
+}
+
+if want cargo; then
+    d="$WORK/cargo-fail"
+    rust_tests "$d" 400 fail
+    (cd "$d" && cargo build --tests -q 2>/dev/null || true)
+    # Ground truth: libtest's JSON events of the same tests.
+    (cd "$d" && RUSTC_BOOTSTRAP=1 cargo test -q -- -Z unstable-options --format json \
+        >"$WORK/cargo-fail.json" 2>/dev/null || true)
+    COMMAND='cargo test'
+    run cargo-test-fail "$d" "$COMMAND"
+    truth cargo-test-fail libtest "$WORK/cargo-fail.json" --verdict-prefix 'test result:'
+    COMMAND='cargo test --color=always 2>&1'
+    run cargo-test-fail-color-merged "$d" "$COMMAND"
+    truth cargo-test-fail-color-merged libtest "$WORK/cargo-fail.json" --verdict-prefix 'test result:'
+    COMMAND='cargo test -q'
+    run cargo-test-fail-quiet "$d" "$COMMAND"
+    truth cargo-test-fail-quiet libtest "$WORK/cargo-fail.json" --verdict-prefix 'test result:'
+
+    d="$WORK/cargo-many"
+    rust_tests "$d" 500 many
+    (cd "$d" && cargo build --tests -q 2>/dev/null || true)
+    (cd "$d" && RUST_BACKTRACE=0 RUSTC_BOOTSTRAP=1 cargo test -q -- -Z unstable-options --format json \
+        >"$WORK/cargo-many.json" 2>/dev/null || true)
+    COMMAND='RUST_BACKTRACE=0 cargo test 2>&1'
+    run cargo-test-30-failures "$d" "$COMMAND"
+    truth cargo-test-30-failures libtest "$WORK/cargo-many.json" --verdict-prefix 'test result:'
+
+    d="$WORK/cargo-pass"
+    rust_tests "$d" 400
+    (cd "$d" && cargo build --tests -q 2>/dev/null || true)
+    COMMAND='cargo test'
+    run cargo-test-pass "$d" "$COMMAND"
+    truth cargo-test-pass plain --verdict-prefix 'test result:'
+
+    d="$WORK/cargo-build"
+    rust_build_errors "$d"
+    (cd "$d" && cargo build --message-format=json >"$WORK/cargo-build.json" 2>/dev/null || true)
+    COMMAND='cargo build'
+    run cargo-build-errors "$d" "$COMMAND"
+    truth cargo-build-errors rustc-json "$WORK/cargo-build.json" --verdict-prefix 'error: could not compile'
+    COMMAND='CARGO_TERM_PROGRESS_WHEN=always CARGO_TERM_PROGRESS_WIDTH=80 cargo build --color=always 2>&1'
+    run cargo-build-errors-color-progress "$d" "$COMMAND"
+    truth cargo-build-errors-color-progress rustc-json "$WORK/cargo-build.json" --verdict-prefix 'error: could not compile'
+    COMMAND='cargo clippy 2>&1'
+    run cargo-clippy-errors "$d" "$COMMAND"
+    truth cargo-clippy-errors rustc-json "$WORK/cargo-build.json" --verdict-prefix 'error: could not compile'
+fi
+
+# -------------------------------------------------------------------------- Python
+py_project() { # dir, tests per file, with failures?
+    local dir=$1 per=$2
+    mkdir -p "$dir/calc" "$dir/tests"
+    cat >"$dir/calc/__init__.py" <<'EOF'
+def add(a, b):
+    return a + b
+
+
+def ratio(a, b):
+    return a / b
+
+
+def lookup(table, key):
+    return table[key]
+
+
+def normalise(words):
+    return [w.strip().lower() for w in words]
+EOF
+    for f in 1 2 3 4 5; do
+        {
+            echo 'import pytest'
+            echo 'from calc import add, ratio, lookup, normalise'
+            echo
+            echo "@pytest.mark.parametrize('n', range($per))"
+            echo "def test_add_$f(n):"
+            echo '    assert add(n, 1) == n + 1'
+        } >"$dir/tests/test_calc_$f.py"
+    done
+    if [[ ${3:-} == fail ]]; then
+        cat >>"$dir/tests/test_calc_2.py" <<'EOF'
+
+
+def test_ratio_by_zero():
+    assert ratio(1, 0) == 0
+
+
+def test_lookup_missing():
+    table = {"a": 1, "b": 2}
+    assert lookup(table, "c") == 3
+EOF
+        cat >>"$dir/tests/test_calc_4.py" <<'EOF'
+
+
+def test_normalise_keeps_order():
+    words = [" Apple", "banana ", "Cherry"]
+    assert normalise(words) == ["apple", "cherry", "banana"]
+
+
+class TestAdd:
+    def test_add_strings(self):
+        assert add("a", 1) == "a1"
+EOF
+        cat >"$dir/tests/test_broken_import.py" <<'EOF'
+from calc import subtract
+
+
+def test_subtract():
+    assert subtract(2, 1) == 1
+EOF
+    fi
+}
+
+if want pytest; then
+    d="$WORK/pytest-fail"
+    py_project "$d" 120 fail
+    COMMAND='python3 -m pytest -v -p no:cacheprovider --continue-on-collection-errors --junitxml=/tmp/pytest-fail.xml'
+    run pytest-fail-verbose "$d" "$COMMAND"
+    truth pytest-fail-verbose junit /tmp/pytest-fail.xml --verdict-regex '^=+ .*(failed|passed|error).* in [0-9.]+s'
+    COMMAND='python3 -m pytest -p no:cacheprovider --continue-on-collection-errors --color=yes --tb=long --junitxml=/tmp/pytest-fail.xml'
+    run pytest-fail-color-long "$d" "$COMMAND"
+    truth pytest-fail-color-long junit /tmp/pytest-fail.xml --verdict-regex '(failed|passed|error).* in [0-9.]+s'
+    COMMAND='python3 -m pytest -q -p no:cacheprovider --continue-on-collection-errors --junitxml=/tmp/pytest-fail.xml 2>&1'
+    run pytest-fail-quiet "$d" "$COMMAND"
+    truth pytest-fail-quiet junit /tmp/pytest-fail.xml --verdict-regex '(failed|passed|error).* in [0-9.]+s'
+
+    d="$WORK/pytest-many"
+    py_project "$d" 80
+    for i in $(seq 1 12); do
+        cat >>"$d/tests/test_calc_3.py" <<EOF
+
+
+def test_ratio_$i():
+    values = [$i, $((i + 1)), $((i * 2))]
+    assert ratio(values[0], values[1]) == $i
+EOF
+    done
+    COMMAND='python3 -m pytest -v -p no:cacheprovider --tb=long --junitxml=/tmp/pytest-many.xml 2>&1 | tee /tmp/pytest.log'
+    run pytest-12-failures-tee "$d" "$COMMAND"
+    truth pytest-12-failures-tee junit /tmp/pytest-many.xml --verdict-regex '^=+ .*failed.* in [0-9.]+s'
+
+    d="$WORK/pytest-pass"
+    py_project "$d" 60
+    COMMAND='python3 -m pytest -v -p no:cacheprovider'
+    run pytest-pass-verbose "$d" "$COMMAND"
+    truth pytest-pass-verbose plain --verdict-regex '^=+ .*passed.* in [0-9.]+s'
+
+    d="$WORK/py-script"
+    mkdir -p "$d"
+    cat >"$d/migrate.py" <<'EOF'
+import json, logging, sys, traceback
+
+logging.basicConfig(level=logging.INFO, format="%(levelname)s %(name)s: %(message)s")
+log = logging.getLogger("migrate")
+
+
+def load_row(n):
+    row = {"id": n, "name": f"user{n}", "email": f"user{n}@example.org"}
+    if n == 733:
+        row["email"] = None
+    return row
+
+
+def check(row):
+    domain = row["email"].split("@")[1]
+    return domain
+
+
+def main():
+    for n in range(1, 1200):
+        row = load_row(n)
+        log.info("row %d: %s -> %s", n, row["name"], check(row))
+
+
+def hook(kind, value, tb):
+    frames = traceback.extract_tb(tb)
+    with open(sys.argv[1], "w") as out:
+        json.dump({"exception": traceback.format_exception_only(kind, value)[-1].strip(),
+                   "file": frames[-1].filename, "line": frames[-1].lineno}, out)
+    sys.__excepthook__(kind, value, tb)
+
+
+sys.excepthook = hook
+main()
+EOF
+    COMMAND='python3 migrate.py /tmp/py-script.json'
+    run python-traceback "$d" "$COMMAND"
+    truth python-traceback pyexc /tmp/py-script.json --verdict-regex '^\w+Error: '
+    COMMAND='python3 migrate.py /tmp/py-script.json 2>&1 | tail -n +1'
+    run python-traceback-merged "$d" "$COMMAND"
+    truth python-traceback-merged pyexc /tmp/py-script.json --verdict-regex '^\w+Error: '
+
+    # Progress bars: nested tqdm bars redrawn with \r and cursor-up, then a failure.
+    cat >"$d/train.py" <<'EOF'
+import sys, time
+from tqdm import tqdm
+
+for epoch in tqdm(range(3), desc="epochs", position=0, file=sys.stderr, ascii=True, mininterval=0):
+    for step in tqdm(range(400), desc=f"epoch {epoch}", position=1, leave=False, file=sys.stderr, ascii=True, mininterval=0):
+        if step % 100 == 0:
+            print(f"epoch {epoch} step {step} loss {1.0 / (step + 1):.4f}")
+print("evaluating", flush=True)
+raise RuntimeError("validation loss is NaN at epoch 2")
+EOF
+    if python3 -c 'import tqdm' 2>/dev/null; then
+        COMMAND='python3 train.py'
+        run python-tqdm-fail "$d" "$COMMAND"
+        truth python-tqdm-fail plain --verdict-regex '^RuntimeError: ' --item 'RuntimeError: validation loss is NaN at epoch 2' --item 'train.py", line 9'
+    fi
+fi
+
+# ------------------------------------------------------------------------------ JS
+js_project() { # dir
+    local dir=$1
+    mkdir -p "$dir/src"
+    ln -sfn "$NODE_WORK/node_modules" "$dir/node_modules"
+    cat >"$dir/package.json" <<'EOF'
+{ "name": "shop", "version": "1.0.0", "private": true, "type": "commonjs" }
+EOF
+    cat >"$dir/src/cart.js" <<'EOF'
+function total(items) {
+  return items.reduce((sum, item) => sum + item.price * item.qty, 0);
+}
+function discount(amount, percent) {
+  return Math.round(amount * (1 - percent / 100));
+}
+function findItem(items, id) {
+  return items.find((item) => item.id === id).name;
+}
+module.exports = { total, discount, findItem };
+EOF
+    for f in 1 2 3 4 5 6; do
+        {
+            echo "const { total, discount, findItem } = require('./cart');"
+            echo "describe('cart $f', () => {"
+            for i in $(seq 1 50); do
+                echo "  test('totals $i items', () => { expect(total([{ price: $i, qty: 2 }])).toBe($((i * 2))); });"
+            done
+            if [[ $f == 2 ]]; then
+                echo "  test('applies a 15% discount', () => { expect(discount(200, 15)).toBe(175); });"
+            fi
+            if [[ $f == 5 ]]; then
+                echo "  test('finds a missing item', () => { expect(findItem([{ id: 1, name: 'a' }], 2)).toBe('b'); });"
+                echo "  test('totals an empty cart', () => { expect(total([])).toEqual(null); });"
+            fi
+            echo "});"
+        } >"$dir/src/cart$f.test.js"
+    done
+}
+
+ts_project() { # dir: a TypeScript project with type errors
+    local dir=$1
+    mkdir -p "$dir/src"
+    ln -sfn "$NODE_WORK/node_modules" "$dir/node_modules"
+    cat >"$dir/tsconfig.json" <<'EOF'
+{ "compilerOptions": { "strict": true, "noEmit": true, "target": "es2020", "module": "commonjs" }, "include": ["src"] }
+EOF
+    for f in 1 2 3 4 5 6 7 8; do
+        {
+            echo "export interface Order$f { id: number; total: number; note?: string }"
+            for i in $(seq 1 6); do
+                echo "export function order${f}_$i(o: Order$f): number {"
+                if (((f + i) % 5 == 0)); then
+                    echo "  const label: number = o.note;"
+                    echo "  return label;"
+                elif (((f * i) % 7 == 3)); then
+                    echo "  return o.totl * 2;"
+                else
+                    echo "  return o.total * $i;"
+                fi
+                echo "}"
+            done
+        } >"$dir/src/orders$f.ts"
+    done
+}
+
+NODE_WORK="${NODE_WORK:-/tmp/corpus-work}"
+if want jest && [[ -x "$NODE_WORK/node_modules/.bin/jest" ]]; then
+    d="$WORK/jest"
+    js_project "$d"
+    COMMAND='npx jest --json --outputFile=/tmp/jest.json --verbose'
+    run jest-fail-verbose "$d" "$COMMAND"
+    truth jest-fail-verbose jest /tmp/jest.json --verdict-regex '^Tests: '
+    COMMAND='npx jest --json --outputFile=/tmp/jest.json --colors 2>&1'
+    run jest-fail-color-merged "$d" "$COMMAND"
+    truth jest-fail-color-merged jest /tmp/jest.json --verdict-regex 'Tests: '
+fi
+if want vitest && [[ -x "$NODE_WORK/node_modules/.bin/vitest" ]]; then
+    d="$WORK/vitest"
+    js_project "$d"
+    sed 's/^module.exports = { total, discount, findItem };/export { total, discount, findItem };/' \
+        "$d/src/cart.js" >"$d/src/cart.mjs"
+    for f in "$d"/src/*.test.js; do
+        sed "s#^const { total, discount, findItem } = require('./cart');#import { describe, test, expect } from 'vitest';\nimport { total, discount, findItem } from './cart.mjs';#" \
+            "$f" >"${f%.js}.mjs"
+        rm "$f"
+    done
+    COMMAND='npx vitest run --reporter=verbose --reporter=json --outputFile=/tmp/vitest.json'
+    run vitest-fail-verbose "$d" "$COMMAND"
+    truth vitest-fail-verbose jest /tmp/vitest.json --verdict-regex '^ *Tests '
+fi
+if want tsc && [[ -x "$NODE_WORK/node_modules/.bin/tsc" ]]; then
+    d="$WORK/tsc"
+    ts_project "$d"
+    (cd "$d" && npx tsc --pretty false >"$WORK/tsc.plain" || true)
+    COMMAND='npx tsc --pretty'
+    run tsc-pretty "$d" "$COMMAND"
+    truth tsc-pretty tsc "$WORK/tsc.plain" --pretty --verdict-regex '^Found [0-9]+ errors?'
+    COMMAND='npx tsc --listFiles'
+    run tsc-listfiles "$d" "$COMMAND"
+    truth tsc-listfiles tsc "$WORK/tsc.plain"
+    # A renamed field breaks call sites across many files.
+    d="$WORK/tsc-many"
+    ts_project "$d"
+    for f in $(seq 9 30); do
+        {
+            echo "import { Order1 } from './orders1';"
+            echo "export function total$f(o: Order1): number { return o.total + $f; }"
+            if ((f % 2 == 0)); then echo "export function ref$f(o: Order1): number { return o.amount; }"; fi
+        } >"$d/src/more$f.ts"
+    done
+    (cd "$d" && npx tsc --pretty false >"$WORK/tsc-many.plain" || true)
+    COMMAND='npx tsc --pretty false --listFiles'
+    run tsc-many-errors-listfiles "$d" "$COMMAND"
+    truth tsc-many-errors-listfiles tsc "$WORK/tsc-many.plain"
+fi
+if want npm; then
+    d="$WORK/npm-missing"
+    mkdir -p "$d"
+    echo '{ "name": "app", "version": "1.0.0", "private": true }' >"$d/package.json"
+    COMMAND='npm install --no-audit --no-fund left-padd-that-does-not-exist-4242 2>&1'
+    run npm-install-missing "$d" "$COMMAND"
+    (cd "$d" && npm install --json --no-audit --no-fund left-padd-that-does-not-exist-4242 >"$WORK/npm.json" 2>/dev/null || true)
+    truth npm-install-missing npm "$WORK/npm.json" --verdict-regex 'npm (error|ERR!) (code E404|404 Not Found)'
+    COMMAND='npm install --no-audit --no-fund --loglevel=silly left-padd-that-does-not-exist-4242'
+    run npm-install-missing-silly "$d" "$COMMAND"
+    truth npm-install-missing-silly npm "$WORK/npm.json" --verdict-regex 'npm (error|ERR!) (code E404|404 Not Found)'
+fi
+
+# ----------------------------------------------------------------------------- pip
+if want pip; then
+    d="$WORK/pip"
+    mkdir -p "$d"
+    python3 -m venv "$d/venv"
+    printf 'requests==2.31.0\nurllib3==1.20\n' >"$d/requirements.txt"
+    COMMAND='venv/bin/pip install --no-cache-dir -r requirements.txt'
+    run pip-conflict "$d" "$COMMAND"
+    truth pip-conflict pip --verdict-regex '^ERROR: ResolutionImpossible'
+    COMMAND='venv/bin/pip install --no-cache-dir -v -r requirements.txt 2>&1'
+    run pip-conflict-verbose "$d" "$COMMAND"
+    truth pip-conflict-verbose pip --verdict-regex '^ERROR: ResolutionImpossible'
+    COMMAND='venv/bin/pip install --no-cache-dir definitely-not-a-package-4242'
+    run pip-missing "$d" "$COMMAND"
+    truth pip-missing pip --verdict-regex '^ERROR: No matching distribution'
+fi
+
+# ------------------------------------------------------------------- make, gcc, ld
+c_project() { # dir, with a compile error?, with a link error?
+    local dir=$1
+    mkdir -p "$dir/src"
+    for i in $(seq 1 60); do
+        {
+            echo '#include <stdio.h>'
+            echo "int part_$i(int x) {"
+            echo "    int unused_$i = x * 2;"
+            if [[ $i == 23 && ${2:-} == compile ]]; then echo '    return x + missing_total;'; else echo "    return x + $i;"; fi
+            echo '}'
+            if [[ $i == 48 && ${2:-} == compile ]]; then echo 'int broken_48(void) { return 48 }'; fi
+        } >"$dir/src/part$i.c"
+    done
+    {
+        echo '#include <stdio.h>'
+        for i in $(seq 1 60); do echo "int part_$i(int x);"; done
+        if [[ ${3:-} == link ]]; then echo 'int checksum(const char *s);'; fi
+        echo 'int main(void) {'
+        echo '    int sum = 0;'
+        for i in $(seq 1 60); do echo "    sum += part_$i($i);"; done
+        if [[ ${3:-} == link ]]; then echo '    sum += checksum("x");'; fi
+        echo '    printf("%d\n", sum);'
+        echo '    return 0;'
+        echo '}'
+    } >"$dir/src/main.c"
+    cat >"$dir/Makefile" <<'EOF'
+CC ?= cc
+CFLAGS ?= -Wall -Wextra -O0
+SRCS := $(wildcard src/*.c)
+OBJS := $(SRCS:src/%.c=build/%.o)
+
+app: $(OBJS)
+	$(CC) -o $@ $(OBJS)
+
+build/%.o: src/%.c | build
+	$(CC) $(CFLAGS) -c $< -o $@
+
+build:
+	mkdir -p build
+
+clean:
+	rm -rf build app
+EOF
+}
+
+if want make; then
+    d="$WORK/make-compile"
+    c_project "$d" compile
+    (cd "$d" && make -k CFLAGS='-Wall -Wextra -O0 -fdiagnostics-format=json' >/dev/null 2>"$WORK/gcc.json" || true)
+    (cd "$d" && make clean >/dev/null)
+    COMMAND='make -k'
+    run make-gcc-compile-error "$d" "$COMMAND"
+    truth make-gcc-compile-error gcc-json "$WORK/gcc.json" --verdict-regex '^make: \*\*\* '
+    (cd "$d" && make clean >/dev/null)
+    COMMAND='make -k CC=clang CFLAGS="-Wall -Wextra -O0 -fcolor-diagnostics" 2>&1'
+    run make-clang-compile-error-color "$d" "$COMMAND"
+    truth make-clang-compile-error-color gcc-json "$WORK/gcc.json" --verdict-regex '^make: \*\*\* '
+    (cd "$d" && make clean >/dev/null)
+
+    d="$WORK/make-link"
+    c_project "$d" "" link
+    COMMAND='make 2>&1'
+    run make-link-error "$d" "$COMMAND"
+    truth make-link-error ld --verdict-regex '^make: \*\*\* '
+    (cd "$d" && make clean >/dev/null)
+    COMMAND='make 2>&1 | tee build.log'
+    run make-link-error-tee "$d" "$COMMAND"
+    truth make-link-error-tee ld --verdict-regex '^make: \*\*\* '
+    (cd "$d" && make clean >/dev/null)
+fi
+
+# ------------------------------------------------------------------------------ Go
+go_project() { # dir, failing?
+    local dir=$1
+    mkdir -p "$dir"
+    (cd "$dir" && [[ -f go.mod ]] || go mod init example.com/calc >/dev/null 2>&1)
+    cat >"$dir/calc.go" <<'EOF'
+package calc
+
+func Add(a, b int) int { return a + b }
+
+func Avg(v []int) int {
+	sum := 0
+	for _, x := range v {
+		sum += x
+	}
+	return sum / len(v)
+}
+
+func Pick(v []string, i int) string { return v[i] }
+EOF
+    {
+        echo 'package calc'
+        echo
+        echo 'import "testing"'
+        for i in $(seq 1 250); do
+            echo "func TestAdd$i(t *testing.T) { if Add($i, 1) != $((i + 1)) { t.Fatal(\"bad\") } }"
+        done
+        if [[ ${2:-} == fail ]]; then
+            cat <<'EOF'
+func TestAvgRounds(t *testing.T) {
+	if got := Avg([]int{1, 2}); got != 2 {
+		t.Errorf("Avg([1 2]) = %d, want 2", got)
+	}
+}
+func TestAddNegative(t *testing.T) {
+	if got := Add(-2, -2); got != -5 {
+		t.Errorf("Add(-2, -2) = %d, want -5", got)
+	}
+}
+EOF
+        fi
+    } >"$dir/calc_test.go"
+}
+
+if want go && command -v go >/dev/null; then
+    export GOFLAGS=-mod=mod GOTOOLCHAIN=local GOPATH="$WORK/gopath" GOCACHE="$WORK/gocache"
+    d="$WORK/go-fail"
+    go_project "$d" fail
+    (cd "$d" && go test -json ./... >"$WORK/go.json" 2>/dev/null || true)
+    COMMAND='go test -v ./...'
+    run go-test-fail-verbose "$d" "$COMMAND"
+    truth go-test-fail-verbose gotest "$WORK/go.json" --verdict-regex '^(FAIL|ok)\s+example.com/calc'
+    COMMAND='go test -count=1 ./... 2>&1'
+    run go-test-fail "$d" "$COMMAND"
+    truth go-test-fail gotest "$WORK/go.json" --verdict-regex '^(FAIL|ok)\s+example.com/calc'
+    # A panic in a test: the runtime's goroutine dump follows.
+    d="$WORK/go-panic"
+    go_project "$d"
+    cat >>"$d/calc_test.go" <<'EOF'
+func TestPickPastEnd(t *testing.T) {
+	if Pick([]string{"a"}, 3) != "" {
+		t.Fatal("unreachable")
+	}
+}
+EOF
+    (cd "$d" && go test -json ./... >"$WORK/go-panic.json" 2>/dev/null || true)
+    COMMAND='go test -v ./...'
+    run go-test-panic-verbose "$d" "$COMMAND"
+    truth go-test-panic-verbose gotest "$WORK/go-panic.json" --verdict-regex '^(FAIL|ok)\s+example.com/calc'
+    d="$WORK/go-pass"
+    go_project "$d"
+    COMMAND='go test -v ./...'
+    run go-test-pass-verbose "$d" "$COMMAND"
+    truth go-test-pass-verbose plain --verdict-regex '^ok\s+example.com/calc'
+fi
+
+echo "corpus: $(ls "$LOGS"/*.truth | wc -l) cases, $(du -sh "$LOGS" | cut -f1)" >&2

@@ -1,0 +1,272 @@
+#!/usr/bin/env python3
+"""Ground truth for the corpus: what the model must see of each logged run.
+
+Called by generate.sh. `sanitize` rewrites a case's logs in place (temporary paths
+and registry hosts become neutral ones). Every other subcommand writes NAME.truth:
+
+    command<TAB>the command that was run
+    exit<TAB>its exit code
+    verdict<TAB>the runner's closing line, as a terminal shows it
+    item<TAB>something the model must see: a failing test's name, an error's file:line,
+             the missing package
+
+taken from the tool's machine-readable form of the run where it has one (libtest and
+rustc JSON, JUnit XML, jest/vitest JSON, `go test -json`, gcc's JSON diagnostics,
+`tsc --pretty false`, `npm --json`), and from the log itself where it has none (pip,
+ld). Every verdict and item is checked to be in the log as a terminal shows it.
+"""
+
+import argparse
+import json
+import os
+import re
+import sys
+import xml.etree.ElementTree as ET
+
+ESCAPE = re.compile(r"\x1b\[[0-?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(\x07|\x1b\\)|\x1b[()][0-9A-Za-z]|\x1b[=>78NOMDEH]")
+HOSTS = re.compile(r"https?://[^/\s'\"]*(npmjs|pypi|pythonhosted|crates\.io|golang\.org|golang\.google)[^/\s'\"]*")
+
+
+def shown_lines(text):
+    """The lines as a terminal shows them, roughly: escapes removed, a CR overwrites."""
+    out = []
+    for raw in text.split("\n"):
+        raw = ESCAPE.sub("", raw)
+        line = ""
+        for part in raw.split("\r"):
+            line = part + line[len(part):]
+        out.append(line)
+    return out
+
+
+def read(path):
+    with open(path, "rb") as f:
+        return f.read().decode("utf-8", "replace")
+
+
+def sanitize(args):
+    work = os.path.realpath(args.work)
+    for path in args.files:
+        with open(path, "rb") as f:
+            data = f.read()
+        for old in {args.work, work}:
+            data = data.replace(old.encode(), b"/home/dev/work")
+        data = HOSTS.sub("https://registry.example", data.decode("utf-8", "surrogateescape"))
+        with open(path, "wb") as f:
+            f.write(data.encode("utf-8", "surrogateescape"))
+
+
+def find_verdict(lines, args):
+    if args.verdict_prefix:
+        hits = [l.strip() for l in lines if l.strip().startswith(args.verdict_prefix)]
+    elif args.verdict_regex:
+        rx = re.compile(args.verdict_regex)
+        hits = [l.strip() for l in lines if rx.search(l)]
+    else:
+        return None
+    if not hits:
+        sys.exit(f"{args.name}: no verdict line matches")
+    return hits[-1]
+
+
+def libtest(args):
+    items = []
+    for line in open(args.source):
+        try:
+            event = json.loads(line)
+        except ValueError:
+            continue
+        if event.get("type") == "test" and event.get("event") == "failed":
+            items.append(event["name"])
+            m = re.search(r"panicked at ([^:\s]+:\d+)", event.get("stdout", ""))
+            if m:
+                items.append(m.group(1))
+    return items
+
+
+def rustc_json(args):
+    items = []
+    for line in open(args.source):
+        try:
+            msg = json.loads(line)
+        except ValueError:
+            continue
+        if msg.get("reason") != "compiler-message":
+            continue
+        m = msg["message"]
+        if m["level"] != "error":
+            continue
+        for span in m["spans"]:
+            if span["is_primary"]:
+                items.append(f"{span['file_name']}:{span['line_start']}")
+    return items
+
+
+def junit(args):
+    items = []
+    for case in ET.parse(args.source).getroot().iter("testcase"):
+        for kind in ("failure", "error"):
+            node = case.find(kind)
+            if node is None:
+                continue
+            text = node.text or ""
+            if case.get("name") and case.get("classname"):
+                items.append(case.get("name"))
+            m = re.search(r"E\s+(\w+Error: .*)", text)
+            if m and kind == "error":
+                items.append(m.group(1).strip())
+            locations = re.findall(r"^(\S+\.py):(\d+): ", text, re.M)
+            if locations:
+                items.append(f"{locations[-1][0]}:{locations[-1][1]}")
+    return items
+
+
+def pyexc(args):
+    exc = json.load(open(args.source))
+    return [exc["exception"], f'{os.path.basename(exc["file"])}", line {exc["line"]}']
+
+
+def jest(args):
+    items = []
+    report = json.load(open(args.source))
+    for result in report["testResults"]:
+        for test in result["assertionResults"]:
+            if test["status"] != "failed":
+                continue
+            items.append(test["title"])
+            text = "\n".join(test.get("failureMessages") or [])
+            for path, line in re.findall(r"\(?(/[^\s():]+|src/[^\s():]+):(\d+):\d+\)?", text):
+                if "node_modules" in path:
+                    continue
+                items.append(f"{os.path.basename(path)}:{line}")
+                break
+    return items
+
+
+def tsc(args):
+    items = []
+    for line in open(args.source):
+        m = re.match(r"^(\S+)\((\d+),(\d+)\): error TS\d+", line)
+        if m:
+            file, row, col = m.groups()
+            items.append(f"{file}:{row}:{col}" if args.pretty else f"{file}({row},{col})")
+    return items
+
+
+def npm(args):
+    report = json.load(open(args.source))
+    error = report["error"]
+    name = re.search(r"/([^/\s]+) - Not found", error["summary"])
+    return [error["code"]] + ([name.group(1)] if name else [])
+
+
+def pip(args, lines):
+    items = []
+    for line in lines:
+        s = line.strip()
+        if s.startswith("ERROR: ") and "ResolutionImpossible" not in s and "No matching" not in s:
+            items.append(s)
+        if re.match(r"^\S+ [\d.]+ depends on ", s):
+            items.append(s)
+    return items
+
+
+def gcc_json(args):
+    items = []
+    for line in open(args.source):
+        if not line.startswith("["):
+            continue
+        for diag in json.loads(line):
+            if diag["kind"] == "error":
+                caret = diag["locations"][0]["caret"]
+                items.append(f"{caret['file']}:{caret['line']}")
+    return items
+
+
+def ld(args, lines):
+    return sorted({m.group(0) for l in lines for m in [re.search(r"undefined reference to `[^']+'", l)] if m})
+
+
+def gotest(args):
+    items, failed, outputs = [], [], {}
+    for line in open(args.source):
+        try:
+            event = json.loads(line)
+        except ValueError:
+            continue
+        test = event.get("Test")
+        if not test:
+            continue
+        if event["Action"] == "output":
+            outputs.setdefault(test, []).append(event["Output"])
+        if event["Action"] == "fail":
+            failed.append(test)
+    for test in failed:
+        items.append(test)
+        text = "".join(outputs.get(test, []))
+        m = re.search(r"(\w+_test\.go:\d+)", text)
+        if m:
+            items.append(m.group(1))
+        m = re.search(r"^(panic: .*?)( \[recovered\])?$", text, re.M)
+        if m:
+            items.append(m.group(1))
+            frames = re.findall(r"/(\w+\.go:\d+)", text)
+            own = [f for f in frames if not f.startswith(("testing.go", "panic.go", "asm_"))]
+            if own:
+                items.append(own[0])
+    return items
+
+
+def main():
+    if sys.argv[1] == "sanitize":
+        p = argparse.ArgumentParser()
+        p.add_argument("cmd")
+        p.add_argument("files", nargs="+")
+        p.add_argument("--work", required=True)
+        sanitize(p.parse_args())
+        return
+    p = argparse.ArgumentParser()
+    p.add_argument("kind")
+    p.add_argument("source", nargs="?")
+    p.add_argument("--name", required=True)
+    p.add_argument("--logs", required=True)
+    p.add_argument("--work", required=True)
+    p.add_argument("--exit", required=True, type=int)
+    p.add_argument("--command", required=True)
+    p.add_argument("--verdict-prefix")
+    p.add_argument("--verdict-regex")
+    p.add_argument("--pretty", action="store_true")
+    p.add_argument("--item", action="append", default=[])
+    args = p.parse_args()
+    if args.source:
+        sanitize(argparse.Namespace(work=args.work, files=[args.source]))
+    base = os.path.join(args.logs, args.name)
+    lines = shown_lines(read(base + ".out")) + shown_lines(read(base + ".err"))
+    kinds = {
+        "libtest": libtest, "rustc-json": rustc_json, "junit": junit, "pyexc": pyexc,
+        "jest": jest, "tsc": tsc, "npm": npm, "gcc-json": gcc_json, "gotest": gotest,
+        "plain": lambda a: [],
+        "pip": lambda a: pip(a, lines), "ld": lambda a: ld(a, lines),
+    }
+    items = []
+    for item in kinds[args.kind](args) + args.item:
+        if item not in items:
+            items.append(item)
+    verdict = find_verdict(lines, args)
+    text = "\n".join(lines)
+    for thing in items + ([verdict] if verdict else []):
+        if thing not in text:
+            sys.exit(f"{args.name}: {thing!r} is not in the log")
+    if args.exit != 0 and not items:
+        sys.exit(f"{args.name}: a failing run with no item")
+    with open(base + ".truth", "w") as out:
+        out.write(f"command\t{args.command}\nexit\t{args.exit}\n")
+        if verdict:
+            out.write(f"verdict\t{verdict}\n")
+        for item in items:
+            out.write(f"item\t{item}\n")
+    print(f"{args.name}: exit {args.exit}, {len(items)} items, verdict {verdict!r}", file=sys.stderr)
+
+
+if __name__ == "__main__":
+    main()
