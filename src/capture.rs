@@ -15,7 +15,10 @@ use std::sync::Arc;
 
 use crate::keylines::{Digest, Summary};
 pub use crate::overflow::{Spiller, Stream};
-use crate::render::{Keep, Rendered, Renderer};
+use crate::render::{Keep, ROWS, Released, Rendered, Renderer};
+
+/// Most bytes of plain text held back from the digest (see [`Sink::hold`]).
+const HOLD_BYTES: usize = 64 * 1024;
 
 /// Most bytes of stdout that Layer 2 shows (the seed's 50 KB).
 pub const SHOW_BYTES: usize = 51_200;
@@ -119,6 +122,8 @@ pub struct Sink {
     spiller: Arc<Spiller>,
     out: Captured,
     digest: Digest,
+    /// The last lines of plain text, not yet given to the digest (see [`Sink::hold`]).
+    held: Vec<u8>,
     file: Option<File>,
     last_byte: Option<u8>,
     /// Started at the first ESC, CR or backspace; plain text is never rendered.
@@ -133,6 +138,7 @@ impl Sink {
             spiller,
             out: Captured::default(),
             digest: Digest::new(),
+            held: Vec::new(),
             file: None,
             last_byte: None,
             renderer: None,
@@ -168,6 +174,7 @@ impl Sink {
                 self.out.discard_spill();
                 self.renderer = None;
                 self.digest = Digest::new();
+                self.held = Vec::new();
             }
             self.keep_head(chunk);
             return;
@@ -177,7 +184,7 @@ impl Sink {
                 renderer.push(chunk);
                 self.digest.push(renderer.take_lines().as_bytes());
             }
-            None => self.digest.push(chunk),
+            None => self.hold(chunk),
         }
         self.spill(chunk);
         self.keep_head(chunk);
@@ -238,6 +245,8 @@ impl Sink {
         if let Some(renderer) = &mut self.renderer {
             self.out.rendered = Some(renderer.finish());
             self.digest.push(renderer.take_lines().as_bytes());
+        } else {
+            self.digest.push(&self.held);
         }
         if !self.out.binary {
             self.out.summary = std::mem::take(&mut self.digest).finish();
@@ -252,16 +261,54 @@ impl Sink {
 
     /// The first ESC, CR or backspace: from here on the stream is rendered too,
     /// starting from what was kept of the plain text before it.
+    /// The lines held back are rendered, so that cursor movement can still reach them;
+    /// the digest has the text before them.
     fn start_rendering(&mut self) {
-        let (partial, partial_len) = self.digest.take_partial();
+        let (mut held, partial_len) = self.digest.take_partial();
+        let lost = partial_len - held.len();
+        held.append(&mut self.held);
+        let released = self.out.total_bytes as usize - held.len() - lost;
         self.renderer = Some(Renderer::resume(
             Keep { head: HEAD_BYTES },
             &self.out.head,
-            &partial,
-            partial_len,
-            self.out.newlines,
-            self.out.total_bytes,
+            Released {
+                bytes: released as u64,
+                lines: self.digest.lines(),
+            },
+            &held,
+            lost > 0,
         ));
+    }
+
+    /// Plain text: the last lines (fewer than [`ROWS`], at most [`HOLD_BYTES`]) are
+    /// held back from the digest, since a cursor movement that starts rendering may
+    /// still redraw them; the rest goes to the digest.
+    fn hold(&mut self, chunk: &[u8]) {
+        self.held.extend_from_slice(chunk);
+        let mut split = self.held.len();
+        let mut found = 0;
+        while found < ROWS {
+            match memchr::memrchr(b'\n', &self.held[..split]) {
+                Some(i) => {
+                    split = i;
+                    found += 1;
+                }
+                None => break,
+            }
+        }
+        let mut release = if found == ROWS { split + 1 } else { 0 };
+        if self.held.len() - release > HOLD_BYTES {
+            // Long lines: release whole lines down to the bound, or everything.
+            let from = self.held.len() - HOLD_BYTES;
+            release = match memchr::memchr(b'\n', &self.held[from..]) {
+                Some(i) => from + i + 1,
+                None => self.held.len(),
+            };
+        }
+        if release > 0 {
+            self.digest.push(&self.held[..release]);
+            self.held.drain(..release);
+        }
     }
 
     fn sample_is_control(&self, chunk: &[u8]) -> bool {

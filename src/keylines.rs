@@ -332,6 +332,11 @@ impl Digest {
         }
     }
 
+    /// Whole lines read so far.
+    pub fn lines(&self) -> u64 {
+        self.lines
+    }
+
     /// The unfinished line so far, taken out of the digest (a renderer starting
     /// mid-line renders it again).
     pub fn take_partial(&mut self) -> (Vec<u8>, usize) {

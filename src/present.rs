@@ -324,6 +324,7 @@ fn overflow_view(head_text: &str, captured: &Captured, budget: Budget) -> String
             to,
             total,
             in_view,
+            rendered: captured.rendered.as_ref(),
         };
         out.push_str(&omitted(&view, summary, file.as_deref(), budget));
     }
@@ -359,21 +360,25 @@ fn first_line_cut(head_text: &str, summary: &keylines::Summary) -> Shown {
 }
 
 /// The lines left out (`from..=to` of `total`), and the key lines head and tail show.
-struct View {
+struct View<'a> {
     from: u64,
     to: u64,
     total: u64,
     in_view: u64,
+    /// Maps rendered line numbers to the saved file's, where cursor movement redrew.
+    rendered: Option<&'a crate::render::Rendered>,
+}
+
+impl View<'_> {
+    /// The saved file's number of rendered line `line`.
+    fn raw(&self, line: u64) -> u64 {
+        self.rendered.map_or(line, |r| r.raw_line(line))
+    }
 }
 
 /// The marker of the lines left out, with their key lines.
 fn omitted(view: &View, summary: &keylines::Summary, file: Option<&str>, budget: Budget) -> String {
-    let View {
-        from,
-        to,
-        total,
-        in_view,
-    } = *view;
+    let (from, to, in_view) = (view.from, view.to, view.in_view);
     let range = from..=to;
     let candidates: Vec<&keylines::KeyLine> = summary
         .keys
@@ -409,6 +414,14 @@ fn omitted(view: &View, summary: &keylines::Summary, file: Option<&str>, budget:
     // Every key line seen but those shown here, in the head or in the tail.
     let listed: u64 = shown.iter().map(|(key, _)| key.count).sum();
     let left_out = summary.key_lines.saturating_sub(listed + in_view);
+    // Numbers as the saved file counts its lines.
+    let (from, to, total) = (
+        view.raw(from - 1) + 1,
+        view.raw(to + 1)
+            .saturating_sub(1)
+            .max(view.raw(from - 1) + 1),
+        view.raw(view.total),
+    );
     let sed = |from: u64, to: u64| match file {
         Some(path) => format!("sed -n '{from},{to}p' {path}"),
         None => "the full output was not saved".to_owned(),
@@ -431,10 +444,11 @@ fn omitted(view: &View, summary: &keylines::Summary, file: Option<&str>, budget:
             if row.line == key.first.line && key.count > 1 {
                 text.push_str(&format!(
                     "  [{} times, last at line {}]",
-                    key.count, key.last_line
+                    key.count,
+                    view.raw(key.last_line)
                 ));
             }
-            rows.push((row.line, text));
+            rows.push((view.raw(row.line), text));
         }
     }
     rows.sort_by_key(|(line, _)| *line);

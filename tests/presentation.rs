@@ -347,3 +347,26 @@ fn the_corpus_meets_its_targets() {
     // Before, the first 200 lines showed much less: the corpus is a real test.
     assert!(report.before.item_share() < 0.8, "{}", report.table());
 }
+
+#[test]
+fn cursor_movement_shows_the_final_screen_and_line_numbers_stay_the_files() {
+    let mut server = Server::start(Options::default());
+    // Three bars redrawn 30 times with cursor up, then 300 lines, an error among them.
+    let script = "printf 'a: 0%%\\nb: 0%%\\nc: 0%%\\n'; \
+                  for p in $(seq 1 30); do printf '\\033[3A'; \
+                  for l in a b c; do printf '\\033[2K\\r%s: %d%%\\n' $l $p; done; done; \
+                  for i in $(seq 1 300); do echo \"step $i\"; \
+                  if [ $i = 150 ]; then echo 'error: step 150 broke'; fi; done; exit 1";
+    let answer = server.run(script);
+    assert!(
+        answer.starts_with("a: 30%\nb: 30%\nc: 30%\nstep 1\n"),
+        "{answer}"
+    );
+    let file = server.state.join("cmd-1.txt");
+    let (number, _) = answer
+        .lines()
+        .find_map(|l| l.strip_suffix(":error: step 150 broke").map(|n| (n, ())))
+        .unwrap_or_else(|| panic!("{answer}"));
+    let line = server.run(&format!("sed -n '{number}p' {}", file.display()));
+    assert_eq!(mask_ms(&line), "error: step 150 broke\n\n[exit:0 | Xms]");
+}
