@@ -29,6 +29,14 @@ fn main() {
         .unwrap();
     }
     writeln!(out, "\n{}", report.table()).unwrap();
+    for case in eval::load() {
+        let Some((_, _, answer)) = report.cases.iter().find(|(n, _, _)| *n == case.name) else {
+            continue;
+        };
+        for item in case.items.iter().filter(|i| !answer.contains(i.as_str())) {
+            writeln!(out, "{}: not shown: {item}", case.name).unwrap();
+        }
+    }
     if let Some(filter) = filter {
         for (name, _, answer) in report.cases.iter().filter(|(n, _, _)| n.contains(&filter)) {
             writeln!(out, "\n===== {name}\n{answer}").unwrap();

@@ -284,6 +284,26 @@ impl Sink {
     /// held back from the digest, since a cursor movement that starts rendering may
     /// still redraw them; the rest goes to the digest.
     fn hold(&mut self, chunk: &[u8]) {
+        // Where the lines held back would start, counting `\n`s back from the end.
+        let mut split = chunk.len();
+        let mut found = 0;
+        while found < ROWS {
+            match memchr::memrchr(b'\n', &chunk[..split]) {
+                Some(i) => {
+                    split = i;
+                    found += 1;
+                }
+                None => break,
+            }
+        }
+        if found == ROWS && chunk.len() - split <= HOLD_BYTES {
+            // The chunk alone holds the lines to hold back: no copy of the rest.
+            self.digest.push(&self.held);
+            self.digest.push(&chunk[..=split]);
+            self.held.clear();
+            self.held.extend_from_slice(&chunk[split + 1..]);
+            return;
+        }
         self.held.extend_from_slice(chunk);
         let mut split = self.held.len();
         let mut found = 0;
