@@ -433,8 +433,7 @@ impl Digest {
         self.last_locator = Some(numbered.clone());
         if let Some((index, key_line)) = self.awaiting
             && line <= key_line + LOCATOR_AFTER
-            && !text.contains("node_modules")
-            && !text.contains("node:internal")
+            && !is_library_frame(text)
         {
             self.keys[index].locators.push(numbered);
             self.awaiting = None;
@@ -510,6 +509,13 @@ impl Digest {
             bytes = rest;
         }
     }
+}
+
+/// A stack frame in a runtime or dependency, not the code under test.
+fn is_library_frame(text: &str) -> bool {
+    ["node_modules", "node:internal", "/rustc/", "/.cargo/registry/", "/site-packages/"]
+        .iter()
+        .any(|part| text.contains(part))
 }
 
 /// The locator among the last [`LOCATOR_BEFORE`] lines of `before` (the text right
