@@ -38,6 +38,9 @@ pub const ROWS: u16 = 50;
 /// Columns of the screen; a longer line wraps there while the screen is in use.
 pub const COLS: u16 = 400;
 
+/// Bytes of the lines not yet final; past that the oldest are final sooner.
+const PENDING_BYTES: usize = 256 * 1024;
+
 /// Renumbering points kept (see [`Rendered::renumber`]); past that, numbers after the
 /// last point are approximate.
 const MAX_RENUMBER: usize = 4096;
@@ -276,8 +279,10 @@ struct Lines {
     width: usize,
     /// Something was written to the current line, even if it was all past the bound.
     written_past: bool,
-    /// Finished lines a cursor may still move up to, with their raw line numbers.
+    /// Finished lines a cursor may still move up to, with their raw line numbers,
+    /// and their bytes.
     pending: VecDeque<(String, u64)>,
+    pending_bytes: usize,
     /// Raw `\n`s so far.
     raw: u64,
     /// The sequence that moved the cursor to another line: the screen takes over.
@@ -387,6 +392,7 @@ impl Lines {
     fn end_line(&mut self) {
         self.raw += 1;
         let text = self.text();
+        self.pending_bytes += text.len();
         self.pending.push_back((text, self.raw));
         self.cells.clear();
         self.marks.clear();
@@ -394,12 +400,15 @@ impl Lines {
         self.written_past = false;
     }
 
-    /// Makes final the lines no cursor movement can reach any more.
+    /// Makes final the lines no cursor movement can reach any more, and the oldest
+    /// past [`PENDING_BYTES`].
     fn settle(&mut self, out: &mut Out) {
-        while self.pending.len() >= usize::from(ROWS) {
-            if let Some((text, raw)) = self.pending.pop_front() {
-                out.emit(&text, raw, true);
-            }
+        while self.pending.len() >= usize::from(ROWS) || self.pending_bytes > PENDING_BYTES {
+            let Some((text, raw)) = self.pending.pop_front() else {
+                break;
+            };
+            self.pending_bytes -= text.len();
+            out.emit(&text, raw, true);
         }
     }
 
@@ -407,6 +416,7 @@ impl Lines {
         for (text, raw) in self.pending.drain(..) {
             out.emit(&text, raw, true);
         }
+        self.pending_bytes = 0;
     }
 
     /// Every line is final: the end of the stream.
@@ -561,6 +571,7 @@ impl Screen {
 
     /// Puts the lines not yet final and the line being written on the screen.
     fn seed(&mut self, lines: &mut Lines, out: &mut Out) {
+        lines.pending_bytes = 0;
         for (text, raw) in std::mem::take(&mut lines.pending) {
             self.parser.process(text.as_bytes());
             self.mark_row(raw);
@@ -667,6 +678,7 @@ impl Screen {
             raw: self.raw,
             ..Lines::default()
         };
+        lines.pending_bytes = rows.iter().map(|(text, _)| text.len()).sum();
         lines.pending.extend(rows);
         lines.settle(out);
         for c in current.chars() {
@@ -1020,5 +1032,31 @@ mod screen_tests {
         assert_eq!(rendered.raw_line(1), 1);
         // Memory: back in line mode, no screen.
         assert!(renderer.screen.is_none());
+    }
+}
+
+#[cfg(test)]
+mod memory_tests {
+    use super::*;
+
+    #[test]
+    fn lines_not_yet_final_stay_within_their_bytes() {
+        let mut renderer = Renderer::new(Keep { head: 51_204 });
+        let line = format!("\x1b[1m{}\n", "ж".repeat(25_000));
+        for _ in 0..60 {
+            renderer.push(line.as_bytes());
+            assert!(renderer.lines.pending_bytes <= PENDING_BYTES + 50_000);
+            assert_eq!(
+                renderer.lines.pending_bytes,
+                renderer
+                    .lines
+                    .pending
+                    .iter()
+                    .map(|(t, _)| t.len())
+                    .sum::<usize>()
+            );
+        }
+        let rendered = renderer.finish();
+        assert_eq!(rendered.lines, 60);
     }
 }
