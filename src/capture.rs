@@ -193,7 +193,7 @@ impl Sink {
     /// Updates the counts, and the binary verdict of stdout.
     fn count(&mut self, chunk: &[u8]) {
         if self.stream == Stream::Stdout && !self.out.binary {
-            self.out.binary = chunk.contains(&0) || self.sample_is_control(chunk);
+            self.out.binary = memchr::memchr(0, chunk).is_some() || self.sample_is_control(chunk);
         }
         self.out.newlines += memchr::memchr_iter(b'\n', chunk).count() as u64;
         self.out.total_bytes += chunk.len() as u64;
