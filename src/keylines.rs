@@ -513,9 +513,15 @@ impl Digest {
 
 /// A stack frame in a runtime or dependency, not the code under test.
 fn is_library_frame(text: &str) -> bool {
-    ["node_modules", "node:internal", "/rustc/", "/.cargo/registry/", "/site-packages/"]
-        .iter()
-        .any(|part| text.contains(part))
+    [
+        "node_modules",
+        "node:internal",
+        "/rustc/",
+        "/.cargo/registry/",
+        "/site-packages/",
+    ]
+    .iter()
+    .any(|part| text.contains(part))
 }
 
 /// The locator among the last [`LOCATOR_BEFORE`] lines of `before` (the text right
