@@ -156,7 +156,7 @@ fn push_stdout(body: &mut String, stdout: &Captured, budget: Budget) {
             path.display()
         )),
         Some(Spill::Failed(why)) => body.push_str(&format!(
-            "Output truncated. Full output could not be written: {why}"
+            "Output truncated. The full output could not be saved: {why}"
         )),
         None => body.push_str("Output truncated."),
     }

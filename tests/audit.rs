@@ -92,7 +92,7 @@ fn unwritable_state_dir_still_answers_and_warns() {
     // Overflow cannot be written either: the answer says so and still shows the head.
     let answer = server.run("seq 1 500");
     assert!(
-        answer.contains("\n500\nOutput truncated. Full output could not be written:"),
+        answer.contains("\n500\nOutput truncated. The full output could not be saved:"),
         "{answer}"
     );
 }
