@@ -27,6 +27,7 @@
 
 pub mod audit;
 pub mod capture;
+pub mod check;
 pub mod config;
 pub mod contain;
 pub mod environ;
