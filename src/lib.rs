@@ -20,12 +20,14 @@
 //! [`state`] is the state dir: overflow files and audit logs are created only through
 //! its directory handle, never through a symlink.
 //!
-//! [`server`] ties them into an rmcp `ServerHandler`; [`stdio`] sits between the real
-//! stdin/stdout and rmcp so that piped input is fully answered before exit, malformed
-//! lines get a JSON-RPC error, and SIGTERM stops every running command cleanly.
+//! [`server`] ties them into an rmcp `ServerHandler`; [`stdio`] is its transport, so
+//! that piped input is fully answered before exit, malformed lines get a JSON-RPC
+//! error ([`check`] judges each message) and SIGTERM stops every running command
+//! cleanly. [`backlog`] bounds what waits for a client that does not read.
 //! [`config`] and [`environ`] are read once at start-up.
 
 pub mod audit;
+pub mod backlog;
 pub mod capture;
 pub mod check;
 pub mod config;

@@ -1,9 +1,11 @@
 //! The MCP face: one tool, `run`, and the path of a call through the layers.
 //!
 //! guard → exec → present, with an audit row for every call that names a command.
-//! The server also keeps the lifecycle handles that [`crate::stdio`] needs: a tracker
-//! of running calls (drained before exit) and a shutdown token (SIGTERM stops every
-//! command).
+//! The server knows nothing of the transport that serves it. It keeps the lifecycle
+//! handles a transport needs: a tracker of running calls (drained before exit) and a
+//! shutdown token (SIGTERM stops every command). A transport that bounds what waits
+//! for its client attaches its [`Backlog`] to each request, and a finished call waits
+//! for room in it.
 
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -24,13 +26,13 @@ use tokio::time::MissedTickBehavior;
 use tokio_util::sync::CancellationToken;
 use tokio_util::task::{AbortOnDropHandle, TaskTracker};
 
+use crate::backlog::Backlog;
 use crate::capture::{Captured, Spill, Spiller};
 use crate::config::Config;
 use crate::contain::Containment;
 use crate::present::Answer;
 use crate::sandbox::Sandbox;
 use crate::state::StateDir;
-use crate::stdio::Backlog;
 use crate::{audit, exec, exit, guard, present, retention};
 
 /// The one tool's name.
@@ -56,8 +58,6 @@ struct Inner {
     /// One permit per command that may run at once; tokio's semaphore is fair, so
     /// waiting calls start in arrival order.
     permits: Semaphore,
-    /// Answers waiting for stdout; a finished call waits while it is full.
-    backlog: Arc<Backlog>,
     calls: TaskTracker,
     /// Held while a retention pass runs.
     pruning: std::sync::Mutex<()>,
@@ -104,7 +104,6 @@ impl Server {
                 containment,
                 sandbox,
                 permits,
-                backlog: Arc::default(),
                 calls: TaskTracker::new(),
                 pruning: std::sync::Mutex::new(()),
                 shutdown: CancellationToken::new(),
@@ -125,18 +124,19 @@ impl Server {
         (2 * self.inner.config.max_concurrent as usize).max(16)
     }
 
-    /// Answers queued for stdout and not yet written.
-    pub fn backlog(&self) -> &Arc<Backlog> {
-        &self.inner.backlog
-    }
-
     /// Cancelling it stops every running command (and any that starts later).
     pub fn shutdown(&self) -> &CancellationToken {
         &self.inner.shutdown
     }
 
-    /// Runs one command through guard, Layer 1, Layer 2 and the audit log.
-    pub async fn run(&self, command: &str, cancel: CancellationToken) -> Answer {
+    /// Runs one command through guard, Layer 1, Layer 2 and the audit log. The answer
+    /// waits for room in `backlog`, when the transport gave one.
+    pub async fn run(
+        &self,
+        command: &str,
+        cancel: CancellationToken,
+        backlog: Option<&Backlog>,
+    ) -> Answer {
         let _running = self.inner.calls.token();
         let config = &self.inner.config;
         if guard::check(command).is_blocked() {
@@ -169,34 +169,41 @@ impl Server {
         let result = exec::run(job, stop).await;
         let ms = started.elapsed().as_millis();
         let answer = match result {
-            Ok(mut out) => {
-                if !present::shows_stderr(&out) {
-                    out.stderr.discard_spill();
-                }
-                let answer = present::show(&out, ms, config.timeout_secs, config.max_output_bytes);
-                self.audit(command, out.code, ms);
-                let named = [&out.stdout.spill, &out.stderr.spill];
-                let named: Vec<String> = named
-                    .into_iter()
-                    .filter_map(|spill| match spill {
-                        Some(Spill::Written(path)) => path.file_name(),
-                        _ => None,
-                    })
-                    .map(|name| name.to_string_lossy().into_owned())
-                    .collect();
-                if !named.is_empty() {
-                    self.prune_state(named);
-                }
-                answer
-            }
+            Ok(out) => self.finished(command, out, ms),
             Err(e) => {
                 self.audit(command, exit::FAILURE, ms);
                 present::failure(&e.to_string(), ms)
             }
         };
-        // A client that does not read: hold the answer (and the permit) until stdout
-        // has room, so that finished answers do not pile up without bound.
-        self.inner.backlog.room().await;
+        // A client that does not read: hold the answer (and the permit) until its
+        // transport has room, so that finished answers do not pile up without bound.
+        if let Some(backlog) = backlog {
+            backlog.room().await;
+        }
+        answer
+    }
+
+    /// The answer to a command that ran: shown, audited, and the overflow files it
+    /// names spared by the retention pass that follows.
+    fn finished(&self, command: &str, mut out: exec::Output, ms: u128) -> Answer {
+        let config = &self.inner.config;
+        if !present::shows_stderr(&out) {
+            out.stderr.discard_spill();
+        }
+        let answer = present::show(&out, ms, config.timeout_secs, config.max_output_bytes);
+        self.audit(command, out.code, ms);
+        let named = [&out.stdout.spill, &out.stderr.spill];
+        let named: Vec<String> = named
+            .into_iter()
+            .filter_map(|spill| match spill {
+                Some(Spill::Written(path)) => path.file_name(),
+                _ => None,
+            })
+            .map(|name| name.to_string_lossy().into_owned())
+            .collect();
+        if !named.is_empty() {
+            self.prune_state(named);
+        }
         answer
     }
 
@@ -295,7 +302,10 @@ impl ServerHandler for Server {
             let every = self.inner.config.progress_interval();
             AbortOnDropHandle::new(tokio::spawn(progress(ctx.peer.clone(), token, every)))
         });
-        let answer = self.run(command, ctx.ct.clone()).await;
+        let backlog = ctx.extensions.get::<Arc<Backlog>>();
+        let answer = self
+            .run(command, ctx.ct.clone(), backlog.map(Arc::as_ref))
+            .await;
         let content = vec![ContentBlock::text(answer.text)];
         let result = if answer.is_error {
             CallToolResult::error(content)
