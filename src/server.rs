@@ -291,9 +291,13 @@ impl ServerHandler for Server {
                 None,
             ));
         }
-        let command = match command_argument(request.arguments.as_ref()) {
-            Ok(command) => command,
-            Err(message) => {
+        let args = match RunArgs::read(request.arguments) {
+            Ok(args) => args,
+            Err(BadArgs::Unknown(key)) => {
+                let message = format!("unknown argument \"{key}\"; {TOOL} takes only \"command\"");
+                return Err(McpError::invalid_params(message, None));
+            }
+            Err(BadArgs::Command(message)) => {
                 return Ok(CallToolResult::error(vec![ContentBlock::text(message)]).into());
             }
         };
@@ -304,7 +308,7 @@ impl ServerHandler for Server {
         });
         let backlog = ctx.extensions.get::<Arc<Backlog>>();
         let answer = self
-            .run(command, ctx.ct.clone(), backlog.map(Arc::as_ref))
+            .run(&args.command, ctx.ct.clone(), backlog.map(Arc::as_ref))
             .await;
         let content = vec![ContentBlock::text(answer.text)];
         let result = if answer.is_error {
@@ -338,15 +342,39 @@ async fn progress(peer: Peer<RoleServer>, token: ProgressToken, every: Duration)
     }
 }
 
-/// The `command` argument, or the message an agent needs to fix its call.
-fn command_argument(arguments: Option<&JsonObject>) -> Result<&str, String> {
-    match arguments.and_then(|a| a.get("command")) {
-        Some(Value::String(command)) => Ok(command),
-        Some(other) => Err(format!(
-            "ERROR: Invalid arguments: `command` must be a string, got {}",
-            json_kind(other)
-        )),
-        None => Err("ERROR: Invalid arguments: missing required string `command`".to_owned()),
+/// Why the arguments of a call are not [`RunArgs`].
+#[derive(Debug, PartialEq, Eq)]
+enum BadArgs {
+    /// A key the tool does not take: the call is refused (invalid params).
+    Unknown(String),
+    /// `command` is missing or not a string: the message an agent needs to fix its
+    /// call, as a tool error.
+    Command(String),
+}
+
+impl RunArgs {
+    /// The arguments of a call, as the input schema says: `command`, a string, and
+    /// nothing else. The message of an error names what is wrong.
+    fn read(arguments: Option<JsonObject>) -> Result<RunArgs, BadArgs> {
+        let arguments = Value::Object(arguments.unwrap_or_default());
+        let e = match RunArgs::deserialize(&arguments) {
+            Ok(args) => return Ok(args),
+            Err(e) => e,
+        };
+        let unknown = arguments
+            .as_object()
+            .and_then(|a| a.keys().find(|key| *key != "command"));
+        if let Some(key) = unknown {
+            return Err(BadArgs::Unknown(key.clone()));
+        }
+        Err(BadArgs::Command(match arguments.get("command") {
+            Some(other) if !other.is_string() => format!(
+                "ERROR: Invalid arguments: `command` must be a string, got {}",
+                json_kind(other)
+            ),
+            None => "ERROR: Invalid arguments: missing required string `command`".to_owned(),
+            Some(_) => format!("ERROR: Invalid arguments: {e}"),
+        }))
     }
 }
 
@@ -414,5 +442,38 @@ mod tests {
                 "additionalProperties": false
             })
         );
+    }
+
+    #[test]
+    fn arguments_are_read_as_the_schema_says() {
+        let read = |arguments: Value| {
+            let arguments = match arguments {
+                Value::Null => None,
+                Value::Object(arguments) => Some(arguments),
+                other => panic!("{other}"),
+            };
+            RunArgs::read(arguments).map(|args| args.command)
+        };
+        assert_eq!(read(serde_json::json!({"command": "ls"})), Ok("ls".into()));
+        let missing = "ERROR: Invalid arguments: missing required string `command`";
+        assert_eq!(read(Value::Null), Err(BadArgs::Command(missing.into())));
+        assert_eq!(
+            read(serde_json::json!({})),
+            Err(BadArgs::Command(missing.into()))
+        );
+        assert_eq!(
+            read(serde_json::json!({"command": ["ls"]})),
+            Err(BadArgs::Command(
+                "ERROR: Invalid arguments: `command` must be a string, got an array".into()
+            ))
+        );
+        // A key the schema does not allow is refused, whatever else is wrong.
+        for arguments in [
+            serde_json::json!({"command": "ls", "cwd": "/"}),
+            serde_json::json!({"cwd": "/"}),
+            serde_json::json!({"cwd": "/", "command": 5}),
+        ] {
+            assert_eq!(read(arguments), Err(BadArgs::Unknown("cwd".into())));
+        }
     }
 }

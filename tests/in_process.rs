@@ -609,3 +609,26 @@ async fn when_a_write_to_the_client_fails_every_call_in_flight_is_cancelled() {
     assert_eq!(harness.audit().lines().count(), 1, "{}", harness.audit());
     assert!(!harness.workdir().join("ran").exists());
 }
+
+#[tokio::test]
+async fn an_argument_the_schema_does_not_allow_is_refused_by_name() {
+    let mut harness = Harness::start(&[]);
+    harness
+        .send(
+            &json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {
+                "name": "run", "arguments": {"command": "touch ran", "cwd": "/"}}})
+            .to_string(),
+        )
+        .await;
+    let refused = harness.next().await;
+    assert_eq!(refused["id"], 1, "{refused}");
+    assert_eq!(refused["error"]["code"], -32602, "{refused}");
+    assert_eq!(
+        refused["error"]["message"],
+        "unknown argument \"cwd\"; run takes only \"command\""
+    );
+    let workdir = harness.workdir();
+    assert!(harness.finish().await.is_empty());
+    assert!(!workdir.join("ran").exists());
+    assert!(harness.audit().is_empty());
+}
