@@ -37,6 +37,8 @@ mod integrity;
 mod sandbox;
 // Two users of one LibreChat: workspaces, reads, network by port, processes.
 mod librechat;
+// The modules of src/ import one another without a circle.
+mod layers;
 // The README's registration blocks and the LibreChat example.
 mod docs;
 // The static binary in a root with no glibc, no bash and no /proc, as a plain user.
