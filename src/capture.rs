@@ -2,7 +2,7 @@
 //!
 //! Layer 1 pushes chunks as they arrive; only what Layer 2 can show is kept in memory
 //! (the head; the key lines, the last lines and the line count of a
-//! [`Digest`](crate::keylines::Digest)), the counts Layer 2 decides by are kept as
+//! [`crate::keylines::Digest`]), the counts Layer 2 decides by are kept as
 //! numbers, and once a stream is past what Layer 2 shows whole, everything is
 //! streamed into an overflow file ([`crate::overflow`]; `cmd-N.txt` for stdout,
 //! `stderr-N.txt` for stderr). Memory per stream stays near [`HEAD_BYTES`] plus the

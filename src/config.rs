@@ -85,9 +85,10 @@ pub struct Config {
     )]
     pub env_include: Vec<String>,
 
-    /// Run every command under a Landlock sandbox: writes confined to the workdir, a
-    /// private temp dir (<state-dir>/tmp, the commands' TMPDIR) and the --writable
-    /// paths; the state dir is read-only to commands. `--sandbox` refuses to start where the
+    /// Run every command under a Landlock sandbox: reads confined to the system's
+    /// directories, the workdir, the state dir and the --readable paths; writes to the
+    /// workdir, a private temp dir (STATE_DIR/tmp, the commands' TMPDIR) and the
+    /// --writable paths; the state dir is read-only to commands. `--sandbox` refuses to start where the
     /// kernel cannot enforce it; `--sandbox=best-effort` warns and applies what it can.
     #[arg(long, env = "FORGE_BASH_SANDBOX", value_name = "MODE", num_args = 0..=1,
           require_equals = true, default_missing_value = "on", default_value = "off")]

@@ -63,8 +63,8 @@ pub struct Containment {
 }
 
 impl Containment {
-    /// Finds the cgroups calls can have; the watchdog is started apart
-    /// ([`Containment::start_watchdog`]).
+    /// Finds the cgroups calls can have (on a thread of its own); the watchdog is
+    /// started apart ([`Containment::keep_watchdog`]).
     pub fn new(max_processes: u32, keep_background: bool) -> Containment {
         let started = std::time::SystemTime::now()
             .duration_since(std::time::UNIX_EPOCH)

@@ -8,17 +8,19 @@
 //!   nothing of a refused chain runs.
 //! - [`exec`]: Layer 1. `bash -c` in the workdir, in its own process group, with stdin
 //!   at `/dev/null`, a timeout and an output cap. It streams both pipes through
-//!   [`capture`], which keeps only what Layer 2 can show and spills the rest to a file.
+//!   [`capture`], which keeps only what Layer 2 can show, finds the [`keylines`] of a
+//!   long stream as it streams, and spills the whole of it to an [`overflow`] file.
 //!   [`contain`] finds and kills every process of a call (cgroup, group, marker), and
 //!   its watchdog does so when the server dies. With `--sandbox`, [`sandbox`] confines
 //!   each command with Landlock.
-//! - [`present`]: Layer 2. Binary guard, overflow notice, stderr block and the
-//!   `[exit:N | Xms]` footer, as one pure function. Output with escape sequences,
-//!   CRs or backspaces is shown as [`render`] renders it, as a terminal would.
+//! - [`present`]: Layer 2. Binary guard, the overflow view (head, key lines, tail),
+//!   stderr block and the `[exit:N | Xms]` footer, as one pure function. Output with
+//!   escape sequences, CRs or backspaces is shown as [`render`] renders it, as a
+//!   terminal would. Exit codes with a meaning of their own are in [`exit`].
 //! - [`audit`]: one row per call in a daily TSV file.
 //!
 //! [`state`] is the state dir: overflow files and audit logs are created only through
-//! its directory handle, never through a symlink.
+//! its directory handle, never through a symlink; [`retention`] keeps it bounded.
 //!
 //! [`server`] ties them into an rmcp `ServerHandler`; [`stdio`] is its transport, so
 //! that piped input is fully answered before exit, malformed lines get a JSON-RPC
