@@ -83,10 +83,17 @@ async def test_echo_hello(tmp_path):
 async def test_overflow(tmp_path):
     async with forge(tmp_path) as (session, _, state):
         result = await session.call_tool("run", {"command": "seq 1 1000"})
-        lines = "\n".join(str(n) for n in range(1, 201))
+        def lines(first, last):
+            return "\n".join(str(n) for n in range(first, last + 1))
+
         overflow = state / "cmd-1.txt"
+        marker = (
+            "[... lines 31-940 of 1000 not shown, no error or failure among them: "
+            f"sed -n '31,940p' {overflow}]"
+        )
         assert masked(text_of(result)) == (
-            f"{lines}\nOutput truncated. Full output written to {overflow}\n[exit:0 | Xms]"
+            f"{lines(1, 30)}\n{marker}\n{lines(941, 1000)}\n"
+            f"Output truncated. Full output written to {overflow}\n[exit:0 | Xms]"
         )
         assert overflow.read_text() == "".join(f"{n}\n" for n in range(1, 1001))
 
