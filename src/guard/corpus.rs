@@ -170,6 +170,15 @@ pub const ALLOW: &[&str] = &[
     "./rm.sh 2>/dev/null || true",
     // After env's assignments, `--` is the command: it fails, and runs no rm.
     "env A=1 B=2 -- rm x",
+    // A quoted heredoc joins no lines; `\\` before a newline is no join either.
+    "cat <<'EOF'\nEO\\\nF\nrm x\nEOF",
+    "cat <<EOF\nEO\\\\\nF\nrm x\nEOF",
+    "cat <<$v\n\nrm x\n$v",
+    // Functions of the call that run their arguments, given no rm; and one that
+    // only prints them.
+    "r() { \"$@\"; }; r echo rm",
+    "f() { echo \"$@\"; }; f rm x",
+    "retry() { for i in 1 2; do \"$@\" && return; done; }; retry echo rm x",
 ];
 
 /// Commands the guard blocks: from the issue and the unit tables, with wrappers,
@@ -463,4 +472,30 @@ pub const BLOCK: &[&str] = &[
     "stdbuf -oL -eL rm x",
     "taskset --cpu-list 0 rm x",
     "setpriv --reuid 0 rm x",
+    // A heredoc's delimiter is its literal text after quote removal, never expanded,
+    // and an unquoted body's backslash-newline joins lines, the delimiter's too.
+    "cat <<$v\n$v\nrm x",
+    "cat <<${v:-X}\n${v:-X}\nrm x",
+    "cat <<\"$v\"\n$v\nrm x",
+    "cat <<`true`\n`true`\nrm x",
+    "cat <<$'EOF'\nEOF\nrm x",
+    "cat <<EOF\nEO\\\nF\nrm x\nEOF",
+    "cat <<EO\\\nF\nEOF\nrm x",
+    // `[[` and `case` after an assignment or a redirection are command names.
+    "a=1 [[ x\nrm x\n]]",
+    ">/dev/null [[ x\nrm x\n]]",
+    // A function or alias of the call that runs its arguments is a wrapper for the
+    // rest of the call.
+    "retry() { for i in 1 2; do \"$@\" && return; done; }; retry rm -f x",
+    "r() { \"$@\"; }; r rm x",
+    "r() { command \"$@\"; }; r rm x",
+    "r() { exec \"$@\"; }; r rm x",
+    "r() { $@; }; r rm x",
+    "each() { for a in \"$@\"; do $a; done; }; each rm",
+    "function w { \"${@}\"; }; w nice rm x",
+    "retry() { local n=$1; shift; until \"$@\"; do sleep 0.1; done; }; retry 3 rm x",
+    "r() { \"$1\" \"${@:2}\"; }; r rm x",
+    "r() { eval \"$@\"; }; r rm x",
+    "r() { \"$@\"; }; eval 'r rm x'",
+    "shopt -s expand_aliases\nalias s='command '\ns rm x",
 ];

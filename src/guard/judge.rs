@@ -13,7 +13,16 @@ use super::wrappers::{self, ShellInput, Then, Wrapper};
 /// The first simple command of `text` that runs rm, as written; `text` is nested
 /// `depth` deep (a script handed to `bash -c` is one deeper than its command).
 pub(super) fn find_rm(text: &str, depth: usize) -> Option<String> {
-    let mut judge = Judge::default();
+    find_rm_with(text, depth, &[])
+}
+
+/// As [`find_rm`], with the names of wrappers (functions that run their arguments)
+/// the text that hands this script on has defined.
+fn find_rm_with(text: &str, depth: usize, wrappers: &[String]) -> Option<String> {
+    let mut judge = Judge {
+        wrappers: wrappers.to_vec(),
+        ..Judge::default()
+    };
     let parsed = parse::parse(text, depth, &mut judge);
     if parsed.too_deep {
         return Some(format!(
@@ -30,11 +39,25 @@ pub(super) fn find_rm(text: &str, depth: usize) -> Option<String> {
 struct Judge {
     /// The first simple command that runs rm, as written.
     found: Option<String>,
+    /// Functions defined in this call.
+    functions: Vec<String>,
+    /// A command of this call runs positional parameters (`"$@"`, `exec "$1"`).
+    runs_args: bool,
+    /// Names that run their arguments: once some body runs `"$@"`, every function
+    /// defined in the call (and those of the text that handed this one on).
+    wrappers: Vec<String>,
+    /// Aliases defined in this call, with their values.
+    aliases: Vec<(String, String)>,
 }
 
 impl Visitor for Judge {
     fn command(&mut self, command: &Command<'_>) -> ControlFlow<()> {
-        if runs_rm(command.words, command.stdin, command.depth) {
+        self.learn(command.words);
+        let cx = Cx {
+            depth: command.depth,
+            wrappers: &self.wrappers,
+        };
+        if runs_rm(command.words, command.stdin, &cx) || self.alias_runs_rm(command) {
             // The first stays: a parse may give more after a `Break`.
             self.found.get_or_insert_with(|| command.source());
             return ControlFlow::Break(());
@@ -45,6 +68,87 @@ impl Visitor for Judge {
     fn printed(&mut self, words: &[Word]) -> Option<String> {
         printed(words)
     }
+
+    fn function(&mut self, name: &str) {
+        self.define(name);
+    }
+}
+
+impl Judge {
+    fn define(&mut self, name: &str) {
+        self.functions.push(name.to_owned());
+        if self.runs_args {
+            self.wrappers.push(name.to_owned());
+        }
+    }
+
+    /// What a command defines: `function NAME`, `alias NAME=VALUE`, and whether it
+    /// runs positional parameters (then every function of the call is a wrapper).
+    fn learn(&mut self, words: &[Word]) {
+        let plain =
+            |k: usize, text: &str| words.get(k).is_some_and(|w| w.is_plain() && w.text == text);
+        let mut words = words;
+        if plain(0, "function")
+            && let Some(name) = words.get(1)
+        {
+            let name = name.text.trim_end_matches("()").to_owned();
+            self.define(&name);
+            words = &words[2..];
+        }
+        if plain(0, "alias") {
+            let values = words[1..].iter().filter_map(|w| w.text.split_once('='));
+            let values = values.map(|(name, value)| (name.to_owned(), value.to_owned()));
+            self.aliases.extend(values);
+        }
+        if !self.runs_args && runs_positional(words) {
+            self.runs_args = true;
+            self.wrappers.extend(self.functions.iter().cloned());
+        }
+    }
+
+    /// A command whose name is an alias of this call: its value, then the rest of
+    /// its words, read as a script (`alias s='sudo '; s rm x`).
+    fn alias_runs_rm(&self, command: &Command<'_>) -> bool {
+        let mut words = command.words.iter().skip_while(|w| is_assignment(&w.text));
+        let Some(first) = words.next() else {
+            return false;
+        };
+        let Some((_, value)) = self
+            .aliases
+            .iter()
+            .rev()
+            .find(|(name, _)| *name == first.text)
+        else {
+            return false;
+        };
+        let rest: Vec<&str> = words.map(|w| w.text.as_str()).collect();
+        let script = format!("{value} {}", rest.join(" "));
+        find_rm_with(&script, command.depth + 1, &self.wrappers).is_some()
+    }
+}
+
+/// Whether a command runs positional parameters as a command: `"$@"`, `$1 …`,
+/// `command "$@"`, `exec "$@"`, `eval "$*"`, or loops over them (`for a in "$@"`).
+fn runs_positional(words: &[Word]) -> bool {
+    let mut rest = words
+        .iter()
+        .skip_while(|w| is_assignment(&w.text) || w.is_plain() && KEYWORDS.contains(&&*w.text));
+    let Some(first) = rest.next() else {
+        return false;
+    };
+    if first.positional {
+        return true;
+    }
+    let name = first.text.rsplit('/').next().unwrap_or(&first.text);
+    let loops = first.is_plain() && matches!(name, "for" | "select");
+    (loops || wrappers::find(name).is_some()) && rest.any(|w| w.positional)
+}
+
+/// What a command is judged in: its nesting, and the functions of the call that run
+/// their arguments.
+struct Cx<'a> {
+    depth: usize,
+    wrappers: &'a [String],
 }
 
 /// What `echo` or `printf` with literal arguments writes, near enough to read it
@@ -65,8 +169,8 @@ fn printed(words: &[Word]) -> Option<String> {
 }
 
 /// A script handed to a shell or wrapper, read one level deeper.
-fn script_runs_rm(script: &str, depth: usize) -> bool {
-    find_rm(script, depth + 1).is_some()
+fn script_runs_rm(script: &str, cx: &Cx) -> bool {
+    find_rm_with(script, cx.depth + 1, cx.wrappers).is_some()
 }
 
 /// Keywords that may stand before a command.
@@ -92,10 +196,10 @@ impl Step {
 
 /// True when the simple command `words` would run rm; `stdin` is the text a
 /// here-string or heredoc gives it.
-fn runs_rm(words: &[Word], stdin: Option<&str>, depth: usize) -> bool {
+fn runs_rm(words: &[Word], stdin: Option<&str>, cx: &Cx) -> bool {
     let mut i = 0;
     while i < words.len() {
-        match step(&words[i], &words[i + 1..], stdin, depth) {
+        match step(&words[i], &words[i + 1..], stdin, cx) {
             Step::Skip(n) => i += n,
             Step::Rm => return true,
             Step::NoRm => return false,
@@ -106,7 +210,7 @@ fn runs_rm(words: &[Word], stdin: Option<&str>, depth: usize) -> bool {
 
 /// One word of a simple command, before the words `rest`: an assignment, a keyword
 /// or a wrapper to pass, or what runs.
-fn step(word: &Word, rest: &[Word], stdin: Option<&str>, depth: usize) -> Step {
+fn step(word: &Word, rest: &[Word], stdin: Option<&str>, cx: &Cx) -> Step {
     if is_assignment(&word.text) {
         return Step::Skip(1);
     }
@@ -118,18 +222,21 @@ fn step(word: &Word, rest: &[Word], stdin: Option<&str>, depth: usize) -> Step {
     if names_rm(word) {
         return Step::Rm;
     }
-    if word.is_computed() && computed_shell_runs_rm(rest, depth) {
+    if word.is_computed() && computed_shell_runs_rm(rest, cx) {
         return Step::Rm;
     }
     if word.may_vanish() {
         // `$cmd rm x` with `$cmd` empty runs rm; `$cmd x` is out of reach.
         return Step::Skip(1);
     }
+    if word.is_plain() && cx.wrappers.contains(&word.text) {
+        return Step::rm_if(function_runs_rm(rest, cx));
+    }
     let name = word.text.rsplit('/').next().unwrap_or(&word.text);
     let Some(spec) = wrappers::find(name) else {
         return Step::NoRm;
     };
-    match wrapped(spec, rest, stdin, depth) {
+    match wrapped(spec, rest, stdin, cx) {
         Step::Skip(n) => Step::Skip(1 + n),
         verdict => verdict,
     }
@@ -169,12 +276,20 @@ fn names_rm(word: &Word) -> bool {
 }
 
 /// `$SHELL -c SCRIPT`: whatever the shell, the script is checked.
-fn computed_shell_runs_rm(args: &[Word], depth: usize) -> bool {
+fn computed_shell_runs_rm(args: &[Word], cx: &Cx) -> bool {
     let texts = texts(args);
     matches!(
         wrappers::shell_input(&texts),
-        ShellInput::Script(script) if script_runs_rm(script, depth)
+        ShellInput::Script(script) if script_runs_rm(script, cx)
     )
+}
+
+/// A function of the call that runs its arguments may take counts and options
+/// first (`retry 3 rm x`, `retry -n 3 rm x`): its command starts after them.
+fn function_runs_rm(args: &[Word], cx: &Cx) -> bool {
+    let setting = |w: &Word| w.text.starts_with('-') || w.text.bytes().all(|b| b.is_ascii_digit());
+    let start = args.iter().position(|w| !setting(w)).unwrap_or(args.len());
+    runs_rm(&args[start..], None, cx)
 }
 
 fn texts(words: &[Word]) -> Vec<&str> {
@@ -182,12 +297,12 @@ fn texts(words: &[Word]) -> Vec<&str> {
 }
 
 /// What a wrapper given the words `rest` runs; `Skip(n)`: the command `n` words on.
-fn wrapped(spec: &Wrapper, rest: &[Word], stdin: Option<&str>, depth: usize) -> Step {
+fn wrapped(spec: &Wrapper, rest: &[Word], stdin: Option<&str>, cx: &Cx) -> Step {
     let texts = texts(rest);
-    if let Some(rm) = input_runs_rm(spec.then, rest, &texts, stdin, depth) {
+    if let Some(rm) = input_runs_rm(spec.then, rest, &texts, stdin, cx) {
         return Step::rm_if(rm);
     }
-    let script = |text: &str| script_runs_rm(text, depth);
+    let script = |text: &str| script_runs_rm(text, cx);
     let options = wrappers::options(spec, &texts);
     if options.scripts.iter().any(|text| script(text)) {
         return Step::Rm;
@@ -205,7 +320,7 @@ fn wrapped(spec: &Wrapper, rest: &[Word], stdin: Option<&str>, depth: usize) -> 
         Then::CommandWithUser if given(&["-u", "--user"]) => Step::Skip(k),
         Then::Script => Step::rm_if(script(&texts[k..].join(" "))),
         Then::FirstScript => Step::rm_if(texts.get(k).is_some_and(|text| script(text))),
-        Then::Parallel => Step::rm_if(parallel_runs_rm(&texts[k..], depth)),
+        Then::Parallel => Step::rm_if(parallel_runs_rm(&texts[k..], cx)),
         _ => Step::NoRm,
     }
 }
@@ -217,9 +332,9 @@ fn input_runs_rm(
     args: &[Word],
     texts: &[&str],
     stdin: Option<&str>,
-    depth: usize,
+    cx: &Cx,
 ) -> Option<bool> {
-    let script = |text: &str| script_runs_rm(text, depth);
+    let script = |text: &str| script_runs_rm(text, cx);
     let rm = match then {
         Then::Shell => match wrappers::shell_input(texts) {
             ShellInput::Script(text) => script(text),
@@ -233,7 +348,7 @@ fn input_runs_rm(
                 .is_some_and(|file| ["/dev/stdin", "/dev/fd/0", "/proc/self/fd/0"].contains(file));
             from_stdin && stdin.is_some_and(script)
         }
-        Then::Find => find_exec(args, depth),
+        Then::Find => find_exec(args, cx),
         Then::Alias => {
             let values = texts.iter().filter_map(|t| t.split_once('='));
             values.map(|(_, value)| value).any(script)
@@ -244,8 +359,8 @@ fn input_runs_rm(
 }
 
 /// `parallel CMD ::: ARGS` runs CMD; `parallel ::: CMDS` runs each of CMDS.
-fn parallel_runs_rm(args: &[&str], depth: usize) -> bool {
-    let script = |text: &str| script_runs_rm(text, depth);
+fn parallel_runs_rm(args: &[&str], cx: &Cx) -> bool {
+    let script = |text: &str| script_runs_rm(text, cx);
     let split = args.iter().position(|t| t.starts_with(":::"));
     let command = &args[..split.unwrap_or(args.len())];
     if command.is_empty() {
@@ -257,7 +372,7 @@ fn parallel_runs_rm(args: &[&str], depth: usize) -> bool {
 }
 
 /// `find … -exec CMD … ;` (also `-execdir`, `-ok`, `-okdir`, and `+`).
-fn find_exec(args: &[Word], depth: usize) -> bool {
+fn find_exec(args: &[Word], cx: &Cx) -> bool {
     let mut i = 0;
     while i < args.len() {
         if !matches!(
@@ -272,7 +387,7 @@ fn find_exec(args: &[Word], depth: usize) -> bool {
             .iter()
             .position(|w| w.text == ";" || w.text == "+")
             .map_or(args.len(), |at| start + at);
-        if runs_rm(&args[start..end], None, depth) {
+        if runs_rm(&args[start..end], None, cx) {
             return true;
         }
         i = end + 1;

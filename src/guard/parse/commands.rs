@@ -81,9 +81,26 @@ impl Parser<'_> {
         if self.peek_at(1) == Some('(') && arithmetic_start && self.arithmetic(2) {
             return;
         }
+        self.function_name();
         self.flush();
         self.bump(1);
         self.nested(End::Paren);
+    }
+
+    /// At the `(` of `NAME ()` or `function NAME ()`: tells the visitor.
+    fn function_name(&mut self) {
+        let name = match self.cur.words.as_slice() {
+            [name] | [_, name] if name.is_plain() => name.text.clone(),
+            _ => return,
+        };
+        let keyword = self.cur.words.len() == 1 || self.cur.words[0].text == "function";
+        let mut k = 1;
+        while matches!(self.peek_at(k), Some(' ' | '\t')) {
+            k += 1;
+        }
+        if keyword && self.peek_at(k) == Some(')') {
+            self.visitor.function(&name);
+        }
     }
 
     /// `)`: it ends the list of a subshell or substitution; elsewhere it is skipped.
@@ -97,7 +114,7 @@ impl Parser<'_> {
     /// opens or closes a compound in command position, or a word of the command.
     fn word_or_compound(&mut self, end: End) -> Option<Stop> {
         let start = self.i;
-        let command_start = self.at_command_start();
+        let command_start = self.at_compound_start();
         let word = self.word();
         if self.i == start {
             self.bump(1);

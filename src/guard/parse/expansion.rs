@@ -58,6 +58,7 @@ impl Parser<'_> {
             }
             Some(c @ ('0'..='9' | '@' | '*' | '#' | '?' | '$' | '!' | '-')) => {
                 self.bump(2);
+                word.positional |= c.is_ascii_digit() || matches!(c, '@' | '*');
                 word.expansion(quoted, !quoted || c == '@');
             }
             _ => return false,
@@ -71,6 +72,7 @@ impl Parser<'_> {
     /// run.
     fn parameter(&mut self, word: &mut Word, quoted: bool) {
         let all = self.parameter_name();
+        word.positional |= std::mem::take(&mut self.positional_name);
         word.expansion(quoted, !quoted || all);
         let colon = usize::from(self.peek() == Some(':'));
         let alternative = matches!(self.peek_at(colon), Some('-' | '=' | '+'));
@@ -90,7 +92,10 @@ impl Parser<'_> {
         }) {
             self.bump(1);
         }
-        let mut all = self.s[start..self.i] == ['@'];
+        let name = &self.s[start..self.i];
+        let mut all = name == ['@'];
+        let positional = name == ['*'] || !name.is_empty() && name.iter().all(char::is_ascii_digit);
+        self.positional_name = all || positional;
         if self.peek() == Some('[') {
             all |= self.starts_with("[@]");
             let close = self.matching(self.i + 1, '[', ']');

@@ -80,6 +80,10 @@ pub(super) trait Visitor {
     fn printed(&mut self, _words: &[Word]) -> Option<String> {
         None
     }
+
+    /// A function is defined under this name (`NAME()`, `function NAME`); its body
+    /// is the commands that follow.
+    fn function(&mut self, _name: &str) {}
 }
 
 /// How a parse ended.
@@ -138,6 +142,8 @@ struct Current {
     stdin: Option<String>,
     start: Option<usize>,
     end: usize,
+    /// A redirection came first: a reserved word is an ordinary word after it.
+    redirected: bool,
 }
 
 struct Parser<'v> {
@@ -152,6 +158,8 @@ struct Parser<'v> {
     waiting: Vec<Simple>,
     /// What the last complete command printed, as the visitor sees it.
     printed: Option<String>,
+    /// The `${…}` just read names a positional parameter.
+    positional_name: bool,
 }
 
 impl<'v> Parser<'v> {
@@ -166,6 +174,7 @@ impl<'v> Parser<'v> {
             heredocs: Vec::new(),
             waiting: Vec::new(),
             printed: None,
+            positional_name: false,
         }
     }
 
@@ -291,6 +300,18 @@ impl<'v> Parser<'v> {
             .words
             .iter()
             .all(|w| is_assignment(&w.text) || w.is_plain() && PREFIX_KEYWORDS.contains(&&*w.text))
+    }
+
+    /// True when the next word may open a compound (`case`, `[[`): only prefix
+    /// keywords stand before it; after an assignment or a redirection it is an
+    /// ordinary command name, as bash runs it (`a=1 [[ x` runs `[[`).
+    fn at_compound_start(&self) -> bool {
+        !self.cur.redirected
+            && self
+                .cur
+                .words
+                .iter()
+                .all(|w| w.is_plain() && PREFIX_KEYWORDS.contains(&&*w.text))
     }
 
     /// True when the `n` characters ahead end a word.

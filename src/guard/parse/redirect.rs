@@ -19,6 +19,7 @@ impl Parser<'_> {
     /// kept as the command's stdin). It belongs to the command's source text.
     pub(super) fn redirection(&mut self) {
         self.cur.start.get_or_insert(self.i);
+        self.cur.redirected = true;
         self.redirection_operator();
         self.cur.end = self.i;
     }
@@ -39,10 +40,10 @@ impl Parser<'_> {
             }
             self.skip_blanks();
             let start = self.i;
-            let delimiter = self.word().text;
-            let quoted = self.s[start..self.i]
-                .iter()
-                .any(|c| matches!(c, '\'' | '"' | '\\'));
+            self.word();
+            let raw = &self.s[start..self.i];
+            let quoted = raw.iter().any(|c| matches!(c, '\'' | '"' | '\\'));
+            let delimiter = delimiter(raw);
             self.heredocs.push(Heredoc {
                 delimiter,
                 strip_tabs,
@@ -74,12 +75,7 @@ impl Parser<'_> {
         for doc in std::mem::take(&mut self.heredocs) {
             let mut body = String::new();
             while self.i < self.s.len() {
-                let end = self.s[self.i..]
-                    .iter()
-                    .position(|&c| c == '\n')
-                    .map_or(self.s.len(), |n| self.i + n);
-                let line: String = self.s[self.i..end].iter().collect();
-                self.i = (end + 1).min(self.s.len());
+                let line = self.heredoc_line(!doc.quoted);
                 let line = if doc.strip_tabs {
                     line.trim_start_matches('\t')
                 } else {
@@ -105,4 +101,51 @@ impl Parser<'_> {
             self.visit(&simple);
         }
     }
+
+    /// One line of a heredoc body, its newline consumed. In an unquoted heredoc a
+    /// backslash-newline joins the next line to it, as bash reads it: `EO\⏎F` is
+    /// `EOF`.
+    fn heredoc_line(&mut self, join: bool) -> String {
+        let mut line = String::new();
+        loop {
+            let end = self.s[self.i..]
+                .iter()
+                .position(|&c| c == '\n')
+                .map_or(self.s.len(), |n| self.i + n);
+            line.extend(&self.s[self.i..end]);
+            self.i = (end + 1).min(self.s.len());
+            let trailing = line.chars().rev().take_while(|&c| c == '\\').count();
+            if !join || trailing % 2 == 0 || end >= self.s.len() {
+                return line;
+            }
+            line.pop();
+        }
+    }
+}
+
+/// A heredoc's delimiter: the word as written, after quote removal, never expanded
+/// (`<<$v` ends at a line `$v`, `<<"$v"` too).
+fn delimiter(raw: &[char]) -> String {
+    let mut out = String::new();
+    let mut quote = None;
+    let mut k = 0;
+    while let Some(&c) = raw.get(k) {
+        let next = raw.get(k + 1).copied();
+        match (quote, c) {
+            (None, '\'' | '"') => quote = Some(c),
+            (None, '$') if matches!(next, Some('\'' | '"')) => {}
+            (Some(q), _) if c == q => quote = None,
+            (None, '\\') | (Some('"'), '\\')
+                if quote.is_none() || matches!(next, Some('$' | '`' | '"' | '\\' | '\n')) =>
+            {
+                k += 1;
+                if let Some(next) = next.filter(|&n| n != '\n') {
+                    out.push(next);
+                }
+            }
+            _ => out.push(c),
+        }
+        k += 1;
+    }
+    out
 }

@@ -18,6 +18,9 @@ pub(in crate::guard) struct Word {
     pub glob: bool,
     /// An unquoted `{`: brace expansion may apply.
     pub brace: bool,
+    /// A positional parameter is expanded in it (`"$@"`, `$1`, `${*}`): a function
+    /// whose body runs such a word runs its arguments.
+    pub positional: bool,
     /// Any quoting or expansion at all; a word without is a candidate keyword.
     quoted: bool,
     expanded: bool,
