@@ -29,6 +29,7 @@
 mod glob;
 mod judge;
 mod parse;
+mod printf;
 mod wrappers;
 
 /// What the guard decided.

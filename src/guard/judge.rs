@@ -8,6 +8,7 @@ use std::ops::ControlFlow;
 
 use super::glob;
 use super::parse::{self, Command, Visitor, Word, is_assignment};
+use super::printf;
 use super::wrappers::{self, ShellInput, Then, Wrapper};
 
 /// The first simple command of `text` that runs rm, as written; `text` is nested
@@ -48,6 +49,9 @@ struct Judge {
     wrappers: Vec<String>,
     /// Aliases defined in this call, with their values.
     aliases: Vec<(String, String)>,
+    /// A shell of this call reads a stdin not yet known: a group or subshell it
+    /// stands in may be given one (`{ bash; } <<< …`, `(bash) <<< …`).
+    hungry: bool,
 }
 
 impl Visitor for Judge {
@@ -57,7 +61,11 @@ impl Visitor for Judge {
             depth: command.depth,
             wrappers: &self.wrappers,
         };
-        if runs_rm(command.words, command.stdin, &cx) || self.alias_runs_rm(command) {
+        let group_rm = command.stdin.is_some_and(|stdin| {
+            self.hungry && closes_group(command.words) && script_runs_rm(stdin, &cx)
+        });
+        self.hungry |= command.stdin.is_none() && reads_stdin(command.words, &cx);
+        if group_rm || runs_rm(command.words, command.stdin, &cx) || self.alias_runs_rm(command) {
             // The first stays: a parse may give more after a `Break`.
             self.found.get_or_insert_with(|| command.source());
             return ControlFlow::Break(());
@@ -71,6 +79,10 @@ impl Visitor for Judge {
 
     fn function(&mut self, name: &str) {
         self.define(name);
+    }
+
+    fn passes_stdin(&mut self, words: &[Word]) -> bool {
+        passes_stdin(words)
     }
 }
 
@@ -127,6 +139,24 @@ impl Judge {
     }
 }
 
+/// Nothing but the end of a compound, whose redirections give its commands their
+/// stdin: `}`, `done`, `fi`, `esac`, or none at all after `)`.
+fn closes_group(words: &[Word]) -> bool {
+    words
+        .iter()
+        .all(|w| w.is_plain() && ["}", "done", "fi", "esac"].contains(&&*w.text))
+}
+
+/// Whether a command is a shell that would read stdin for its script: given an
+/// `rm` there, it runs rm.
+fn reads_stdin(words: &[Word], cx: &Cx) -> bool {
+    let shell = |w: &Word| {
+        let name = w.text.rsplit('/').next().unwrap_or(&w.text);
+        wrappers::find(name).is_some_and(|spec| spec.then == Then::Shell || spec.bare_shell)
+    };
+    words.iter().any(shell) && !runs_rm(words, None, cx) && runs_rm(words, Some("rm"), cx)
+}
+
 /// Whether a command runs positional parameters as a command: `"$@"`, `$1 …`,
 /// `command "$@"`, `exec "$@"`, `eval "$*"`, or loops over them (`for a in "$@"`).
 fn runs_positional(words: &[Word]) -> bool {
@@ -152,20 +182,39 @@ struct Cx<'a> {
 }
 
 /// What `echo` or `printf` with literal arguments writes, near enough to read it
-/// as a script: `echo 'rm x' | bash`.
+/// as a script: `echo 'rm x' | bash`, `printf 'r\x6d %s' x | bash`.
 fn printed(words: &[Word]) -> Option<String> {
+    let words = skip_builtin(words);
     let (name, args) = words.split_first()?;
-    let args = args.iter().map(|w| w.text.as_str());
-    match name.text.as_str() {
-        "echo" => Some(
-            args.skip_while(|a| matches!(*a, "-n" | "-e" | "-E" | "-ne" | "-en"))
-                .collect::<Vec<_>>()
-                .join(" "),
-        ),
-        // Each argument on a line of its own, so `printf '%s\n' 'rm x'` shows its rm.
-        "printf" => Some(args.collect::<Vec<_>>().join("\n")),
+    let args: Vec<&str> = args.iter().map(|w| w.text.as_str()).collect();
+    match name.text.rsplit('/').next()? {
+        "echo" => Some(printf::echo(&args)),
+        "printf" => Some(printf::printf(&args)),
         _ => None,
     }
+}
+
+/// `builtin echo`, `command echo`: the command itself.
+fn skip_builtin(words: &[Word]) -> &[Word] {
+    match words.split_first() {
+        Some((first, rest))
+            if first.is_plain() && ["builtin", "command"].contains(&&*first.text) =>
+        {
+            rest
+        }
+        _ => words,
+    }
+}
+
+/// `cat` with no file, or `-`, passes its stdin on: `cat <<'EOF' | bash`.
+fn passes_stdin(words: &[Word]) -> bool {
+    let Some((name, args)) = skip_builtin(words).split_first() else {
+        return false;
+    };
+    name.text.rsplit('/').next() == Some("cat")
+        && args
+            .iter()
+            .all(|w| w.text == "-" || w.text.starts_with('-'))
 }
 
 /// A script handed to a shell or wrapper, read one level deeper.
@@ -312,6 +361,13 @@ fn wrapped(spec: &Wrapper, rest: &[Word], stdin: Option<&str>, cx: &Cx) -> Step 
         return Step::rm_if(texts.get(k + 1).is_some_and(|text| script(text)));
     }
     let given = |flags: &[&str]| options.given.iter().any(|g| flags.contains(&g.as_str()));
+    // Given no command, a shell that reads stdin: `su <<< …`, `chroot / <<< …`.
+    let bare = k >= texts.len()
+        || spec.then == Then::Nothing
+        || spec.then == Then::CommandWithUser && !given(&["-u", "--user"]);
+    if spec.bare_shell && options.scripts.is_empty() && bare {
+        return Step::rm_if(stdin.is_some_and(script));
+    }
     if given(spec.lookup) {
         return Step::NoRm;
     }
@@ -345,7 +401,7 @@ fn input_runs_rm(
             let from_stdin = texts
                 .iter()
                 .find(|t| !t.starts_with('-'))
-                .is_some_and(|file| ["/dev/stdin", "/dev/fd/0", "/proc/self/fd/0"].contains(file));
+                .is_some_and(|file| wrappers::STDIN_FILES.contains(file));
             from_stdin && stdin.is_some_and(script)
         }
         Then::Find => find_exec(args, cx),

@@ -24,6 +24,8 @@ pub(super) struct Wrapper {
     pub operands: usize,
     /// Options that make it look the command up instead of running it (`command -v`).
     pub lookup: &'static [&'static str],
+    /// Given no command, it starts a shell that reads stdin (`su`, `chroot /`).
+    pub bare_shell: bool,
     pub then: Then,
 }
 
@@ -61,6 +63,7 @@ const fn wrapper(names: &'static [&'static str], then: Then) -> Wrapper {
         permute: false,
         operands: 0,
         lookup: &[],
+        bare_shell: false,
         then,
     }
 }
@@ -201,6 +204,7 @@ pub(super) const WRAPPERS: &[Wrapper] = &[
         ],
         script: &["-c", "--command", "--session-command"],
         permute: true,
+        bare_shell: true,
         ..wrapper(&["runuser"], Then::CommandWithUser)
     },
     Wrapper {
@@ -215,11 +219,13 @@ pub(super) const WRAPPERS: &[Wrapper] = &[
         ],
         script: &["-c", "--command", "--session-command"],
         permute: true,
+        bare_shell: true,
         ..wrapper(&["su"], Then::Nothing)
     },
     Wrapper {
         script: &["-c"],
         operands: 1,
+        bare_shell: true,
         ..wrapper(&["sg"], Then::FirstScript)
     },
     Wrapper {
@@ -236,6 +242,7 @@ pub(super) const WRAPPERS: &[Wrapper] = &[
         ],
         script: &["-c", "--command"],
         permute: true,
+        bare_shell: true,
         ..wrapper(&["script"], Then::Nothing)
     },
     Wrapper {
@@ -282,16 +289,19 @@ pub(super) const WRAPPERS: &[Wrapper] = &[
             "map-groups",
             "setgroups",
         ],
+        bare_shell: true,
         ..wrapper(&["unshare"], Then::Command)
     },
     Wrapper {
         short: "tSG",
         long: &["target", "setuid", "setgid"],
+        bare_shell: true,
         ..wrapper(&["nsenter"], Then::Command)
     },
     Wrapper {
         long: &["userspec", "groups"],
         operands: 1,
+        bare_shell: true,
         ..wrapper(&["chroot"], Then::Command)
     },
     wrapper(&["busybox", "toybox"], Then::Command),
@@ -446,6 +456,9 @@ impl Options {
     }
 }
 
+/// Files that are the reader's stdin: `bash /dev/stdin <<< …`.
+pub(super) const STDIN_FILES: &[&str] = &["/dev/stdin", "/dev/fd/0", "/proc/self/fd/0"];
+
 /// Where a shell's commands come from.
 #[derive(Debug, PartialEq, Eq)]
 pub(super) enum ShellInput<'a> {
@@ -486,7 +499,7 @@ pub(super) fn shell_input<'a>(args: &[&'a str]) -> ShellInput<'a> {
     }
     if command {
         ShellInput::Script(args.get(i).copied().unwrap_or(""))
-    } else if i < args.len() && !from_stdin {
+    } else if i < args.len() && !from_stdin && !STDIN_FILES.contains(&args[i]) {
         ShellInput::File
     } else {
         ShellInput::Stdin

@@ -29,9 +29,12 @@ impl Parser<'_> {
             '(' => self.open_paren(),
             ')' => return self.close_paren(end),
             '<' | '>' if self.peek_at(1) == Some('(') => {
-                // Process substitution.
+                // Process substitution; after `<` what it prints is stdin.
                 self.bump(2);
-                self.nested(End::Paren);
+                let printed = self.nested(End::Paren);
+                if std::mem::take(&mut self.cur.input_pending) && c == '<' {
+                    self.cur.stdin = printed;
+                }
             }
             '<' | '>' => self.redirection(),
             _ => return self.word_or_compound(end),
@@ -71,6 +74,7 @@ impl Parser<'_> {
         }
         if pipe {
             self.cur.stdin = self.printed.take();
+            self.cur.stdin_from = self.passing.take();
         }
     }
 
@@ -82,9 +86,21 @@ impl Parser<'_> {
             return;
         }
         self.function_name();
+        // A subshell piped into reads what was piped: `echo … | (bash)`.
+        let piped = self
+            .cur
+            .words
+            .is_empty()
+            .then(|| self.cur.stdin.take())
+            .flatten();
         self.flush();
         self.bump(1);
+        let outer = match piped {
+            Some(piped) => self.group_stdin.replace(piped),
+            None => self.group_stdin.clone(),
+        };
         self.nested(End::Paren);
+        self.group_stdin = outer;
     }
 
     /// At the `(` of `NAME ()` or `function NAME ()`: tells the visitor.
@@ -147,19 +163,24 @@ impl Parser<'_> {
     }
 
     /// A nested command list, bounded in depth. The current simple command is set
-    /// aside while it is parsed.
-    pub(super) fn nested(&mut self, end: End) {
+    /// aside while it is parsed. Returns what its last command printed.
+    pub(super) fn nested(&mut self, end: End) -> Option<String> {
         if self.depth >= MAX_DEPTH {
             self.out.too_deep = true;
             self.i = self.s.len();
-            return;
+            return None;
         }
         let saved = std::mem::take(&mut self.cur);
         self.depth += 1;
         self.commands(end);
         self.depth -= 1;
+        // The last command may be flushed already, by its `)`.
+        let flushed = self.cur.words.is_empty() && !self.cur.redirected;
+        let before = self.printed.take();
         self.flush();
+        let printed = if flushed { before } else { self.printed.take() };
         self.cur = saved;
+        printed
     }
 
     /// `case WORD in [(]PATTERN[|PATTERN]…) COMMANDS ;; … esac`, after `case`.

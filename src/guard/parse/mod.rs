@@ -40,6 +40,9 @@ pub(super) const MAX_DEPTH: usize = 64;
 struct Simple {
     words: Vec<Word>,
     stdin: Option<String>,
+    /// Its stdin is what an earlier command waiting for its heredoc passes on
+    /// (`cat <<EOF | bash`): that command's index among the waiting.
+    stdin_from: Option<usize>,
     /// Where it stands in the text, for messages.
     span: (usize, usize),
 }
@@ -84,6 +87,11 @@ pub(super) trait Visitor {
     /// A function is defined under this name (`NAME()`, `function NAME`); its body
     /// is the commands that follow.
     fn function(&mut self, _name: &str) {}
+
+    /// Whether a command with these words writes its stdin to a pipe (`cat`).
+    fn passes_stdin(&mut self, _words: &[Word]) -> bool {
+        false
+    }
 }
 
 /// How a parse ended.
@@ -144,6 +152,9 @@ struct Current {
     end: usize,
     /// A redirection came first: a reserved word is an ordinary word after it.
     redirected: bool,
+    stdin_from: Option<usize>,
+    /// A `<` waits for its target, a process substitution: `bash < <(echo …)`.
+    input_pending: bool,
 }
 
 struct Parser<'v> {
@@ -160,6 +171,10 @@ struct Parser<'v> {
     printed: Option<String>,
     /// The `${…}` just read names a positional parameter.
     positional_name: bool,
+    /// The last command waits for a heredoc and passes its stdin on (`cat <<EOF |`).
+    passing: Option<usize>,
+    /// The stdin piped into the subshell being read (`echo … | (bash)`).
+    group_stdin: Option<String>,
 }
 
 impl<'v> Parser<'v> {
@@ -175,6 +190,8 @@ impl<'v> Parser<'v> {
             waiting: Vec::new(),
             printed: None,
             positional_name: false,
+            passing: None,
+            group_stdin: None,
         }
     }
 
@@ -232,7 +249,8 @@ impl<'v> Parser<'v> {
     fn flush(&mut self) {
         let current = std::mem::take(&mut self.cur);
         let pending = self.heredocs.iter().any(|doc| doc.reader.is_none());
-        if current.words.is_empty() {
+        self.passing = None;
+        if current.words.is_empty() && !current.redirected {
             for doc in &mut self.heredocs {
                 doc.reader.get_or_insert(usize::MAX);
             }
@@ -242,14 +260,18 @@ impl<'v> Parser<'v> {
         let start = current.start.unwrap_or(0);
         let simple = Simple {
             words: current.words,
-            stdin: current.stdin,
+            stdin: current.stdin.or_else(|| self.group_stdin.clone()),
+            stdin_from: current.stdin_from,
             span: (start, current.end.max(start)),
         };
         self.printed = self.visitor.printed(&simple.words);
-        if pending {
+        if pending || simple.stdin_from.is_some() {
             let reader = self.waiting.len();
             for doc in &mut self.heredocs {
                 doc.reader.get_or_insert(reader);
+            }
+            if self.visitor.passes_stdin(&simple.words) {
+                self.passing = Some(reader);
             }
             self.waiting.push(simple);
         } else {

@@ -60,7 +60,11 @@ impl Parser<'_> {
         if matches!(self.peek(), Some('>' | '&' | '|')) {
             self.bump(1);
         }
+        let input = self.s.get(self.i.wrapping_sub(1)) == Some(&'<');
         self.skip_blanks();
+        if input && self.starts_with("<(") {
+            self.cur.input_pending = true;
+        }
         if !matches!(
             self.peek(),
             None | Some('\n' | ';' | '&' | '|' | '(' | ')' | '<' | '>')
@@ -97,9 +101,15 @@ impl Parser<'_> {
                 command.stdin = Some(body);
             }
         }
-        for simple in std::mem::take(&mut self.waiting) {
-            self.visit(&simple);
+        let mut waiting = std::mem::take(&mut self.waiting);
+        for k in 0..waiting.len() {
+            if let Some(from) = waiting[k].stdin_from.filter(|&from| from < k) {
+                let passed = waiting[from].stdin.clone();
+                waiting[k].stdin = waiting[k].stdin.take().or(passed);
+            }
+            self.visit(&waiting[k]);
         }
+        self.passing = None;
     }
 
     /// One line of a heredoc body, its newline consumed. In an unquoted heredoc a
