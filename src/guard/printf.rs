@@ -94,19 +94,10 @@ pub(super) fn unescape(text: &str, zero_octal: bool) -> String {
             break;
         };
         k += 1;
-        let simple = match e {
-            'n' => Some('\n'),
-            't' => Some('\t'),
-            'r' => Some('\r'),
-            'a' => Some('\x07'),
-            'b' => Some('\x08'),
-            'e' | 'E' => Some('\x1b'),
-            'f' => Some('\x0c'),
-            'v' => Some('\x0b'),
-            '\\' => Some('\\'),
-            'c' => return out,
-            _ => None,
-        };
+        if e == 'c' {
+            return out;
+        }
+        let simple = simple_escape(e);
         if let Some(simple) = simple {
             out.push(simple);
             continue;
@@ -144,4 +135,20 @@ pub(super) fn unescape(text: &str, zero_octal: bool) -> String {
         }
     }
     out
+}
+
+/// The one-letter escapes: `\n`, `\t`, …
+fn simple_escape(e: char) -> Option<char> {
+    Some(match e {
+        'n' => '\n',
+        't' => '\t',
+        'r' => '\r',
+        'a' => '\x07',
+        'b' => '\x08',
+        'e' | 'E' => '\x1b',
+        'f' => '\x0c',
+        'v' => '\x0b',
+        '\\' => '\\',
+        _ => return None,
+    })
 }
