@@ -120,11 +120,26 @@ fn run_in_bash(corpus: &[(String, bool)]) -> BTreeSet<usize> {
     std::fs::write(&log, "").unwrap();
     std::fs::set_permissions(&log, std::fs::Permissions::from_mode(0o666)).unwrap();
     let recorder = base_path.join("recorder");
+    // Given `--help` or `--version` before any `--`, the real rm (copied aside before
+    // the mounts) runs instead, in the command's directory: it is recorded only if
+    // it deleted one of the files there.
     std::fs::write(
         &recorder,
         format!(
-            "#!/bin/sh\necho \"${{ORACLE_ID:--}} $(pwd)\" >> {}\n",
-            log.display()
+            r#"#!/bin/sh
+for a in "$@"; do
+    case $a in
+    --) break ;;
+    --help|--version)
+        {real} "$@" >/dev/null 2>&1
+        [ -e x ] && [ -e y ] && [ -e f ] && [ -e d ] && exit 0
+        break ;;
+    esac
+done
+echo "${{ORACLE_ID:--}} $(pwd)" >> {log}
+"#,
+            real = base_path.join("real-rm").display(),
+            log = log.display()
         ),
     )
     .unwrap();
@@ -137,6 +152,8 @@ fn run_in_bash(corpus: &[(String, bool)]) -> BTreeSet<usize> {
     let driver = r#"
 set -u
 base=$1
+cp "$(command -v rm)" "$base/real-rm" || exit 3
+mkdir "$base/home" "$base/tmp"
 for target in /usr/bin/rm /bin/rm "$(command -v rm)"; do
     [ -e "$target" ] || continue
     mount --bind "$base/recorder" "$target" || exit 3
@@ -148,7 +165,11 @@ mkdir "$base/w"
 for file in "$base"/corpus/*; do
     id=${file##*/}
     mkdir "$base/w/$id" && cd "$base/w/$id" && : > x && : > y && : > f && mkdir d
-    ORACLE_ID=$id timeout -k 1 5 bash -c "$(cat "$file")" </dev/null >/dev/null 2>&1
+    # A bare environment: no PATH entry of the machine's (pyenv's shims would
+    # leave their rehash lock behind when rm is the recorder), a HOME of its own.
+    env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin HOME="$base/home" TMPDIR="$base/tmp" \
+        SHELL=/bin/bash LANG=C.UTF-8 TERM=dumb ORACLE_ID="$id" \
+        timeout -k 1 5 bash -c "$(cat "$file")" </dev/null >/dev/null 2>&1
 done
 sleep 0.5
 "#;

@@ -186,6 +186,14 @@ pub const ALLOW: &[&str] = &[
     "bash < <(echo 'echo rm')",
     "echo 'echo rm' | (bash)",
     "printf 'echo %s\\n' rm | bash",
+    // Harmless forms: rm that only informs, a shell that only reads, a dry run.
+    "rm --help",
+    "rm --version",
+    "rm -rf x --help",
+    "bash -n -c 'rm x'",
+    "bash -n <<< 'rm x'",
+    "bash -o noexec -c 'rm x'",
+    "parallel --dry-run rm ::: x",
 ];
 
 /// Commands the guard blocks: from the issue and the unit tables, with wrappers,
@@ -530,4 +538,10 @@ pub const BLOCK: &[&str] = &[
     "unshare <<< 'rm x'",
     "chroot / <<< 'rm x'",
     "script -q /dev/null <<< 'rm x'",
+    // Not the harmless forms: `--help` after `--` or an expansion, `-n` undone or
+    // ignored by an interactive shell.
+    "rm -- --help",
+    "x=--; rm $x --help",
+    "bash -n +n -c 'rm x'",
+    "bash -in <<< 'rm x'",
 ];

@@ -269,7 +269,7 @@ fn step(word: &Word, rest: &[Word], stdin: Option<&str>, cx: &Cx) -> Step {
         return step;
     }
     if names_rm(word) {
-        return Step::Rm;
+        return Step::rm_if(!only_informs(rest));
     }
     if word.is_computed() && computed_shell_runs_rm(rest, cx) {
         return Step::Rm;
@@ -314,6 +314,21 @@ fn keyword(word: &str, rest: &[Word]) -> Option<Step> {
         _ => return None,
     };
     Some(step)
+}
+
+/// `rm --help`, `rm -f x --version`: GNU rm reads all its options first and, given
+/// either, prints and deletes nothing. Only when every word before it is literal
+/// and none is `--` (`rm $x --help` may be `rm -- --help`).
+fn only_informs(args: &[Word]) -> bool {
+    for word in args {
+        if !word.is_plain() || word.text == "--" {
+            return false;
+        }
+        if word.text == "--help" || word.text == "--version" {
+            return true;
+        }
+    }
+    false
 }
 
 /// Could this command word run rm?
@@ -395,7 +410,7 @@ fn input_runs_rm(
         Then::Shell => match wrappers::shell_input(texts) {
             ShellInput::Script(text) => script(text),
             ShellInput::Stdin => stdin.is_some_and(script),
-            ShellInput::File => false,
+            ShellInput::File | ShellInput::NoExec => false,
         },
         Then::Source => {
             let from_stdin = texts

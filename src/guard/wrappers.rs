@@ -341,6 +341,7 @@ pub(super) const WRAPPERS: &[Wrapper] = &[
             "halt",
             "termseq",
         ],
+        lookup: &["--dry-run", "--dryrun"],
         ..wrapper(&["parallel"], Then::Parallel)
     },
     wrapper(&["eval"], Then::Script),
@@ -468,6 +469,8 @@ pub(super) enum ShellInput<'a> {
     Stdin,
     /// A script file: out of reach.
     File,
+    /// `-n`, `-o noexec`: it reads commands and runs none.
+    NoExec,
 }
 
 /// Reads a shell's options: `-c`, `-ec`, `-o NAME`, `+o NAME`, `-O NAME`, `--norc`,
@@ -476,10 +479,15 @@ pub(super) fn shell_input<'a>(args: &[&'a str]) -> ShellInput<'a> {
     let mut i = 0;
     let mut command = false;
     let mut from_stdin = false;
+    let mut noexec = false;
+    let mut interactive = false;
     while let Some(&arg) = args.get(i) {
         if arg == "--" || arg == "-" {
             i += 1;
             break;
+        }
+        if arg == "-o" && args.get(i + 1) == Some(&"noexec") {
+            noexec = true;
         }
         if ["-o", "+o", "-O", "+O", "--rcfile", "--init-file"].contains(&arg) {
             i += 2;
@@ -495,9 +503,16 @@ pub(super) fn shell_input<'a>(args: &[&'a str]) -> ShellInput<'a> {
         };
         command |= arg.starts_with('-') && flags.contains('c');
         from_stdin |= flags.contains('s');
+        interactive |= arg.starts_with('-') && flags.contains('i');
+        // The last of `-n` and `+n` wins; an interactive shell ignores it.
+        if flags.contains('n') {
+            noexec = arg.starts_with('-');
+        }
         i += if flags.ends_with(['o', 'O']) { 2 } else { 1 };
     }
-    if command {
+    if noexec && !interactive {
+        ShellInput::NoExec
+    } else if command {
         ShellInput::Script(args.get(i).copied().unwrap_or(""))
     } else if i < args.len() && !from_stdin && !STDIN_FILES.contains(&args[i]) {
         ShellInput::File
