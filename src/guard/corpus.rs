@@ -544,4 +544,8 @@ pub const BLOCK: &[&str] = &[
     "x=--; rm $x --help",
     "bash -n +n -c 'rm x'",
     "bash -in <<< 'rm x'",
+    // Start-up hooks of a shell started here.
+    "PS4='$(rm x)' bash -xc :",
+    "PROMPT_COMMAND='rm x' bash -i <<< ''",
+    "PS1='$(rm x)' bash -i <<< ''",
 ];

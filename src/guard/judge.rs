@@ -237,7 +237,19 @@ enum Step {
     NoRm,
 }
 
+/// Variables whose value a shell runs or expands as code: `PROMPT_COMMAND`, and the
+/// prompts of an interactive or `-x` shell.
+const HOOKS: &[&str] = &["PROMPT_COMMAND", "PS0", "PS1", "PS2", "PS4"];
+
 impl Step {
+    /// `Rm` stays; otherwise on to the next word.
+    fn or_skip(self) -> Step {
+        match self {
+            Step::Rm => Step::Rm,
+            _ => Step::Skip(1),
+        }
+    }
+
     fn rm_if(rm: bool) -> Step {
         if rm { Step::Rm } else { Step::NoRm }
     }
@@ -261,7 +273,13 @@ fn runs_rm(words: &[Word], stdin: Option<&str>, cx: &Cx) -> bool {
 /// or a wrapper to pass, or what runs.
 fn step(word: &Word, rest: &[Word], stdin: Option<&str>, cx: &Cx) -> Step {
     if is_assignment(&word.text) {
-        return Step::Skip(1);
+        return match word.text.split_once('=') {
+            // Hooks a shell started here runs or expands: checked as scripts.
+            Some((name, value)) if !rest.is_empty() && HOOKS.contains(&name) => {
+                Step::rm_if(script_runs_rm(value, cx)).or_skip()
+            }
+            _ => Step::Skip(1),
+        };
     }
     if word.is_plain()
         && let Some(step) = keyword(&word.text, rest)
