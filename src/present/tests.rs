@@ -1,0 +1,387 @@
+//! Tests of the presentation: the examples of the spec, thresholds, guards, views.
+
+use std::sync::Arc;
+
+use super::*;
+use crate::capture::{Spiller, Stream};
+
+const CAP: u64 = 50 * 1024 * 1024;
+
+struct Fixture {
+    dir: tempfile::TempDir,
+    spiller: Arc<Spiller>,
+}
+
+impl Fixture {
+    fn new() -> Fixture {
+        let dir = tempfile::tempdir().unwrap();
+        let spiller = Spiller::new(Arc::new(crate::state::StateDir::open(dir.path())));
+        Fixture { dir, spiller }
+    }
+
+    fn output(&self, stdout: &[u8], stderr: &[u8], code: i32) -> Output {
+        Output {
+            stdout: Captured::from_bytes(Stream::Stdout, stdout, CAP, &self.spiller),
+            stderr: Captured::from_bytes(Stream::Stderr, stderr, CAP, &self.spiller),
+            code,
+            ending: Ending::Exited,
+        }
+    }
+
+    fn show(&self, stdout: &[u8], stderr: &[u8], code: i32) -> Answer {
+        show(&self.output(stdout, stderr, code), 5, 300, CAP)
+    }
+
+    fn path(&self, name: &str) -> String {
+        self.dir.path().join(name).display().to_string()
+    }
+}
+
+#[test]
+fn the_five_examples_of_the_spec() {
+    let f = Fixture::new();
+    assert_eq!(f.show(b"hello\n", b"", 0).text, "hello\n\n[exit:0 | 5ms]");
+    let ls = b"ls: cannot access '/nonexistent': No such file or directory\n";
+    assert_eq!(
+        show(&f.output(b"", ls, 2), 6, 300, CAP).text,
+        "\n--- stderr ---\nls: cannot access '/nonexistent': No such file or directory\n\n[exit:2 | 6ms]"
+    );
+    assert_eq!(
+        show(&f.output(b"", b"", 0), 1, 300, CAP).text,
+        "\n[exit:0 | 1ms]"
+    );
+    let seq: String = (1..=1000).map(|n| format!("{n}\n")).collect();
+    let lines = |from: u32, to: u32| (from..=to).map(|n| format!("{n}\n")).collect::<String>();
+    let file = f.path("cmd-1.txt");
+    assert_eq!(
+        show(&f.output(seq.as_bytes(), b"", 0), 4, 300, CAP).text,
+        format!(
+            "{}[... lines 31-940 of 1000 not shown, no error or failure among them: \
+             sed -n '31,940p' {file}]\n{}Output truncated. Full output written to {file}\n\
+             [exit:0 | 4ms]",
+            lines(1, 30),
+            lines(941, 1000),
+        )
+    );
+    assert_eq!(std::fs::read_to_string(f.path("cmd-1.txt")).unwrap(), seq);
+    assert_eq!(
+        blocked().text,
+        "rm is blocked. Use the uvilo-trash MCP tool instead.\n[exit:-1 | 0ms]"
+    );
+}
+
+#[test]
+fn line_threshold() {
+    let f = Fixture::new();
+    let lines = |n: usize| (1..=n).map(|i| format!("{i}\n")).collect::<String>();
+    let at = f.show(lines(200).as_bytes(), b"", 0);
+    assert_eq!(at.text, format!("{}\n[exit:0 | 5ms]", lines(200)));
+    // Without the trailing newline, 200 lines are still 200 lines.
+    let no_newline = lines(200).trim_end().to_owned();
+    assert!(
+        !f.show(no_newline.as_bytes(), b"", 0)
+            .text
+            .contains("truncated")
+    );
+    let over = f.show(lines(201).as_bytes(), b"", 0);
+    assert!(over.text.contains("Output truncated"), "{}", over.text);
+    assert!(over.text.starts_with("1\n2\n"));
+    assert!(
+        over.text
+            .contains("\n30\n[... lines 31-141 of 201 not shown")
+    );
+    assert!(over.text.contains("\n142\n"));
+    assert!(over.text.contains("\n201\nOutput truncated."));
+    assert!(!over.is_error);
+}
+
+#[test]
+fn byte_threshold() {
+    let f = Fixture::new();
+    let at = vec![b'a'; 51_200];
+    let answer = f.show(&at, b"", 0);
+    assert!(!answer.text.contains("truncated"));
+    assert_eq!(answer.text.len(), 51_200 + "\n[exit:0 | 5ms]".len());
+    // One line too long: its ends, and the file holds it all.
+    let over = vec![b'a'; 51_201];
+    let answer = f.show(&over, b"", 0);
+    let (shown, rest) = answer.text.split_once("\nOutput truncated.").unwrap();
+    assert_eq!(
+        shown,
+        format!("{}…[50701 bytes cut]…{}", "a".repeat(250), "a".repeat(250))
+    );
+    assert!(rest.contains(&f.path("cmd-1.txt")));
+    assert_eq!(std::fs::read(f.path("cmd-1.txt")).unwrap(), over);
+}
+
+#[test]
+fn one_huge_line_is_cut_on_a_character_boundary() {
+    let f = Fixture::new();
+    // "é" is two bytes: 249 bytes of 'a' put one across the 250-byte cut.
+    let mut line = vec![b'a'; 249];
+    for _ in 0..500_000 {
+        line.extend_from_slice("é".as_bytes());
+    }
+    let answer = f.show(&line, b"", 0);
+    let (shown, _) = answer.text.split_once("\nOutput truncated.").unwrap();
+    let (start, end) = shown.split_once("…[").unwrap();
+    assert_eq!(start, "a".repeat(249));
+    assert!(end.ends_with(&"é".repeat(125)), "{end}");
+    // Lines past the first: each cut in its middle, on character boundaries.
+    let mut text = String::new();
+    for n in 0..300 {
+        text.push_str(&format!("{n} {}\n", "✓".repeat(1000)));
+    }
+    let answer = f.show(text.as_bytes(), b"", 0);
+    assert!(answer.text.lines().count() < 200);
+    assert!(answer.text.len() < 51_200);
+    for line in answer.text.lines().filter(|l| l.contains('✓')) {
+        assert!(line.len() <= 500 + 30, "{}", line.len());
+        assert!(line.contains(" bytes cut]…✓"), "{line}");
+    }
+}
+
+#[test]
+fn invalid_utf8_shows_replacement_characters() {
+    let f = Fixture::new();
+    let answer = f.show(b"caf\xe9 ok\n", b"", 0);
+    assert_eq!(answer.text, "caf\u{FFFD} ok\n\n[exit:0 | 5ms]");
+}
+
+#[test]
+fn binary_guard_nul_anywhere() {
+    let f = Fixture::new();
+    let mut bytes = vec![b'a'; 100_000];
+    bytes[99_999] = 0;
+    let answer = f.show(&bytes, b"", 0);
+    assert_eq!(
+        answer.text,
+        "Binary output detected. Use: file <path> or: xxd <path> | head -20\n[exit:0 | 5ms]"
+    );
+    assert!(answer.is_error);
+    // Nothing is left behind for output that is never shown.
+    assert_eq!(std::fs::read_dir(f.dir.path()).unwrap().count(), 0);
+}
+
+#[test]
+fn binary_guard_control_ratio_boundary() {
+    let f = Fixture::new();
+    let sample = |control: usize, len: usize| {
+        let mut bytes = vec![b'a'; len];
+        bytes[..control].fill(0x01);
+        bytes
+    };
+    // 1024-byte sample: 102 control bytes is 9.96%, 103 is 10.06%.
+    assert!(!f.show(&sample(102, 2000), b"", 0).is_error);
+    assert!(f.show(&sample(103, 2000), b"", 0).is_error);
+    // A short stream is judged on what it has: 10 of 100 is not more than 10%.
+    assert!(!f.show(&sample(10, 100), b"", 0).is_error);
+    assert!(f.show(&sample(11, 100), b"", 0).is_error);
+    // Control bytes past the first 1024 do not count.
+    let mut late = vec![b'a'; 1024];
+    late.extend(std::iter::repeat_n(0x01, 5000));
+    assert!(!f.show(&late, b"", 0).text.starts_with("Binary"));
+    // TAB, LF and CR are text.
+    assert!(
+        !f.show(&b"\t\r\n".repeat(300), b"", 0)
+            .text
+            .starts_with("Binary")
+    );
+}
+
+#[test]
+fn stderr_only_on_failure() {
+    let f = Fixture::new();
+    assert_eq!(
+        f.show(b"out\n", b"warning\n", 0).text,
+        "out\n\n[exit:0 | 5ms]"
+    );
+    assert_eq!(
+        f.show(b"out\n", b"boom\n", 1).text,
+        "out\n\n--- stderr ---\nboom\n\n[exit:1 | 5ms]"
+    );
+    assert_eq!(f.show(b"out\n", b"", 3).text, "out\n\n[exit:3 | 5ms]");
+    assert!(
+        !f.show(b"", b"boom", 1).is_error,
+        "a non-zero exit is not a tool error"
+    );
+}
+
+#[test]
+fn long_stderr_shows_head_key_lines_and_tail() {
+    let f = Fixture::new();
+    let mut stderr = String::new();
+    for n in 1..=5000 {
+        stderr.push_str(&format!("compiling unit {n}\n"));
+        if n % 1000 == 0 {
+            stderr.push_str(&format!("unit{n}.c:12:5: error: bad thing {n}\n"));
+        }
+    }
+    let answer = f.show(b"", stderr.as_bytes(), 1);
+    let text = &answer.text;
+    let path = f.path("stderr-1.txt");
+    assert!(
+        text.starts_with("\n--- stderr ---\ncompiling unit 1\n"),
+        "{text}"
+    );
+    assert!(
+        text.contains(&format!(
+            "\ncompiling unit 30\n[... lines 31-4945 of 5005 not shown; the error and failure \
+         lines among them, by line number:]\n1001:unit1000.c:12:5: error: bad thing 1000\n\
+         2002:unit2000.c:12:5: error: bad thing 2000\n3003:unit3000.c:12:5: error: bad \
+         thing 3000\n4004:unit4000.c:12:5: error: bad thing 4000\n[... end of lines \
+         31-4945: sed -n '31,4945p' {path}]\ncompiling unit 4942\n"
+        )),
+        "{text}"
+    );
+    assert!(text.ends_with("bad thing 5000\n\n[exit:1 | 5ms]"), "{text}");
+    let lines: Vec<&str> = stderr.lines().collect();
+    assert_eq!(lines[1000], "unit1000.c:12:5: error: bad thing 1000");
+    assert_eq!(std::fs::read_to_string(path).unwrap(), stderr);
+    assert!(text.len() < 16_000);
+
+    // One huge line: both ends within their byte budgets.
+    let huge = "e".repeat(1_000_000);
+    let answer = f.show(b"", huge.as_bytes(), 1);
+    assert!(answer.text.len() < 700, "{}", answer.text.len());
+    assert!(
+        answer.text.contains("…[999500 bytes cut]…"),
+        "{}",
+        answer.text
+    );
+}
+
+#[test]
+fn a_flood_of_key_lines_is_counted_with_the_grep_that_finds_them() {
+    let f = Fixture::new();
+    let stdout: String = (1..=3000)
+        .map(|n| format!("src/m{n}.rs:1:1: error: broken {n}\n"))
+        .collect();
+    let answer = f.show(stdout.as_bytes(), b"", 1);
+    let text = &answer.text;
+    let listed = text
+        .lines()
+        .filter(|l| l.contains(": error: broken"))
+        .count();
+    assert!(listed > 100, "{listed}");
+    let more = 3000 - listed as u64;
+    let file = f.path("cmd-1.txt");
+    assert!(
+        text.contains(&format!("[... and {more} more: grep -nE '")),
+        "{text}"
+    );
+    assert!(text.contains(&format!("' {file}]\n")), "{text}");
+    assert!(text.lines().count() <= 200, "{}", text.lines().count());
+    assert!(text.len() <= 51_200);
+    // The grep command finds every key line of the file.
+    let pattern = keylines::grep_pattern();
+    let grep = std::process::Command::new("grep")
+        .args(["-cE", &pattern, &file])
+        .output()
+        .unwrap();
+    assert_eq!(String::from_utf8_lossy(&grep.stdout).trim(), "3000");
+}
+
+#[test]
+fn stopped_commands_keep_their_output() {
+    let f = Fixture::new();
+    let mut out = f.output(b"step 1\n", b"", TIMEOUT);
+    out.ending = Ending::TimedOut;
+    assert_eq!(
+        show(&out, 1003, 1, CAP).text,
+        "ERROR: Command timed out after 1 s.\nstep 1\n\n[exit:124 | 1003ms]"
+    );
+    let mut silent = f.output(b"", b"", TIMEOUT);
+    silent.ending = Ending::TimedOut;
+    let answer = show(&silent, 1003, 300, CAP);
+    assert_eq!(
+        answer.text,
+        "ERROR: Command timed out after 300 s.\n[exit:124 | 1003ms]"
+    );
+    assert!(answer.is_error);
+}
+
+const TIMEOUT: i32 = crate::exit::TIMEOUT;
+
+#[test]
+fn cap_keeps_the_head_and_says_so() {
+    let f = Fixture::new();
+    let mut out = f.output(b"", b"", 137);
+    out.stdout = Captured::from_bytes(Stream::Stdout, &b"y\n".repeat(1000), 1024, &f.spiller);
+    assert!(out.stdout.capped);
+    assert_eq!(out.stdout.total_bytes, 1024);
+    let answer = show(&out, 9, 300, 1024);
+    assert!(
+        answer
+            .text
+            .starts_with("y\n[previous line repeated 511 more times]\nOutput truncated."),
+        "{}",
+        answer.text
+    );
+    assert!(
+        answer.text.ends_with(
+            "\nOutput limit of 1 KB reached; the command was stopped.\n[exit:137 | 9ms]"
+        )
+    );
+    assert!(answer.is_error);
+}
+
+#[test]
+fn hidden_characters_are_made_visible() {
+    let f = Fixture::new();
+    let cases = [
+        ("tag\u{E0041}\u{E007F} end\n", "tag<U+E0041><U+E007F> end\n"),
+        (
+            "bidi \u{202E}gnp.exe\u{202C}\n",
+            "bidi <U+202E>gnp.exe<U+202C>\n",
+        ),
+        ("iso \u{2066}x\u{2069}\n", "iso <U+2066>x<U+2069>\n"),
+        (
+            "zw\u{200B}s\u{200C}\u{200D}\u{2060}\n",
+            "zw<U+200B>s<U+200C><U+200D><U+2060>\n",
+        ),
+        (
+            "\u{FEFF}bom at start\u{FEFF}\n",
+            "\u{FEFF}bom at start<U+FEFF>\n",
+        ),
+        (
+            "del\u{7F} c1\u{85}\u{9B}\n",
+            "del<U+007F> c1<U+0085><U+009B>\n",
+        ),
+        ("bell\u{7} ff\u{c}\n", "bell<U+0007> ff<U+000C>\n"),
+        (
+            "plain, tabs\tand ünïcödé stay\n",
+            "plain, tabs\tand ünïcödé stay\n",
+        ),
+    ];
+    for (raw, shown) in cases {
+        assert_eq!(
+            f.show(raw.as_bytes(), b"", 0).text,
+            format!("{shown}\n[exit:0 | 5ms]"),
+            "{raw:?}"
+        );
+    }
+    // In stderr, in rendered text, and in the lines of a long output too.
+    let answer = f.show(b"", "\x1b[31mred\u{202E}x\x1b[0m\n".as_bytes(), 1);
+    assert!(answer.text.contains("red<U+202E>x\n"), "{}", answer.text);
+    let long: String = (0..300).map(|n| format!("{n}\u{200B}\n")).collect();
+    let answer = f.show(long.as_bytes(), b"", 0);
+    assert!(answer.text.contains("299<U+200B>\n"));
+    assert!(!answer.text.contains('\u{200B}'));
+    // The file keeps the raw bytes.
+    assert_eq!(std::fs::read_to_string(f.path("cmd-1.txt")).unwrap(), long);
+    // FF, VT, SO and SI are text to the binary guard.
+    let answer = f.show(&b"page\x0c\x0b\x0e\x0f\n".repeat(40), b"", 0);
+    assert!(!answer.is_error, "{}", answer.text);
+}
+
+#[test]
+fn failure_and_sizes() {
+    assert_eq!(
+        failure("working directory /nope does not exist", 0).text,
+        "ERROR: Execution failed: working directory /nope does not exist\n[exit:1 | 0ms]"
+    );
+    assert_eq!(human_bytes(52_428_800), "50 MB");
+    assert_eq!(human_bytes(2048), "2 KB");
+    assert_eq!(human_bytes(1000), "1000 bytes");
+}
