@@ -258,9 +258,35 @@ fn overflow_view(head_text: &str, captured: &Captured, budget: Budget) -> String
         Some(Spill::Written(path)) => Some(path.display().to_string()),
         _ => None,
     };
+    let head = head_lines(head_text, captured, budget);
+    let head_end = head.last().map_or(0, |s| s.line + s.repeats);
+    let tail = tail_lines(summary, head_end, budget);
+    let tail_start = tail.first().map_or(total + 1, |s| s.line);
 
-    // The first lines, within the budget (at least one, cut when long). The head kept
-    // may end mid-line: that line is left to the tail or the part not shown.
+    let mut out = String::new();
+    for shown in &head {
+        shown.render(&mut out);
+    }
+    if head_end + 1 < tail_start {
+        let (from, to) = (head_end + 1, tail_start - 1);
+        let view = View {
+            from,
+            to,
+            total,
+            in_view: keys_in_view(&head, &tail),
+            rendered: captured.rendered.as_ref(),
+        };
+        out.push_str(&omitted(&view, summary, file.as_deref(), budget));
+    }
+    for shown in &tail {
+        shown.render(&mut out);
+    }
+    out
+}
+
+/// The first lines, within the budget (at least one, cut when long). The head kept
+/// may end mid-line: that line is left to the tail or the part not shown.
+fn head_lines(head_text: &str, captured: &Captured, budget: Budget) -> Vec<Shown> {
     let text_bytes = captured
         .rendered
         .as_ref()
@@ -270,7 +296,7 @@ fn overflow_view(head_text: &str, captured: &Captured, budget: Budget) -> String
         candidates.pop();
     }
     if candidates.is_empty() {
-        candidates.push(first_line_cut(head_text, summary));
+        candidates.push(first_line_cut(head_text, &captured.summary));
     }
     let mut head = Vec::new();
     let (mut lines, mut bytes) = (0, 0);
@@ -283,9 +309,11 @@ fn overflow_view(head_text: &str, captured: &Captured, budget: Budget) -> String
         bytes += b;
         head.push(shown);
     }
-    let head_end = head.last().map_or(0, |s| s.line + s.repeats);
+    head
+}
 
-    // The last lines, within the budget, after the head.
+/// The last lines, within the budget, after the head (which ends at line `head_end`).
+fn tail_lines(summary: &keylines::Summary, head_end: u64, budget: Budget) -> Vec<Shown> {
     let mut tail: Vec<Shown> = Vec::new();
     let (mut lines, mut bytes) = (0, 0);
     for shown in numbered(&summary.tail, summary.tail_first_line)
@@ -304,34 +332,16 @@ fn overflow_view(head_text: &str, captured: &Captured, budget: Budget) -> String
         tail.push(shown);
     }
     tail.reverse();
-    let tail_start = tail.first().map_or(total + 1, |s| s.line);
+    tail
+}
 
-    let mut out = String::new();
-    for shown in &head {
-        shown.render(&mut out);
-    }
-    if head_end + 1 < tail_start {
-        let (from, to) = (head_end + 1, tail_start - 1);
-        // Key lines the head and tail show are not left out.
-        let in_view: u64 = head
-            .iter()
-            .chain(&tail)
-            .filter(|s| keylines::classify(&s.text) == keylines::Class::Key)
-            .map(|s| 1 + s.repeats)
-            .sum();
-        let view = View {
-            from,
-            to,
-            total,
-            in_view,
-            rendered: captured.rendered.as_ref(),
-        };
-        out.push_str(&omitted(&view, summary, file.as_deref(), budget));
-    }
-    for shown in &tail {
-        shown.render(&mut out);
-    }
-    out
+/// The key lines the head and tail show (with their repeats): they are not left out.
+fn keys_in_view(head: &[Shown], tail: &[Shown]) -> u64 {
+    head.iter()
+        .chain(tail)
+        .filter(|s| keylines::classify(&s.text) == keylines::Class::Key)
+        .map(|s| 1 + s.repeats)
+        .sum()
 }
 
 /// A first line longer than the head kept: its start, and its end when the stream
@@ -378,15 +388,63 @@ impl View<'_> {
 
 /// The marker of the lines left out, with their key lines.
 fn omitted(view: &View, summary: &keylines::Summary, file: Option<&str>, budget: Budget) -> String {
-    let (from, to, in_view) = (view.from, view.to, view.in_view);
-    let range = from..=to;
+    let shown = keys_shown(view, summary, budget);
+    // Every key line seen but those shown here, in the head or in the tail.
+    let listed: u64 = shown.iter().map(|(key, _)| key.count).sum();
+    let left_out = summary.key_lines.saturating_sub(listed + view.in_view);
+    // Numbers as the saved file counts its lines.
+    let (from, to, total) = (
+        view.raw(view.from - 1) + 1,
+        view.raw(view.to + 1)
+            .saturating_sub(1)
+            .max(view.raw(view.from - 1) + 1),
+        view.raw(view.total),
+    );
+    let sed = |from: u64, to: u64| match file {
+        Some(path) => format!("sed -n '{from},{to}p' {path}"),
+        None => "the full output was not saved".to_owned(),
+    };
+    let mut out = String::new();
+    if shown.is_empty() && left_out == 0 {
+        out.push_str(&format!(
+            "[... lines {from}-{to} of {total} not shown, no error or failure among them: {}]\n",
+            sed(from, to)
+        ));
+        return out;
+    }
+    out.push_str(&format!(
+        "[... lines {from}-{to} of {total} not shown; the error and failure lines among them, by line number:]\n"
+    ));
+    out.push_str(&key_rows(view, &shown));
+    if left_out > 0 {
+        match file {
+            Some(path) => out.push_str(&format!(
+                "[... and {left_out} more: grep -nE '{}' {path}]\n",
+                keylines::grep_pattern()
+            )),
+            None => out.push_str(&format!("[... and {left_out} more]\n")),
+        }
+    }
+    out.push_str(&format!(
+        "[... end of lines {from}-{to}: {}]\n",
+        sed(from, to)
+    ));
+    out
+}
+
+/// A key line to show, with the rows it takes: itself and its locators not shown yet.
+type KeyRows<'a> = (&'a keylines::KeyLine, Vec<&'a keylines::Numbered>);
+
+/// The key lines of the lines left out that the budget shows; past the budget, those
+/// that say where (file:line) go first.
+fn keys_shown<'a>(view: &View, summary: &'a keylines::Summary, budget: Budget) -> Vec<KeyRows<'a>> {
+    let range = view.from..=view.to;
     let candidates: Vec<&keylines::KeyLine> = summary
         .keys
         .iter()
         .filter(|k| range.contains(&k.first.line))
         .collect();
 
-    // Past the budget, the key lines that say where (file:line) go first.
     let mut order: Vec<usize> = (0..candidates.len()).collect();
     if candidates.len() > budget.key_lines {
         order.sort_by_key(|&i| (!keylines::locates(candidates[i]), i));
@@ -410,35 +468,13 @@ fn omitted(view: &View, summary: &keylines::Summary, file: Option<&str>, budget:
         }
         shown.push((key, rows));
     }
+    shown
+}
 
-    // Every key line seen but those shown here, in the head or in the tail.
-    let listed: u64 = shown.iter().map(|(key, _)| key.count).sum();
-    let left_out = summary.key_lines.saturating_sub(listed + in_view);
-    // Numbers as the saved file counts its lines.
-    let (from, to, total) = (
-        view.raw(from - 1) + 1,
-        view.raw(to + 1)
-            .saturating_sub(1)
-            .max(view.raw(from - 1) + 1),
-        view.raw(view.total),
-    );
-    let sed = |from: u64, to: u64| match file {
-        Some(path) => format!("sed -n '{from},{to}p' {path}"),
-        None => "the full output was not saved".to_owned(),
-    };
-    let mut out = String::new();
-    if shown.is_empty() && left_out == 0 {
-        out.push_str(&format!(
-            "[... lines {from}-{to} of {total} not shown, no error or failure among them: {}]\n",
-            sed(from, to)
-        ));
-        return out;
-    }
-    out.push_str(&format!(
-        "[... lines {from}-{to} of {total} not shown; the error and failure lines among them, by line number:]\n"
-    ));
+/// The rows of the key lines shown, `line:text`, in the saved file's line order.
+fn key_rows(view: &View, shown: &[KeyRows<'_>]) -> String {
     let mut rows: Vec<(u64, String)> = Vec::new();
-    for (key, locators) in &shown {
+    for (key, locators) in shown {
         for row in locators {
             let mut text = visible(&row.text).into_owned();
             if row.line == key.first.line && key.count > 1 {
@@ -453,22 +489,10 @@ fn omitted(view: &View, summary: &keylines::Summary, file: Option<&str>, budget:
     }
     rows.sort_by_key(|(line, _)| *line);
     rows.dedup_by_key(|(line, _)| *line);
+    let mut out = String::new();
     for (line, text) in rows {
         out.push_str(&format!("{line}:{text}\n"));
     }
-    if left_out > 0 {
-        match file {
-            Some(path) => out.push_str(&format!(
-                "[... and {left_out} more: grep -nE '{}' {path}]\n",
-                keylines::grep_pattern()
-            )),
-            None => out.push_str(&format!("[... and {left_out} more]\n")),
-        }
-    }
-    out.push_str(&format!(
-        "[... end of lines {from}-{to}: {}]\n",
-        sed(from, to)
-    ));
     out
 }
 
