@@ -62,6 +62,10 @@ fn key_lines_by_content() {
             "fatal: not a git repository (or any of the parent directories): .git",
         ],
     );
+}
+
+#[test]
+fn plain_lines_by_content() {
     is(
         Class::Plain,
         &[
@@ -77,6 +81,10 @@ fn key_lines_by_content() {
             "Tests:       300 passed, 300 total",
         ],
     );
+}
+
+#[test]
+fn locators_by_content() {
     is(
         Class::Locator,
         &[
@@ -89,6 +97,10 @@ fn key_lines_by_content() {
             "    calc_test.go:254: Avg([1 2]) = 1, want 2",
         ],
     );
+}
+
+#[test]
+fn key_lines_that_locate_by_content() {
     is(
         Class::KeyLocator,
         &["tests/test_calc_2.py:9: ZeroDivisionError"],
