@@ -1,125 +1,15 @@
 //! The protocol in process: the library's server on an in-memory duplex, with paused
 //! time where a test would otherwise wait on the clock.
 
-use std::sync::Arc;
 use std::time::Duration;
 
 use serde_json::{Value, json};
-use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader, DuplexStream};
+use tokio::io::AsyncWriteExt;
 
-use forge_bash::config::Config;
-use forge_bash::contain::Containment;
-use forge_bash::server::Server;
-use forge_bash::stdio::{self, Exit};
+use forge_bash::stdio::Exit;
 
-/// A server reading one duplex and writing another; the test holds their other ends.
-struct Harness {
-    to_server: DuplexStream,
-    from_server: tokio::io::Lines<BufReader<DuplexStream>>,
-    served: tokio::task::JoinHandle<std::io::Result<Exit>>,
-    dir: tempfile::TempDir,
-}
-
-impl Harness {
-    fn start(args: &[&str]) -> Harness {
-        let dir = tempfile::tempdir().unwrap();
-        let work = dir.path().join("work");
-        std::fs::create_dir(&work).unwrap();
-        let mut argv = vec![
-            "forge-bash".to_owned(),
-            "--workdir".to_owned(),
-            work.display().to_string(),
-            "--state-dir".to_owned(),
-            dir.path().join("state").display().to_string(),
-        ];
-        argv.extend(args.iter().map(|a| a.to_string()));
-        let config = Config::try_parse_from(argv).unwrap();
-        let server = Server::new(
-            config,
-            forge_bash::config::find_shell(),
-            Arc::new(Containment::without_watchdog()),
-        );
-        let (to_server, input) = tokio::io::duplex(1 << 20);
-        let (output, from_server) = tokio::io::duplex(1 << 20);
-        let served = tokio::spawn(stdio::serve(server, input, output, std::future::pending()));
-        Harness {
-            to_server,
-            from_server: BufReader::new(from_server).lines(),
-            served,
-            dir,
-        }
-    }
-
-    fn workdir(&self) -> std::path::PathBuf {
-        self.dir.path().join("work")
-    }
-
-    /// A named pipe in the workdir: a command that reads it waits for the test.
-    fn fifo(&self, name: &str) -> std::path::PathBuf {
-        let fifo = self.workdir().join(name);
-        let made = std::process::Command::new("mkfifo").arg(&fifo).status();
-        assert!(made.unwrap().success());
-        fifo
-    }
-
-    /// Closes the test's end of the server's output: writes to it fail from now on.
-    fn stop_reading(&mut self) {
-        let (closed, _) = tokio::io::duplex(1);
-        self.from_server = BufReader::new(closed).lines();
-    }
-
-    async fn send(&mut self, line: &str) {
-        self.to_server.write_all(line.as_bytes()).await.unwrap();
-        self.to_server.write_all(b"\n").await.unwrap();
-    }
-
-    async fn next(&mut self) -> Value {
-        serde_json::from_str(&self.next_raw().await).unwrap()
-    }
-
-    /// The next line as written, within a generous bound.
-    async fn next_raw(&mut self) -> String {
-        tokio::time::timeout(Duration::from_secs(60), self.from_server.next_line())
-            .await
-            .expect("a line within 60 s")
-            .unwrap()
-            .expect("a line")
-    }
-
-    fn audit(&self) -> String {
-        let Ok(entries) = std::fs::read_dir(self.dir.path().join("state")) else {
-            return String::new();
-        };
-        entries
-            .flatten()
-            .filter(|e| e.file_name().to_string_lossy().starts_with("audit-"))
-            .map(|e| std::fs::read_to_string(e.path()).unwrap())
-            .collect()
-    }
-
-    /// Closes the input; the server answers what it read, then returns.
-    async fn finish(&mut self) -> Vec<Value> {
-        self.to_server.shutdown().await.unwrap();
-        let mut rest = Vec::new();
-        while let Some(line) = self.from_server.next_line().await.unwrap() {
-            rest.push(serde_json::from_str(&line).unwrap());
-        }
-        assert_eq!((&mut self.served).await.unwrap().unwrap(), Exit::Eof);
-        rest
-    }
-}
-
-fn call(id: impl Into<Value>, command: &str) -> String {
-    json!({"jsonrpc": "2.0", "id": id.into(), "method": "tools/call",
-           "params": {"name": "run", "arguments": {"command": command}}})
-    .to_string()
-}
-
-fn text(response: &Value) -> &str {
-    response["result"]["content"][0]["text"]
-        .as_str()
-        .unwrap_or("")
-}
+use crate::support::in_process::{Harness, call};
+use crate::support::text;
 
 #[tokio::test(start_paused = true)]
 async fn piped_requests_are_all_answered_long_after_end_of_input() {
@@ -550,7 +440,7 @@ async fn the_longest_command_is_the_one_the_error_states() {
     let command = |len: usize| format!("echo {} | wc -c", "x".repeat(len - "echo  | wc -c".len()));
     harness.send(&call(1, &command(200_000))).await;
     let refused = harness.next().await;
-    let message = text(&refused).to_owned();
+    let message = text(&refused);
     assert!(
         message.starts_with("ERROR: Execution failed: command is 200000 bytes; "),
         "{message}"
@@ -563,12 +453,12 @@ async fn the_longest_command_is_the_one_the_error_states() {
         .unwrap_or_else(|| panic!("no limit in {message}"));
     // A command of the stated length runs; one byte more is refused.
     harness.send(&call(2, &command(limit))).await;
-    let ran = harness.next().await;
+    let ran = text(&harness.next().await);
     let printed = limit - "echo  | wc -c".len() + 1;
     assert!(
-        text(&ran).starts_with(&format!("{printed}\n\n[exit:0 | ")),
+        ran.starts_with(&format!("{printed}\n\n[exit:0 | ")),
         "{message} → {}",
-        &text(&ran)[..text(&ran).len().min(200)]
+        &ran[..ran.len().min(200)]
     );
     harness.send(&call(3, &command(limit + 1))).await;
     let refused = harness.next().await;

@@ -10,6 +10,8 @@ use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 
+pub mod in_process;
+
 pub const BIN: &str = env!("CARGO_BIN_EXE_forge-bash");
 
 /// How long any single answer may take before a test fails (generous on purpose).
