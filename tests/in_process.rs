@@ -85,6 +85,7 @@ async fn malformed_lines_get_exact_errors() {
     let mut harness = Harness::start(&[]);
     let cases: &[(&str, Value, i64, &str)] = &[
         ("not json", Value::Null, -32700, "parse error"),
+        ("{not json", Value::Null, -32700, "parse error"),
         (
             "[1, 2]",
             Value::Null,
@@ -160,6 +161,12 @@ async fn malformed_lines_get_exact_errors() {
             "tool not found: nope",
         ),
         (
+            r#"{"jsonrpc":"2.0","id":14,"method":"tools/call","params":{"name":"bash","arguments":{"command":"ls"}}}"#,
+            json!(14),
+            -32602,
+            "tool not found: bash",
+        ),
+        (
             r#"{"jsonrpc":"2.0","id":-3,"method":"initialize","params":{"protocolVersion":5}}"#,
             json!(-3),
             -32602,
@@ -185,6 +192,59 @@ async fn malformed_lines_get_exact_errors() {
         .send(r#"{"jsonrpc":"2.0","id":"abc","method":"ping"}"#)
         .await;
     assert_eq!(harness.next().await["id"], "abc");
+    assert!(harness.finish().await.is_empty());
+}
+
+/// What a call answers: all of its text, or how the text starts.
+enum Says {
+    Exactly(&'static str),
+    StartsWith(&'static str),
+}
+
+#[tokio::test]
+async fn bad_arguments_are_tool_errors_and_the_server_goes_on() {
+    let cases: &[(&str, bool, Says)] = &[
+        (
+            r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"run","arguments":{}}}"#,
+            true,
+            Says::Exactly("ERROR: Invalid arguments: missing required string `command`"),
+        ),
+        (
+            r#"{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"run"}}"#,
+            true,
+            Says::StartsWith(""),
+        ),
+        (
+            r#"{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"run","arguments":{"command":42}}}"#,
+            true,
+            Says::Exactly("ERROR: Invalid arguments: `command` must be a string, got a number"),
+        ),
+        (
+            r#"{"jsonrpc":"2.0","id":4,"method":"tools/call","params":{"name":"run","arguments":{"command":"echo a\u0000b"}}}"#,
+            true,
+            Says::StartsWith("ERROR: Execution failed: command contains a NUL byte"),
+        ),
+        // A lone surrogate escape, as JavaScript's JSON.stringify writes one, is read
+        // as U+FFFD; a surrogate pair stays the character it encodes.
+        (
+            r#"{"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"name":"run","arguments":{"command":"echo \ud800 \ud83d\ude00 \udc00"}}}"#,
+            false,
+            Says::StartsWith("\u{FFFD} \u{1F600} \u{FFFD}\n\n[exit:0 | "),
+        ),
+    ];
+    let mut harness = Harness::start(&[]);
+    for (line, is_error, says) in cases {
+        harness.send(line).await;
+        let answer = harness.next().await;
+        assert_eq!(answer["result"]["isError"], *is_error, "{line} → {answer}");
+        let got = text(&answer);
+        match says {
+            Says::Exactly(expected) => assert_eq!(got, *expected, "{line}"),
+            Says::StartsWith(start) => assert!(got.starts_with(start), "{line} → {got}"),
+        }
+    }
+    harness.send(&call("after", "echo still here")).await;
+    assert!(text(&harness.next().await).starts_with("still here\n"));
     assert!(harness.finish().await.is_empty());
 }
 
