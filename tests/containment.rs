@@ -310,16 +310,7 @@ fn clock_ticks() -> f64 {
 #[test]
 fn server_death_takes_every_call_along_unless_background_jobs_are_kept() {
     for keep in [false, true] {
-        let mut options = Options::default();
-        if keep {
-            options = options.arg("--keep-background");
-        }
-        let mut server = options.start();
-        let mut groups = Groups::default();
-        let answer = server.run("echo $$ > pgid; sleep 3000 > /dev/null 2>&1 & echo $! > keep");
-        assert!(answer.contains("[exit:0"), "{answer}");
-        let background = read_pid(&server.workdir.join("keep"));
-        groups.0.push(read_pid(&server.workdir.join("pgid")));
+        let (mut server, mut groups, background) = crate::support::server_with_background_job(keep);
         server.start_call(&format!("{ESCAPEES} echo $$ > shell; sleep 3000"));
         let mut pids = escapees(&server, &mut groups);
         let shell = read_pid(&server.workdir.join("shell"));
@@ -387,6 +378,25 @@ fn a_killed_watchdog_is_replaced_and_server_death_still_ends_calls() {
     all_gone_within_a_second(&[shell], &marker);
 }
 
+/// A server with `--max-processes 64` whose first call started `job` in the
+/// background: the server, the call's group for cleanup, its id and its marker; `None`
+/// (the test skips) where this machine gives calls no process limit.
+fn limited_call(job: &str) -> Option<(Server, Groups, i32, String)> {
+    let mut server = Options::default().arg("--max-processes").arg("64").start();
+    if !limited(&server) {
+        return None;
+    }
+    let mut groups = Groups::default();
+    let answer = server.run(&format!(
+        "echo $FORGE_BASH_CALL > marker; echo $$ > pgid; {job} > /dev/null 2>&1 & echo started"
+    ));
+    assert!(answer.starts_with("started\n"), "{answer}");
+    let pgid = read_pid(&server.workdir.join("pgid"));
+    groups.0.push(pgid);
+    let marker = marker(&server.workdir);
+    Some((server, groups, pgid, marker))
+}
+
 /// Skips unless this machine gives calls a process limit (a `pids` controller).
 fn limited(server: &Server) -> bool {
     assert!(eventually(PATIENCE, || server
@@ -401,20 +411,11 @@ fn limited(server: &Server) -> bool {
 
 #[test]
 fn a_call_has_at_most_max_processes_and_the_next_call_can_stop_them() {
-    let mut server = Options::default().arg("--max-processes").arg("64").start();
-    if !limited(&server) {
-        return;
-    }
-    let mut groups = Groups::default();
     // 300 sleeps in the background; at most 64 processes may exist for the call.
-    let answer = server.run(
-        "echo $FORGE_BASH_CALL > marker; echo $$ > pgid; \
-         (for i in $(seq 300); do sleep 3000 & done) > /dev/null 2>&1 & echo started",
-    );
-    assert!(answer.starts_with("started\n"), "{answer}");
-    let pgid = read_pid(&server.workdir.join("pgid"));
-    groups.0.push(pgid);
-    let marker = marker(&server.workdir);
+    let spawner = "(for i in $(seq 300); do sleep 3000 & done)";
+    let Some((mut server, _groups, pgid, marker)) = limited_call(spawner) else {
+        return;
+    };
     assert!(eventually(Duration::from_secs(10), || leftovers(&marker)
         .len()
         >= 60));
@@ -429,18 +430,9 @@ fn a_call_has_at_most_max_processes_and_the_next_call_can_stop_them() {
 
 #[test]
 fn a_background_fork_bomb_neither_disables_the_tool_nor_outlives_the_server() {
-    let mut server = Options::default().arg("--max-processes").arg("64").start();
-    if !limited(&server) {
+    let Some((mut server, _groups, _, marker)) = limited_call("(:(){ :|:& };:)") else {
         return;
-    }
-    let mut groups = Groups::default();
-    let answer = server.run(
-        "echo $FORGE_BASH_CALL > marker; echo $$ > pgid; \
-         (:(){ :|:& };:) > /dev/null 2>&1 & echo started",
-    );
-    assert!(answer.starts_with("started\n"), "{answer}");
-    groups.0.push(read_pid(&server.workdir.join("pgid")));
-    let marker = marker(&server.workdir);
+    };
     assert!(eventually(Duration::from_secs(10), || leftovers(&marker)
         .len()
         >= 32));

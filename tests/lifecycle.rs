@@ -2,7 +2,9 @@ use std::time::{Duration, Instant};
 
 use serde_json::json;
 
-use crate::support::{Groups, Options, Server, alive, eventually, read_pid, text};
+use crate::support::{
+    Groups, Options, Server, alive, eventually, read_pid, server_with_background_job, text,
+};
 
 #[test]
 fn cancellation_kills_the_group_logs_and_serves_on() {
@@ -37,14 +39,9 @@ fn cancellation_kills_the_group_logs_and_serves_on() {
 }
 
 fn shutdown_by(signal: libc::c_int) {
-    let mut server = Server::start(Options::default());
-    server.initialize();
-    let mut groups = Groups::default();
     // An answered call's background job: it ends with the server too.
-    let answer = server.run("echo $$ > bg-group; sleep 600 > /dev/null 2>&1 & echo $! > bg");
-    assert!(answer.contains("[exit:0"), "{answer}");
-    groups.0.push(read_pid(&server.workdir.join("bg-group")));
-    let background = read_pid(&server.workdir.join("bg"));
+    let (mut server, mut groups, background) = server_with_background_job(false);
+    server.initialize();
     let mut ids = Vec::new();
     for name in ["a", "b"] {
         ids.push(server.start_call(&format!(
@@ -110,16 +107,7 @@ fn sigquit_stops_everything_and_exits_zero() {
 #[test]
 fn end_of_input_ends_background_jobs_unless_they_are_kept() {
     for keep in [false, true] {
-        let mut options = Options::default();
-        if keep {
-            options = options.arg("--keep-background");
-        }
-        let mut server = options.start();
-        let mut groups = Groups::default();
-        let answer = server.run("echo $$ > group; sleep 600 > /dev/null 2>&1 & echo $! > bg");
-        assert!(answer.contains("[exit:0"), "{answer}");
-        groups.0.push(read_pid(&server.workdir.join("group")));
-        let background = read_pid(&server.workdir.join("bg"));
+        let (mut server, _groups, background) = server_with_background_job(keep);
         server.close_stdin();
         assert!(server.wait_exit(Duration::from_secs(10)).is_some());
         let gone = eventually(Duration::from_secs(2), || !alive(background));

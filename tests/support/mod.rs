@@ -82,6 +82,22 @@ pub fn binary() -> Command {
     command
 }
 
+/// A server (with `--keep-background` when `keep`) whose first call left a job running
+/// in the background: the server, the call's group for cleanup, and the job's pid.
+pub fn server_with_background_job(keep: bool) -> (Server, Groups, i32) {
+    let mut options = Options::default();
+    if keep {
+        options = options.arg("--keep-background");
+    }
+    let mut server = options.start();
+    let mut groups = Groups::default();
+    let answer = server.run("echo $$ > group; sleep 600 > /dev/null 2>&1 & echo $! > bg");
+    assert!(answer.contains("[exit:0"), "{answer}");
+    groups.0.push(read_pid(&server.workdir.join("group")));
+    let job = read_pid(&server.workdir.join("bg"));
+    (server, groups, job)
+}
+
 /// Whether this kernel has Landlock with at least ABI `min`; says why not when it
 /// does not, for the test to skip.
 pub fn landlock_here(min: i32) -> bool {
