@@ -176,7 +176,7 @@ pub fn check_line(line: &[u8], tool: &str) -> Result<Accepted, Refusal> {
             ErrorCode::INVALID_REQUEST,
             "invalid request: batch requests are not supported",
         ),
-        Ok((Value::Object(message), seen)) => check(message, &seen, tool),
+        Ok((Value::Object(message), seen)) => check_message(message, &seen, tool),
         Ok(_) => refuse(
             None,
             ErrorCode::INVALID_REQUEST,
@@ -195,7 +195,11 @@ fn readable_id(line: &[u8]) -> Option<Id> {
 
 /// Checks a JSON-RPC message: its id, version and method, then what its kind needs.
 /// Once its id can be read, every refusal echoes it.
-fn check(message: Map<String, Value>, seen: &Seen, tool: &str) -> Result<Accepted, Refusal> {
+fn check_message(
+    message: Map<String, Value>,
+    seen: &Seen,
+    tool: &str,
+) -> Result<Accepted, Refusal> {
     if seen.conflicting_ids {
         return refuse(
             None,
