@@ -30,6 +30,7 @@ mod glob;
 mod judge;
 mod parse;
 mod printf;
+mod special;
 mod wrappers;
 
 /// What the guard decided.

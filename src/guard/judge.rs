@@ -9,6 +9,7 @@ use std::ops::ControlFlow;
 use super::glob;
 use super::parse::{self, Command, Visitor, Word, is_assignment};
 use super::printf;
+use super::special;
 use super::wrappers::{self, ShellInput, Then, Wrapper};
 
 /// The first simple command of `text` that runs rm, as written; `text` is nested
@@ -300,6 +301,10 @@ fn step(word: &Word, rest: &[Word], stdin: Option<&str>, cx: &Cx) -> Step {
         return Step::rm_if(function_runs_rm(rest, cx));
     }
     let name = word.text.rsplit('/').next().unwrap_or(&word.text);
+    let script = |text: &str| script_runs_rm(text, cx);
+    if let Some(rm) = special::runs_rm(name, &texts(rest), stdin, &script) {
+        return Step::rm_if(rm);
+    }
     let Some(spec) = wrappers::find(name) else {
         return Step::NoRm;
     };
@@ -379,7 +384,24 @@ fn texts(words: &[Word]) -> Vec<&str> {
 }
 
 /// What a wrapper given the words `rest` runs; `Skip(n)`: the command `n` words on.
+/// A wrapper of subcommands (`npm exec`) wraps only in them, after its options.
 fn wrapped(spec: &Wrapper, rest: &[Word], stdin: Option<&str>, cx: &Cx) -> Step {
+    if spec.sub.is_empty() {
+        return wrapped_args(spec, rest, stdin, cx);
+    }
+    let texts = texts(rest);
+    let at = wrappers::options(spec, &texts).len;
+    if !texts.get(at).is_some_and(|sub| spec.sub.contains(sub)) {
+        return Step::NoRm;
+    }
+    match wrapped_args(spec, &rest[at + 1..], stdin, cx) {
+        Step::Skip(n) => Step::Skip(at + 1 + n),
+        verdict => verdict,
+    }
+}
+
+/// What a wrapper runs, given the words after its name (or subcommand).
+fn wrapped_args(spec: &Wrapper, rest: &[Word], stdin: Option<&str>, cx: &Cx) -> Step {
     let texts = texts(rest);
     if let Some(rm) = input_runs_rm(spec.then, rest, &texts, stdin, cx) {
         return Step::rm_if(rm);
@@ -389,11 +411,17 @@ fn wrapped(spec: &Wrapper, rest: &[Word], stdin: Option<&str>, cx: &Cx) -> Step 
     if options.scripts.iter().any(|text| script(text)) {
         return Step::Rm;
     }
-    let k = (options.len + spec.operands).min(texts.len());
+    let given = |flags: &[&str]| options.given.iter().any(|g| flags.contains(&g.as_str()));
+    if options.unknown_before_rm && !given(spec.lookup) {
+        return Step::Rm;
+    }
+    let mut k = (options.len + spec.operands).min(texts.len());
+    if spec.late_options {
+        k += wrappers::options(spec, &texts[k..]).len;
+    }
     if texts.get(k).is_some_and(|t| spec.script.contains(t)) {
         return Step::rm_if(texts.get(k + 1).is_some_and(|text| script(text)));
     }
-    let given = |flags: &[&str]| options.given.iter().any(|g| flags.contains(&g.as_str()));
     // Given no command, a shell that reads stdin: `su <<< …`, `chroot / <<< …`.
     let bare = k >= texts.len()
         || spec.then == Then::Nothing

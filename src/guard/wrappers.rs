@@ -26,6 +26,11 @@ pub(super) struct Wrapper {
     pub lookup: &'static [&'static str],
     /// Given no command, it starts a shell that reads stdin (`su`, `chroot /`).
     pub bare_shell: bool,
+    /// Options may follow the operands too: `setarch ARCH -R CMD`.
+    pub late_options: bool,
+    /// It wraps only in these subcommands (`npm exec`, `perf stat`, `tmux new`), which
+    /// may follow its options; its options are read again after them.
+    pub sub: &'static [&'static str],
     pub then: Then,
 }
 
@@ -64,6 +69,8 @@ const fn wrapper(names: &'static [&'static str], then: Then) -> Wrapper {
         operands: 0,
         lookup: &[],
         bare_shell: false,
+        late_options: false,
+        sub: &[],
         then,
     }
 }
@@ -304,6 +311,88 @@ pub(super) const WRAPPERS: &[Wrapper] = &[
         bare_shell: true,
         ..wrapper(&["chroot"], Then::Command)
     },
+    Wrapper {
+        operands: 1,
+        late_options: true,
+        bare_shell: true,
+        lookup: &["--list"],
+        ..wrapper(&["setarch"], Then::Command)
+    },
+    Wrapper {
+        bare_shell: true,
+        ..wrapper(
+            &["linux32", "linux64", "i386", "x86_64", "uname26"],
+            Then::Command,
+        )
+    },
+    Wrapper {
+        short: "lsib",
+        long: &["lib", "faked"],
+        bare_shell: true,
+        ..wrapper(&["fakeroot"], Then::Command)
+    },
+    Wrapper {
+        long: &["config-file", "dbus-daemon"],
+        ..wrapper(&["dbus-run-session"], Then::Command)
+    },
+    // Valgrind's options take their values after `=` only.
+    wrapper(&["valgrind"], Then::Command),
+    Wrapper {
+        short: "eGxrptoCIDMcFmu",
+        long: &[
+            "event",
+            "field-separator",
+            "repeat",
+            "pid",
+            "tid",
+            "cgroup",
+            "output",
+            "cpu",
+            "interval-print",
+            "delay",
+            "metrics",
+            "log-fd",
+            "count",
+            "freq",
+            "mmap-pages",
+            "uid",
+            "call-graph",
+        ],
+        script: &["--pre", "--post"],
+        sub: &["stat", "record", "trace"],
+        ..wrapper(&["perf"], Then::Command)
+    },
+    Wrapper {
+        short: "p",
+        long: &["package"],
+        script: &["-c", "--call"],
+        ..wrapper(&["npx"], Then::Command)
+    },
+    Wrapper {
+        short: "p",
+        long: &["package"],
+        script: &["-c", "--call"],
+        sub: &["exec", "x"],
+        ..wrapper(&["npm"], Then::Command)
+    },
+    Wrapper {
+        short: "ceFnstxyfLSlp",
+        sub: &[
+            "new-session",
+            "new",
+            "new-window",
+            "neww",
+            "split-window",
+            "splitw",
+            "respawn-pane",
+            "respawnp",
+            "respawn-window",
+            "respawnw",
+            "run-shell",
+            "run",
+        ],
+        ..wrapper(&["tmux"], Then::Script)
+    },
     wrapper(&["busybox", "toybox"], Then::Command),
     Wrapper {
         short: "nqs",
@@ -379,6 +468,15 @@ pub(super) struct Options {
     pub scripts: Vec<String>,
     /// Option names given (`-u`, `--user`).
     pub given: Vec<String>,
+    /// An option the table does not know to take a value is followed by `rm` or a
+    /// path to it: were it to take one, rm might still be the command (`timeout -v rm`,
+    /// `su -l rm`); it fails closed.
+    pub unknown_before_rm: bool,
+}
+
+/// `rm` or a path ending in `/rm`.
+pub(super) fn spells_rm(text: &str) -> bool {
+    text == "rm" || text.ends_with("/rm")
 }
 
 /// Reads the options at the start of `words`. With `permute`, reads on past
@@ -424,7 +522,10 @@ impl Options {
         let (value, taken) = match attached {
             Some(value) => (Some(value), 0),
             None if is_script || spec.long.contains(&name) => (next, 1),
-            None => (None, 0),
+            None => {
+                self.unknown_before_rm |= next.is_some_and(spells_rm);
+                (None, 0)
+            }
         };
         if let (true, Some(value)) = (is_script, value) {
             self.scripts.push(value.to_owned());
@@ -453,6 +554,7 @@ impl Options {
                 return taken;
             }
         }
+        self.unknown_before_rm |= next.is_some_and(spells_rm);
         0
     }
 }
