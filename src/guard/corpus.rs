@@ -207,6 +207,9 @@ pub const ALLOW: &[&str] = &[
     "fakeroot true",
     "setarch x86_64 -R true",
     "start-stop-daemon -S -x /bin/true",
+    "BASH_ENV=<(echo ls) bash -c :",
+    "BASH_ENV=/dev/stdin bash -c : <<< 'ls'",
+    "bash --rcfile <(echo ls) -i <<< ''",
 ];
 
 /// Commands the guard blocks: from the issue and the unit tables, with wrappers,
@@ -571,7 +574,7 @@ pub const BLOCK: &[&str] = &[
     "fakeroot rm x",
     "fakeroot -- rm x",
     "fakeroot <<< 'rm x'",
-    "dbus-run-session --config-file f rm x",
+    "dbus-run-session --config-file /usr/share/dbus-1/session.conf rm x",
     "dbus-run-session -- rm x",
     "valgrind -q rm x",
     "valgrind --tool=none rm x",
@@ -595,4 +598,10 @@ pub const BLOCK: &[&str] = &[
     "echo x | xargs -I{} sh -c 'rm {}'",
     "timeout -v rm x",
     "nice --bogus rm x",
+    // Start-up files in sight: `<(…)` or stdin.
+    "BASH_ENV=<(echo rm x) bash -c :",
+    "BASH_ENV=/dev/stdin bash -c : <<< 'rm x'",
+    "ENV=<(echo rm x) sh -i <<< ''",
+    "bash --rcfile <(echo rm x) -i <<< ''",
+    "bash --init-file /dev/stdin -i <<< 'rm x'",
 ];

@@ -60,6 +60,7 @@ impl Visitor for Judge {
         self.learn(command.words);
         let cx = Cx {
             depth: command.depth,
+            fed: command.fed,
             wrappers: &self.wrappers,
         };
         let group_rm = command.stdin.is_some_and(|stdin| {
@@ -179,6 +180,8 @@ fn runs_positional(words: &[Word]) -> bool {
 /// their arguments.
 struct Cx<'a> {
     depth: usize,
+    /// What the command's `<(…)` print.
+    fed: &'a [String],
     wrappers: &'a [String],
 }
 
@@ -278,6 +281,10 @@ fn step(word: &Word, rest: &[Word], stdin: Option<&str>, cx: &Cx) -> Step {
             // Hooks a shell started here runs or expands: checked as scripts.
             Some((name, value)) if !rest.is_empty() && HOOKS.contains(&name) => {
                 Step::rm_if(script_runs_rm(value, cx)).or_skip()
+            }
+            // The start-up file of a shell started here, when its text is in sight.
+            Some(("BASH_ENV" | "ENV", file)) if !rest.is_empty() => {
+                Step::rm_if(startup_runs_rm(file, stdin, cx)).or_skip()
             }
             _ => Step::Skip(1),
         };
@@ -453,6 +460,7 @@ fn input_runs_rm(
 ) -> Option<bool> {
     let script = |text: &str| script_runs_rm(text, cx);
     let rm = match then {
+        Then::Shell if rcfile_runs_rm(texts, stdin, cx) => true,
         Then::Shell => match wrappers::shell_input(texts) {
             ShellInput::Script(text) => script(text),
             ShellInput::Stdin => stdin.is_some_and(script),
@@ -510,4 +518,36 @@ fn find_exec(args: &[Word], cx: &Cx) -> bool {
         i = end + 1;
     }
     false
+}
+
+/// A start-up file whose text is in sight: `<(…)` (taken empty, and what the
+/// command's process substitutions print is checked), or stdin given a here-string,
+/// a heredoc or a pipe. A file's content is out of reach.
+fn startup_runs_rm(file: &str, stdin: Option<&str>, cx: &Cx) -> bool {
+    let script = |text: &str| script_runs_rm(text, cx);
+    if file.is_empty() {
+        cx.fed.iter().any(|text| script(text))
+    } else {
+        wrappers::STDIN_FILES.contains(&file) && stdin.is_some_and(script)
+    }
+}
+
+/// `bash --rcfile FILE`, `--init-file FILE`: a start-up file, checked when in sight.
+fn rcfile_runs_rm(args: &[&str], stdin: Option<&str>, cx: &Cx) -> bool {
+    args.iter().enumerate().any(|(k, arg)| {
+        let file = match arg.split_once('=') {
+            Some((name, file)) if ["--rcfile", "--init-file"].contains(&name) => file,
+            None if ["--rcfile", "--init-file"].contains(arg) => {
+                // A `<(…)` leaves no word: the next is another argument.
+                let next = args.get(k + 1).copied().unwrap_or("");
+                if wrappers::STDIN_FILES.contains(&next) {
+                    next
+                } else {
+                    ""
+                }
+            }
+            _ => return false,
+        };
+        startup_runs_rm(file, stdin, cx)
+    })
 }

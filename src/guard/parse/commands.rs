@@ -34,6 +34,8 @@ impl Parser<'_> {
                 let printed = self.nested(End::Paren);
                 if std::mem::take(&mut self.cur.input_pending) && c == '<' {
                     self.cur.stdin = printed;
+                } else if let Some(printed) = printed.filter(|_| c == '<') {
+                    self.cur.fed.push(printed);
                 }
             }
             '<' | '>' => self.redirection(),

@@ -43,6 +43,8 @@ struct Simple {
     /// Its stdin is what an earlier command waiting for its heredoc passes on
     /// (`cat <<EOF | bash`): that command's index among the waiting.
     stdin_from: Option<usize>,
+    /// What the `<(…)` among its words print.
+    fed: Vec<String>,
     /// Where it stands in the text, for messages.
     span: (usize, usize),
 }
@@ -53,6 +55,9 @@ pub(super) struct Command<'a> {
     pub words: &'a [Word],
     /// The text a here-string, a heredoc or `echo … |` gives it.
     pub stdin: Option<&'a str>,
+    /// What the process substitutions `<(…)` among its words print: files it may
+    /// read as scripts (`BASH_ENV=<(…)`, `--rcfile <(…)`).
+    pub fed: &'a [String],
     /// Its nesting: substitutions and scripts it runs are one deeper.
     pub depth: usize,
     /// Where it stands in the text.
@@ -155,6 +160,8 @@ struct Current {
     stdin_from: Option<usize>,
     /// A `<` waits for its target, a process substitution: `bash < <(echo …)`.
     input_pending: bool,
+    /// What the other `<(…)` of the command print.
+    fed: Vec<String>,
 }
 
 struct Parser<'v> {
@@ -262,6 +269,7 @@ impl<'v> Parser<'v> {
             words: current.words,
             stdin: current.stdin.or_else(|| self.group_stdin.clone()),
             stdin_from: current.stdin_from,
+            fed: current.fed,
             span: (start, current.end.max(start)),
         };
         self.printed = self.visitor.printed(&simple.words);
@@ -287,6 +295,7 @@ impl<'v> Parser<'v> {
         let command = Command {
             words: &simple.words,
             stdin: simple.stdin.as_deref(),
+            fed: &simple.fed,
             depth: self.depth,
             source: &self.s[start..end],
         };
