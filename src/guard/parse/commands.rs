@@ -1,15 +1,15 @@
 //! Command lists: separators, pipelines, subshells and groups, and the compounds
 //! whose insides are partly data: `case` (patterns) and `[[ ]]`.
 
-use super::{End, MAX_DEPTH, Parser, Stop, Word};
+use super::{End, ListEnd, MAX_DEPTH, Parser, Word};
 
 impl Parser<'_> {
     /// A command list, up to what ends it (`end`) or the end of the text; says which.
-    pub(super) fn commands(&mut self, end: End) -> Stop {
+    pub(super) fn commands(&mut self, end: End) -> ListEnd {
         loop {
             self.skip_blanks();
             let Some(c) = self.peek() else {
-                return Stop::Eof;
+                return ListEnd::Eof;
             };
             if let Some(stop) = self.step(c, end) {
                 return stop;
@@ -19,7 +19,7 @@ impl Parser<'_> {
 
     /// One step of a command list, at `c`: an operator, a redirection, a nested list
     /// or a word. Returns why the list ends, when it ends here.
-    fn step(&mut self, c: char, end: End) -> Option<Stop> {
+    fn step(&mut self, c: char, end: End) -> Option<ListEnd> {
         match c {
             '\n' => self.newline(),
             '#' => self.comment(),
@@ -52,7 +52,7 @@ impl Parser<'_> {
     }
 
     /// `;`, or the `;;`, `;&` or `;;&` that ends an item of a `case`.
-    fn semicolon(&mut self, end: End) -> Option<Stop> {
+    fn semicolon(&mut self, end: End) -> Option<ListEnd> {
         self.flush();
         let width = if self.starts_with(";;&") {
             3
@@ -62,7 +62,7 @@ impl Parser<'_> {
             1
         };
         self.bump(width);
-        (width > 1 && end == End::CaseItem).then_some(Stop::CaseSeparator)
+        (width > 1 && end == End::CaseItem).then_some(ListEnd::CaseSeparator)
     }
 
     /// `&`, `&&`, `|`, `||` or `|&`. Across a pipe, the next command gets what this
@@ -122,15 +122,15 @@ impl Parser<'_> {
     }
 
     /// `)`: it ends the list of a subshell or substitution; elsewhere it is skipped.
-    fn close_paren(&mut self, end: End) -> Option<Stop> {
+    fn close_paren(&mut self, end: End) -> Option<ListEnd> {
         self.flush();
         self.bump(1);
-        (end == End::Paren).then_some(Stop::Paren)
+        (end == End::Paren).then_some(ListEnd::Paren)
     }
 
     /// A word: the file descriptor of a redirection (`2>`, `{fd}>`), a keyword that
     /// opens or closes a compound in command position, or a word of the command.
-    fn word_or_compound(&mut self, end: End) -> Option<Stop> {
+    fn word_or_compound(&mut self, end: End) -> Option<ListEnd> {
         let start = self.i;
         let command_start = self.at_compound_start();
         let word = self.word();
@@ -146,7 +146,7 @@ impl Parser<'_> {
                 "case" => {
                     self.flush();
                     let stop = self.case_clause();
-                    return (stop == Stop::Eof).then_some(Stop::Eof);
+                    return (stop == ListEnd::Eof).then_some(ListEnd::Eof);
                 }
                 "[[" => {
                     self.flush();
@@ -155,7 +155,7 @@ impl Parser<'_> {
                 }
                 "esac" if end == End::CaseItem => {
                     self.flush();
-                    return Some(Stop::Esac);
+                    return Some(ListEnd::Esac);
                 }
                 _ => {}
             }
@@ -186,7 +186,7 @@ impl Parser<'_> {
     }
 
     /// `case WORD in [(]PATTERN[|PATTERN]…) COMMANDS ;; … esac`, after `case`.
-    fn case_clause(&mut self) -> Stop {
+    fn case_clause(&mut self) -> ListEnd {
         self.skip_space();
         self.word();
         self.skip_space();
@@ -196,10 +196,10 @@ impl Parser<'_> {
                 return stop;
             }
             if !self.case_patterns() {
-                return Stop::Eof;
+                return ListEnd::Eof;
             }
             match self.commands(End::CaseItem) {
-                Stop::CaseSeparator => {}
+                ListEnd::CaseSeparator => {}
                 stop => return stop,
             }
         }
@@ -207,22 +207,22 @@ impl Parser<'_> {
 
     /// Before an item of a `case`: skips blanks and stray `;`, and the `(` that may
     /// open the patterns. Returns why the clause ends, when it ends here (`esac`).
-    fn case_item_start(&mut self) -> Option<Stop> {
+    fn case_item_start(&mut self) -> Option<ListEnd> {
         self.skip_space();
         while self.peek() == Some(';') {
             self.bump(1);
             self.skip_space();
         }
         let Some(c) = self.peek() else {
-            return Some(Stop::Eof);
+            return Some(ListEnd::Eof);
         };
         if self.starts_with("esac") && self.ends_word(4) {
             self.bump(4);
-            return Some(Stop::Esac);
+            return Some(ListEnd::Esac);
         }
         if c == ')' {
             // No pattern starts with `)`: leave it to the enclosing list.
-            return Some(Stop::Paren);
+            return Some(ListEnd::Paren);
         }
         if c == '(' {
             self.bump(1);

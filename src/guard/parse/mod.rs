@@ -135,7 +135,7 @@ enum End {
 
 /// Why a command list stopped.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Stop {
+enum ListEnd {
     Eof,
     Paren,
     CaseSeparator,
