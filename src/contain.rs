@@ -243,6 +243,7 @@ impl Call {
             return;
         };
         self.pgid.store(pid, Ordering::Relaxed);
+        self.cgroups.adopt(pid);
         let cgroup = self
             .cgroups
             .v2()

@@ -12,14 +12,15 @@
 //! The process limit stops a fork bomb at `--max-processes` processes per call, so
 //! the calls after it can still fork.
 
-use std::io;
+use std::io::{self, Write};
 use std::path::{Path, PathBuf};
 
 /// One hierarchy's directory for this server's calls.
 #[derive(Debug)]
 struct Tree {
-    /// The cgroup the server itself lives in: it returns there after each spawn.
-    home: PathBuf,
+    /// The `cgroup.procs` of the cgroup the server itself lives in, kept open: it
+    /// returns there after each spawn.
+    home: Option<std::fs::File>,
     /// `<home>/forge-bash-<pid>`.
     root: PathBuf,
     /// Call cgroups get `pids.max` here.
@@ -144,22 +145,27 @@ impl Cgroups {
 
     /// Runs `spawn` with the server inside the call's cgroups, so the shell is born in
     /// them; then the server moves back home.
+    ///
+    /// Only cgroup v2 is entered this way: it is what kills, so nothing may start
+    /// outside it. The v1 `pids` cgroup only limits; the shell is moved there as soon as
+    /// it is spawned ([`CallCgroups::adopt`]), before it has parsed its command.
     pub fn spawn_inside<T>(&self, call: &CallCgroups, spawn: impl FnOnce() -> T) -> T {
-        let pairs = [(&self.v2, &call.v2), (&self.pids_v1, &call.pids_v1)];
-        let mut entered = Vec::new();
-        for (tree, dir) in pairs {
-            if let (Some(tree), Some(dir)) = (tree, dir) {
-                match std::fs::write(dir.join("cgroup.procs"), "0") {
-                    Ok(()) => entered.push(&tree.home),
-                    Err(e) => tracing::debug!(error = %e, "cannot enter the call's cgroup"),
-                }
-            }
+        let (Some(tree), Some(dir)) = (&self.v2, &call.v2) else {
+            return spawn();
+        };
+        if let Err(e) = std::fs::write(dir.join("cgroup.procs"), "0") {
+            tracing::debug!(error = %e, "cannot enter the call's cgroup");
+            return spawn();
         }
         let spawned = spawn();
-        for home in entered {
-            if let Err(e) = std::fs::write(home.join("cgroup.procs"), "0") {
-                tracing::error!(error = %e, "cannot leave a call's cgroup");
-            }
+        let left = match &tree.home {
+            Some(home) => (&*home).write_all(b"0"),
+            None => Err(io::Error::other(
+                "the server's own cgroup.procs is not open",
+            )),
+        };
+        if let Err(e) = left {
+            tracing::error!(error = %e, "cannot leave a call's cgroup");
         }
         spawned
     }
@@ -183,6 +189,16 @@ impl Cgroups {
 }
 
 impl CallCgroups {
+    /// Takes the just-spawned shell into the v1 `pids` cgroup, where that is what
+    /// limits the call's processes.
+    pub fn adopt(&self, pid: libc::pid_t) {
+        if let Some(dir) = &self.pids_v1
+            && let Err(e) = std::fs::write(dir.join("cgroup.procs"), pid.to_string())
+        {
+            tracing::warn!(error = %e, "cannot limit the call's processes");
+        }
+    }
+
     /// Kills everything in the call's cgroup; false when it has none to kill with.
     pub fn kill(&self) -> Option<io::Result<()>> {
         if let Some(dir) = &self.v2
@@ -230,8 +246,12 @@ fn make_tree(base: &Path) -> Option<Tree> {
     remove_stale(base);
     let root = base.join(format!("forge-bash-{}", std::process::id()));
     std::fs::create_dir(&root).ok()?;
+    let home = std::fs::OpenOptions::new()
+        .write(true)
+        .open(base.join("cgroup.procs"))
+        .ok();
     Some(Tree {
-        home: base.to_owned(),
+        home,
         root,
         pids: false,
     })
