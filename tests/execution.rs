@@ -71,28 +71,15 @@ fn timeout_kills_the_whole_group() {
 
 /// Processes of group `pgid` whose command line contains `needle`.
 fn descendants_running(needle: &str, pgid: i32) -> Vec<i32> {
-    let mut found = Vec::new();
-    for entry in std::fs::read_dir("/proc").unwrap().flatten() {
-        let Ok(pid) = entry.file_name().to_string_lossy().parse::<i32>() else {
-            continue;
-        };
-        let Ok(stat) = std::fs::read_to_string(format!("/proc/{pid}/stat")) else {
-            continue;
-        };
-        let fields: Vec<&str> = stat
-            .rsplit(')')
-            .next()
-            .unwrap_or("")
-            .split_whitespace()
-            .collect();
-        let group: i32 = fields.get(2).and_then(|f| f.parse().ok()).unwrap_or(0);
-        let cmdline = std::fs::read(format!("/proc/{pid}/cmdline")).unwrap_or_default();
-        let cmdline = String::from_utf8_lossy(&cmdline).replace('\0', " ");
-        if group == pgid && cmdline.contains(needle) && alive(pid) {
-            found.push(pid);
-        }
-    }
-    found
+    crate::support::group_members(pgid)
+        .into_iter()
+        .filter(|pid| {
+            let cmdline = std::fs::read(format!("/proc/{pid}/cmdline")).unwrap_or_default();
+            String::from_utf8_lossy(&cmdline)
+                .replace('\0', " ")
+                .contains(needle)
+        })
+        .collect()
 }
 
 #[test]

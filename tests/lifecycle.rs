@@ -260,30 +260,6 @@ fn no_fd_or_thread_leaks() {
     );
 }
 
-/// The processes of group `pgid` that are alive (not zombies).
-fn group_members(pgid: i32) -> Vec<i32> {
-    let mut members = Vec::new();
-    for entry in std::fs::read_dir("/proc").unwrap().flatten() {
-        let Ok(pid) = entry.file_name().to_string_lossy().parse::<i32>() else {
-            continue;
-        };
-        let Ok(stat) = std::fs::read_to_string(format!("/proc/{pid}/stat")) else {
-            continue;
-        };
-        // After the command name: state, ppid, pgrp, …
-        let fields: Vec<&str> = stat
-            .rsplit(')')
-            .next()
-            .unwrap_or("")
-            .split_whitespace()
-            .collect();
-        if fields.get(2) == Some(&pgid.to_string().as_str()) && alive(pid) {
-            members.push(pid);
-        }
-    }
-    members
-}
-
 /// The client closes its end of the server's stdout while `sleep 100` runs (under a
 /// 200 s timeout): the call is cancelled within seconds, and the server exits once
 /// stdin ends. With `stdin_first`, stdin ends before stdout closes.
@@ -337,9 +313,12 @@ fn client_vanishes(stdin_first: bool) {
     // The client stops reading; nothing is written to stdout until the call ends.
     drop(child.stdout.take());
     assert!(
-        eventually(Duration::from_secs(10), || group_members(pgid).is_empty()),
+        eventually(Duration::from_secs(10), || crate::support::group_members(
+            pgid
+        )
+        .is_empty()),
         "still running: {:?}; stderr:\n{}",
-        group_members(pgid),
+        crate::support::group_members(pgid),
         stderr()
     );
     assert!(!alive(sleep));

@@ -417,6 +417,30 @@ pub fn eventually(patience: Duration, mut cond: impl FnMut() -> bool) -> bool {
     }
 }
 
+/// The processes of group `pgid` that are alive (not zombies).
+pub fn group_members(pgid: i32) -> Vec<i32> {
+    let mut members = Vec::new();
+    for entry in std::fs::read_dir("/proc").unwrap().flatten() {
+        let Ok(pid) = entry.file_name().to_string_lossy().parse::<i32>() else {
+            continue;
+        };
+        let Ok(stat) = std::fs::read_to_string(format!("/proc/{pid}/stat")) else {
+            continue;
+        };
+        // After the command name: state, ppid, pgrp, …
+        let fields: Vec<&str> = stat
+            .rsplit(')')
+            .next()
+            .unwrap_or("")
+            .split_whitespace()
+            .collect();
+        if fields.get(2) == Some(&pgid.to_string().as_str()) && alive(pid) {
+            members.push(pid);
+        }
+    }
+    members
+}
+
 /// Whether a process exists and is not a zombie.
 pub fn alive(pid: i32) -> bool {
     match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
