@@ -132,6 +132,42 @@ pub struct Config {
           action = clap::ArgAction::SetTrue)]
     pub create_workdir: bool,
 
+    /// Serve MCP over Streamable HTTP at `http://ADDR:PORT/mcp` instead of stdio. A
+    /// bearer token is required: FORGE_BASH_HTTP_TOKEN or --http-token-file. With
+    /// `{user}` in --workdir and --state-dir, each session works in the directories of
+    /// the user its `X-User-ID` header names.
+    #[arg(long, env = "FORGE_BASH_HTTP", value_name = "ADDR:PORT")]
+    pub http: Option<std::net::SocketAddr>,
+
+    /// A file holding the HTTP bearer token (its first line). The token is never a flag
+    /// value, which `ps` would show.
+    #[arg(long, env = "FORGE_BASH_HTTP_TOKEN_FILE", value_name = "PATH")]
+    pub http_token_file: Option<PathBuf>,
+
+    /// Serve HTTP without a token: refused unless --http is a loopback address.
+    #[arg(long, env = "FORGE_BASH_HTTP_INSECURE_NO_TOKEN",
+          value_parser = clap::builder::BoolishValueParser::new(),
+          action = clap::ArgAction::SetTrue)]
+    pub http_insecure_no_token: bool,
+
+    /// Host names (or host:port) HTTP requests may name in their `Host` header, against
+    /// DNS rebinding (comma-separated; the flag may be repeated). By default, loopback
+    /// names only: `localhost`, `127.0.0.1`, `::1`.
+    #[arg(
+        long,
+        env = "FORGE_BASH_HTTP_ALLOWED_HOST",
+        value_name = "HOST",
+        value_delimiter = ','
+    )]
+    pub http_allowed_host: Vec<String>,
+
+    /// Seconds an HTTP session may stay idle before it ends (its background jobs with
+    /// it). Never less than the command timeout plus 5 s, so a running command
+    /// does not make its session idle.
+    #[arg(long, env = "FORGE_BASH_HTTP_SESSION_IDLE_SECS", default_value_t = 900,
+          value_parser = clap::value_parser!(u64).range(1..))]
+    pub http_session_idle_secs: u64,
+
     /// Milliseconds between progress notifications for calls that ask for them.
     #[arg(long, env = "FORGE_BASH_PROGRESS_INTERVAL_MS", default_value_t = 5_000,
           value_parser = clap::value_parser!(u64).range(1..), hide = true)]
@@ -171,6 +207,20 @@ impl Config {
     }
 }
 
+/// The placeholder of a per-user path over HTTP.
+pub const USER: &str = "{user}";
+
+/// A user name as a session may give it (`X-User-ID`): 1 to 64 of `A-Z a-z 0-9 . _ -`,
+/// and not `.` or `..`, so that it is always one directory name of its own.
+pub fn valid_user(name: &str) -> bool {
+    (1..=64).contains(&name.len())
+        && name
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'.' | b'_' | b'-'))
+        && name != "."
+        && name != ".."
+}
+
 /// Why the configuration cannot be served.
 #[derive(Debug, thiserror::Error)]
 pub enum Error {
@@ -180,6 +230,10 @@ pub enum Error {
     Placeholder { flag: &'static str, path: String },
     #[error("{flag} {path}: the path must be absolute")]
     Relative { flag: &'static str, path: String },
+    #[error(
+        "{flag} {path}: {{user}} is for --http, where each session names its user; over stdio, give each user's path"
+    )]
+    UserWithoutHttp { flag: &'static str, path: String },
     #[error("--create-workdir {path}: {source}")]
     CreateWorkdir {
         path: String,
@@ -206,8 +260,31 @@ impl Config {
             if !path.is_absolute() {
                 return Err(Error::Relative { flag, path: shown });
             }
+            if shown.contains(USER)
+                && (self.http.is_none() || !matches!(flag, "--workdir" | "--state-dir"))
+            {
+                return Err(Error::UserWithoutHttp { flag, path: shown });
+            }
         }
         Ok(())
+    }
+
+    /// True when the workdir or the state dir is per user (`{user}`, over HTTP).
+    pub fn per_user(&self) -> bool {
+        [&self.workdir, &self.state_dir]
+            .iter()
+            .any(|path| path.to_string_lossy().contains(USER))
+    }
+
+    /// These settings for `user`: `{user}` in the workdir and state dir replaced by
+    /// the name (which [`valid_user`] accepted).
+    pub fn for_user(&self, user: &str) -> Config {
+        let replace = |path: &Path| PathBuf::from(path.to_string_lossy().replace(USER, user));
+        Config {
+            workdir: replace(&self.workdir),
+            state_dir: replace(&self.state_dir),
+            ..self.clone()
+        }
     }
 
     /// With `--create-workdir`, makes a missing workdir and its parents, mode 0700.

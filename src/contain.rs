@@ -130,6 +130,7 @@ impl Containment {
             pgid: AtomicI32::new(0),
             registered: AtomicBool::new(false),
             killed: AtomicBool::new(false),
+            answered: AtomicBool::new(false),
             containment: self.clone(),
         })
     }
@@ -218,6 +219,7 @@ pub struct Call {
     pgid: AtomicI32,
     registered: AtomicBool,
     killed: AtomicBool,
+    answered: AtomicBool,
     containment: Arc<Containment>,
 }
 
@@ -269,8 +271,34 @@ impl Call {
         result
     }
 
+    /// Kills what the call left behind once answered: its cgroup and whatever carries
+    /// its marker. Its group id is not used: the group may be gone and the id reused.
+    fn kill_remains(&self) {
+        if let Some(Err(e)) = self.cgroups.kill() {
+            tracing::warn!(error = %e, "cannot kill a call's cgroup");
+        }
+        sweep(&self.marker);
+    }
+
+    /// True once the call was answered and nothing it started runs any more (as far
+    /// as its cgroup, or without one its process group, can tell).
+    fn is_over(&self) -> bool {
+        if !self.answered.load(Ordering::Relaxed) {
+            return false;
+        }
+        match self.cgroups.is_empty() {
+            Some(empty) => empty,
+            None => {
+                let pgid = self.pgid.load(Ordering::Relaxed);
+                // SAFETY: kill with signal 0 only checks that the group exists.
+                pgid <= 0 || unsafe { libc::kill(-pgid, 0) } != 0
+            }
+        }
+    }
+
     /// The call was answered: a server death no longer counts it as running.
     pub fn release(&self) {
+        self.answered.store(true, Ordering::Relaxed);
         if self.registered.swap(false, Ordering::Relaxed) {
             lock(&self.containment.running).remove(&self.marker);
             self.containment.watchdog(&format!("-{}\n", self.marker));
@@ -283,6 +311,44 @@ impl Drop for Call {
         self.release();
         let left = self.cgroups.remove();
         lock(&self.containment.lingering).extend(left);
+    }
+}
+
+/// The calls of one client session (an HTTP session): when it ends, what its calls
+/// left running in the background ends with it, while other sessions' calls go on.
+#[derive(Debug, Default)]
+pub struct Scope {
+    calls: Mutex<Vec<Arc<Call>>>,
+    ended: AtomicBool,
+}
+
+impl Scope {
+    /// Keeps `call` until the scope ends. Calls that are over are let go here, so a
+    /// long session keeps only the calls that still have processes.
+    pub fn keep(&self, call: &Arc<Call>) {
+        let mut calls = lock(&self.calls);
+        calls.retain(|call| !call.is_over());
+        calls.push(call.clone());
+        if self.ended.load(Ordering::Relaxed) {
+            drop(calls);
+            self.kill_all();
+        }
+    }
+
+    /// Ends the scope: every process of every call kept is killed. Running calls are
+    /// stopped by their own cancellation; this takes what they left behind. Only the
+    /// first end does anything.
+    pub fn end(&self) {
+        if !self.ended.swap(true, Ordering::Relaxed) {
+            self.kill_all();
+        }
+    }
+
+    fn kill_all(&self) {
+        let calls = std::mem::take(&mut *lock(&self.calls));
+        for call in &calls {
+            call.kill_remains();
+        }
     }
 }
 

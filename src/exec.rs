@@ -23,7 +23,7 @@ use tokio::sync::oneshot;
 use tokio_util::sync::CancellationToken;
 
 use crate::capture::{self, Captured, Sink, Spiller};
-use crate::contain::{Call, Containment};
+use crate::contain::{Call, Containment, Scope};
 use crate::exit;
 use crate::sandbox::{self, Sandbox};
 
@@ -52,6 +52,9 @@ pub struct Job<'a> {
     pub containment: &'a Arc<Containment>,
     /// The Landlock ruleset every command runs under, when the sandbox is on.
     pub sandbox: Option<&'a Sandbox>,
+    /// The client session the call belongs to, when its transport has sessions: what
+    /// the call leaves in the background ends with the session.
+    pub scope: Option<&'a Scope>,
 }
 
 /// Why the server stops a command early, other than its own limits.
@@ -104,6 +107,9 @@ pub enum Error {
 pub async fn run(job: Job<'_>, stop: impl Future<Output = Stop>) -> Result<Output, Error> {
     validate(&job)?;
     let call = job.containment.call();
+    if let Some(scope) = job.scope {
+        scope.keep(&call);
+    }
     let mut child = spawn(&job, &call)?;
     // Until the call is answered, dropping it (the runtime going away) kills it.
     let guard = KillOnDrop(Some(call.clone()));

@@ -38,6 +38,8 @@ pub mod environ;
 pub mod exec;
 pub mod exit;
 pub mod guard;
+#[cfg(feature = "http")]
+pub mod http;
 pub mod keylines;
 pub mod overflow;
 pub mod present;
@@ -47,3 +49,4 @@ pub mod sandbox;
 pub mod server;
 pub mod state;
 pub mod stdio;
+pub mod workspace;

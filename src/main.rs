@@ -9,10 +9,8 @@ use std::sync::Arc;
 
 use forge_bash::config::{self, Config};
 use forge_bash::contain::{self, Containment};
-use forge_bash::sandbox::{self, Sandbox};
-use forge_bash::server::Server;
-use forge_bash::state::StateDir;
-use forge_bash::{environ, guard, stdio};
+use forge_bash::server::Shared;
+use forge_bash::{environ, guard, stdio, workspace};
 
 /// The command line: the server's settings, or a subcommand.
 #[derive(Debug, Clone, Parser)]
@@ -71,7 +69,7 @@ fn main() -> ExitCode {
         Some(Command::Check { command }) => check_command(&command.join(" ")),
         Some(Command::Audit(query)) => show_audit(&query),
         None => match start_up(config) {
-            Ok(config) => serve(config),
+            Ok((config, token)) => serve(config, token),
             Err(e) => {
                 tracing::error!("{e}");
                 ExitCode::FAILURE
@@ -82,8 +80,8 @@ fn main() -> ExitCode {
 
 /// Injects PID 1's environment, then starts logging; returns the settings as they are
 /// with the injected variables, once their paths are checked (and the workdir made,
-/// when asked).
-fn start_up(config: Config) -> Result<Config, config::Error> {
+/// when asked), and the HTTP token taken out of the environment.
+fn start_up(config: Config) -> Result<(Config, Option<String>), config::Error> {
     let filter = environ::Filter {
         include: config.env_include,
         exclude: config.env_exclude,
@@ -92,6 +90,10 @@ fn start_up(config: Config) -> Result<Config, config::Error> {
     let injected = unsafe { environ::inject(&filter) };
     // Parsed again: injected variables may configure the server, as they always could.
     let config = Cli::parse().config;
+    // The token is the server's alone: commands inherit the environment.
+    let token = std::env::var(HTTP_TOKEN).ok();
+    // SAFETY: still no other thread.
+    unsafe { std::env::remove_var(HTTP_TOKEN) };
     tracing_subscriber::fmt()
         .with_writer(std::io::stderr)
         .with_ansi(false)
@@ -107,32 +109,47 @@ fn start_up(config: Config) -> Result<Config, config::Error> {
         "environment injected"
     );
     config.check_paths()?;
-    config.create_workdir()?;
-    if !config.workdir.is_dir() {
-        tracing::warn!(
-            workdir = %config.workdir.display(),
-            "working directory does not exist; every call will fail until it does"
-        );
+    if !config.per_user() {
+        config.create_workdir()?;
+        if !config.workdir.is_dir() {
+            tracing::warn!(
+                workdir = %config.workdir.display(),
+                "working directory does not exist; every call will fail until it does"
+            );
+        }
     }
-    Ok(config)
+    Ok((config, token))
 }
 
-/// The server: state dir, sandbox, containment, then stdio until the end.
-fn serve(config: Config) -> ExitCode {
-    let state = Arc::new(StateDir::open(&config.state_dir));
-    let sandbox = match prepare_sandbox(&config, &state) {
-        Ok(sandbox) => sandbox,
-        Err(e) => {
-            tracing::error!("{e}");
-            return ExitCode::FAILURE;
-        }
+/// The environment variable of the HTTP bearer token.
+const HTTP_TOKEN: &str = "FORGE_BASH_HTTP_TOKEN";
+
+/// The server: containment, workspace (state dir, sandbox), then stdio or HTTP until
+/// the end.
+fn serve(config: Config, token: Option<String>) -> ExitCode {
+    #[cfg(feature = "http")]
+    let http = match config.http {
+        Some(addr) => match forge_bash::http::Settings::new(&config, addr, token) {
+            Ok(settings) => Some(settings),
+            Err(e) => {
+                tracing::error!("{e}");
+                return ExitCode::FAILURE;
+            }
+        },
+        None => None,
     };
+    #[cfg(not(feature = "http"))]
+    if config.http.is_some() || token.is_some() {
+        tracing::error!("--http: this binary was built without the `http` feature");
+        return ExitCode::FAILURE;
+    }
     let shell = config::find_shell();
     raise_fd_limit();
     let containment = Arc::new(Containment::new(
         config.max_processes,
         config.keep_background,
     ));
+    let shared = Shared::new(shell, containment.clone(), config.max_concurrent);
     // One thread: the work is waiting on pipes and children, and a single thread wakes
     // straight from epoll without cross-thread hand-offs (≈0.4 ms less per call).
     let runtime = match tokio::runtime::Builder::new_current_thread()
@@ -145,32 +162,44 @@ fn serve(config: Config) -> ExitCode {
             return ExitCode::FAILURE;
         }
     };
-    let server = Server::with_sandbox(config, shell, containment.clone(), sandbox, state);
-    let result = runtime.block_on(run(server, &containment));
+    #[cfg(feature = "http")]
+    let result = match http {
+        Some(settings) => runtime.block_on(serve_http(shared, config, settings, &containment)),
+        None => runtime.block_on(serve_stdio(shared, config, &containment)),
+    };
+    #[cfg(not(feature = "http"))]
+    let result = runtime.block_on(serve_stdio(shared, config, &containment));
     // Do not wait for a thread blocked reading a non-pipe stdin.
     runtime.shutdown_background();
     containment.stop();
     match result {
-        Ok(exit) => {
-            tracing::debug!(?exit, "forge-bash stopped");
+        Ok(()) => {
+            tracing::debug!("forge-bash stopped");
             ExitCode::SUCCESS
         }
         Err(e) => {
-            tracing::error!(error = %e, "forge-bash failed");
+            tracing::error!("forge-bash failed: {e}");
             ExitCode::FAILURE
         }
     }
 }
 
+/// A stop signal, or the watchdog lost for good.
+async fn stopped(containment: &Containment) {
+    tokio::select! {
+        () = shutdown_signal() => {}
+        () = containment.keep_watchdog() => {}
+    }
+}
+
 /// Serves stdio until the input ends, a stop signal comes, or the watchdog is lost
 /// for good.
-async fn run(server: Server, containment: &Containment) -> std::io::Result<stdio::Exit> {
-    let stop = async {
-        tokio::select! {
-            () = shutdown_signal() => {}
-            () = containment.keep_watchdog() => {}
-        }
-    };
+async fn serve_stdio(
+    shared: Arc<Shared>,
+    config: Config,
+    containment: &Containment,
+) -> Result<(), Box<dyn std::error::Error>> {
+    let server = workspace::open(shared, config)?;
     let retention = {
         let server = server.clone();
         tokio_util::task::AbortOnDropHandle::new(tokio::spawn(async move {
@@ -180,41 +209,23 @@ async fn run(server: Server, containment: &Containment) -> std::io::Result<stdio
     // Non-blocking pipes when the client gave us pipes (as MCP clients do); the
     // blocking handles otherwise (a terminal, a file).
     let (input, output) = rmcp::transport::stdio_pipes();
-    let exit = stdio::serve(server, input, output, stop).await;
+    let exit = stdio::serve(server, input, output, stopped(containment)).await?;
+    tracing::debug!(?exit, "stdio ended");
     drop(retention);
-    exit
+    Ok(())
 }
 
-/// The Landlock ruleset, prepared once; warnings of best-effort mode logged once.
-fn prepare_sandbox(
-    config: &config::Config,
-    state: &StateDir,
-) -> Result<Option<Sandbox>, sandbox::Error> {
-    let private = |name: &str| match config.sandbox {
-        sandbox::Mode::Off => Ok(state.path().join(name)),
-        _ => state
-            .subdir(name)
-            .map_err(|e| sandbox::Error::Temp(state.path().join(name), e)),
-    };
-    let (temp, home) = (private(sandbox::TEMP_DIR)?, private(sandbox::HOME_DIR)?);
-    let request = sandbox::Request {
-        mode: config.sandbox,
-        network: &config.network,
-        workdir: &config.workdir,
-        state_dir: &config.state_dir,
-        temp: &temp,
-        home: &home,
-        writable: &config.writable,
-        readable: &config.readable,
-    };
-    let (sandbox, warnings) = Sandbox::prepare(&request)?;
-    for warning in warnings {
-        tracing::warn!("sandbox (best effort): {warning}");
-    }
-    if let Some(sandbox) = &sandbox {
-        tracing::info!("sandbox: {sandbox}");
-    }
-    Ok(sandbox)
+/// Serves HTTP until a stop signal comes, or the watchdog is lost for good.
+#[cfg(feature = "http")]
+async fn serve_http(
+    shared: Arc<Shared>,
+    config: Config,
+    settings: forge_bash::http::Settings,
+    containment: &Containment,
+) -> Result<(), Box<dyn std::error::Error>> {
+    let workspaces = Arc::new(workspace::Workspaces::new(shared, config)?);
+    forge_bash::http::serve(workspaces, settings, stopped(containment)).await?;
+    Ok(())
 }
 
 /// Raises the soft limit on open files to the hard limit: each call holds a few pipes,

@@ -29,7 +29,7 @@ use tokio_util::task::{AbortOnDropHandle, TaskTracker};
 use crate::backlog::Backlog;
 use crate::capture::{Captured, Spill, Spiller};
 use crate::config::Config;
-use crate::contain::Containment;
+use crate::contain::{Containment, Scope};
 use crate::present::Answer;
 use crate::sandbox::Sandbox;
 use crate::state::StateDir;
@@ -50,20 +50,50 @@ pub struct Server {
 #[derive(Debug)]
 struct Inner {
     config: Config,
-    shell: PathBuf,
+    shared: Arc<Shared>,
     state: Arc<StateDir>,
     spiller: Arc<Spiller>,
-    containment: Arc<Containment>,
     sandbox: Option<Sandbox>,
+    /// Held while a retention pass runs.
+    pruning: std::sync::Mutex<()>,
+    tool: Tool,
+    info: ServerConfig,
+}
+
+/// What every server of one process shares: the shell, the containment, the turns to
+/// run (`--max-concurrent` holds for all of them at once), the tracker of running
+/// calls and the shutdown token. Over HTTP each user has a server of their own.
+#[derive(Debug)]
+pub struct Shared {
+    shell: PathBuf,
+    containment: Arc<Containment>,
     /// One permit per command that may run at once; tokio's semaphore is fair, so
     /// waiting calls start in arrival order.
     permits: Semaphore,
     calls: TaskTracker,
-    /// Held while a retention pass runs.
-    pruning: std::sync::Mutex<()>,
     shutdown: CancellationToken,
-    tool: Tool,
-    info: ServerConfig,
+}
+
+impl Shared {
+    pub fn new(shell: PathBuf, containment: Arc<Containment>, max_concurrent: u32) -> Arc<Shared> {
+        Arc::new(Shared {
+            shell,
+            containment,
+            permits: Semaphore::new(max_concurrent as usize),
+            calls: TaskTracker::new(),
+            shutdown: CancellationToken::new(),
+        })
+    }
+
+    /// Running calls; each holds a token of this tracker until its audit row is written.
+    pub fn calls(&self) -> &TaskTracker {
+        &self.calls
+    }
+
+    /// Cancelling it stops every running command (and any that starts later).
+    pub fn shutdown(&self) -> &CancellationToken {
+        &self.shutdown
+    }
 }
 
 impl Server {
@@ -77,6 +107,17 @@ impl Server {
         config: Config,
         shell: PathBuf,
         containment: Arc<Containment>,
+        sandbox: Option<Sandbox>,
+        state: Arc<StateDir>,
+    ) -> Server {
+        let shared = Shared::new(shell, containment, config.max_concurrent);
+        Server::sharing(shared, config, sandbox, state)
+    }
+
+    /// A server of its own workdir and state dir that shares `shared` with others.
+    pub fn sharing(
+        shared: Arc<Shared>,
+        config: Config,
         sandbox: Option<Sandbox>,
         state: Arc<StateDir>,
     ) -> Server {
@@ -94,28 +135,28 @@ impl Server {
             .with_server_info(Implementation::new("forge-bash", env!("CARGO_PKG_VERSION")))
             .with_instructions(instructions(&workdir));
         let spiller = Spiller::new(state.clone());
-        let permits = Semaphore::new(config.max_concurrent as usize);
         Server {
             inner: Arc::new(Inner {
                 config,
-                shell,
+                shared,
                 state,
                 spiller,
-                containment,
                 sandbox,
-                permits,
-                calls: TaskTracker::new(),
                 pruning: std::sync::Mutex::new(()),
-                shutdown: CancellationToken::new(),
                 tool,
                 info,
             }),
         }
     }
 
+    /// What this server shares with the others of the process.
+    pub fn shared(&self) -> &Arc<Shared> {
+        &self.inner.shared
+    }
+
     /// Running calls; each holds a token of this tracker until its audit row is written.
     pub fn calls(&self) -> &TaskTracker {
-        &self.inner.calls
+        &self.inner.shared.calls
     }
 
     /// Requests the transport lets in flight at once: twice the commands that may run,
@@ -126,24 +167,32 @@ impl Server {
 
     /// Cancelling it stops every running command (and any that starts later).
     pub fn shutdown(&self) -> &CancellationToken {
-        &self.inner.shutdown
+        &self.inner.shared.shutdown
+    }
+
+    /// The workdir every command of this server runs in.
+    pub fn workdir(&self) -> &std::path::Path {
+        &self.inner.config.workdir
     }
 
     /// Runs one command through guard, Layer 1, Layer 2 and the audit log. The answer
-    /// waits for room in `backlog`, when the transport gave one.
+    /// waits for room in `backlog`, when the transport gave one; what the command
+    /// leaves running ends with `scope`, when the transport has sessions.
     pub async fn run(
         &self,
         command: &str,
         cancel: CancellationToken,
         backlog: Option<&Backlog>,
+        scope: Option<&Scope>,
     ) -> Answer {
-        let _running = self.inner.calls.token();
+        let shared = &self.inner.shared;
+        let _running = shared.calls.token();
         let config = &self.inner.config;
         if guard::check(command).is_blocked() {
             self.audit(command, exit::BLOCKED, 0);
             return present::blocked();
         }
-        let shutdown = self.inner.shutdown.clone();
+        let shutdown = shared.shutdown.clone();
         let stop = async move {
             tokio::select! {
                 () = cancel.cancelled() => exec::Stop::Cancelled,
@@ -152,19 +201,20 @@ impl Server {
         };
         tokio::pin!(stop);
         let _permit = tokio::select! {
-            permit = self.inner.permits.acquire() => permit,
+            permit = shared.permits.acquire() => permit,
             stop = &mut stop => return self.never_started(command, stop),
         };
         let started = Instant::now();
         let job = exec::Job {
-            shell: &self.inner.shell,
+            shell: &shared.shell,
             command,
             workdir: &config.workdir,
             timeout: config.timeout(),
             cap: config.max_output_bytes,
             spiller: &self.inner.spiller,
-            containment: &self.inner.containment,
+            containment: &shared.containment,
             sandbox: self.inner.sandbox.as_ref(),
+            scope,
         };
         let result = exec::run(job, stop).await;
         let ms = started.elapsed().as_millis();
@@ -307,8 +357,14 @@ impl ServerHandler for Server {
             AbortOnDropHandle::new(tokio::spawn(progress(ctx.peer.clone(), token, every)))
         });
         let backlog = ctx.extensions.get::<Arc<Backlog>>();
+        let scope = ctx.extensions.get::<Arc<Scope>>();
         let answer = self
-            .run(&args.command, ctx.ct.clone(), backlog.map(Arc::as_ref))
+            .run(
+                &args.command,
+                ctx.ct.clone(),
+                backlog.map(Arc::as_ref),
+                scope.map(Arc::as_ref),
+            )
             .await;
         let content = vec![ContentBlock::text(answer.text)];
         let result = if answer.is_error {

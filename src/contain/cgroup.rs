@@ -215,6 +215,13 @@ impl CallCgroups {
         None
     }
 
+    /// Whether the call's cgroup holds no process; `None` when it has no cgroup.
+    pub fn is_empty(&self) -> Option<bool> {
+        let dir = self.v2.as_ref().or(self.pids_v1.as_ref())?;
+        let procs = std::fs::read_to_string(dir.join("cgroup.procs")).unwrap_or_default();
+        Some(procs.trim().is_empty())
+    }
+
     /// The v2 directory, for the watchdog.
     pub fn v2(&self) -> Option<&Path> {
         self.v2.as_deref()

@@ -1,0 +1,586 @@
+//! The Streamable HTTP transport (`--http ADDR:PORT`): MCP at `/mcp`, served by rmcp's
+//! [`StreamableHttpService`] behind a gate of this server's.
+//!
+//! The gate comes first, for every request:
+//!
+//! - the path is `/mcp`, else 404;
+//! - the bearer token matches (compared in constant time), else 401 and nothing runs;
+//! - a POST body is at most [`MAX_BODY_BYTES`] (else 413) and passes the same checks as
+//!   a stdio line ([`check::check_line`]); a refusal is answered as a JSON-RPC error,
+//!   and what passes reaches rmcp as the message the checks read;
+//! - with per-user paths, `X-User-ID` names a valid user (else 400) when a session
+//!   starts, and the same user for the rest of the session (else 403).
+//!
+//! rmcp then checks the `Host` header (DNS rebinding), refuses any `Origin` (a
+//! browser has no business here), keeps the sessions and their streams. Each session
+//! has a [`Session`] handler: the [`Server`] of its user's workspace, a cancellation
+//! token and a [`Scope`] of its own. When the session ends (a DELETE, its idle expiry,
+//! the server's shutdown) its running commands are cancelled as by
+//! `notifications/cancelled`, and what they left in the background is killed.
+//! Every session shares `--max-concurrent`, the containment and the shutdown.
+
+use std::collections::HashMap;
+use std::convert::Infallible;
+use std::future::Future;
+use std::io;
+use std::net::SocketAddr;
+use std::sync::{Arc, Mutex, OnceLock};
+use std::time::Duration;
+
+use bytes::Bytes;
+use http::{HeaderValue, Method, Request, Response, StatusCode, header};
+use http_body_util::combinators::BoxBody;
+use http_body_util::{BodyExt, Full, Limited};
+use hyper::body::Incoming;
+use hyper_util::rt::{TokioIo, TokioTimer};
+use rmcp::model::{
+    CallToolRequestParams, CallToolResponse, ClientJsonRpcMessage, ClientRequest, JsonRpcMessage,
+    ListToolsResult, PaginatedRequestParams, ServerConfig, Tool,
+};
+use rmcp::service::RequestContext;
+use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
+use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService};
+use rmcp::{ErrorData as McpError, RoleServer, ServerHandler};
+use tokio::net::TcpListener;
+use tokio_util::sync::CancellationToken;
+use tokio_util::task::AbortOnDropHandle;
+
+use crate::check::{self, Accepted, Refusal};
+use crate::config::{self, Config};
+use crate::contain::Scope;
+use crate::server::{Server, TOOL};
+use crate::workspace::Workspaces;
+
+/// Longest request body accepted: the longest stdio line.
+pub const MAX_BODY_BYTES: usize = crate::stdio::MAX_LINE_BYTES;
+
+/// The path MCP is served at.
+pub const PATH: &str = "/mcp";
+
+/// The header that names a session's user.
+pub const USER_HEADER: &str = "x-user-id";
+
+const SESSION_HEADER: &str = "mcp-session-id";
+
+/// On shutdown, how long running commands get to be killed and logged, then how long
+/// their answers get to go out.
+const SHUTDOWN_GRACE: Duration = Duration::from_millis(700);
+const FLUSH_GRACE: Duration = Duration::from_millis(150);
+
+/// How long a client may take to send a request's headers.
+const HEADER_TIMEOUT: Duration = Duration::from_secs(30);
+
+type Body = BoxBody<Bytes, Infallible>;
+
+/// A bearer token. Never printed.
+#[derive(Clone)]
+pub struct Token(Vec<u8>);
+
+impl std::fmt::Debug for Token {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Token(…)")
+    }
+}
+
+impl Token {
+    /// A token, once it is not empty.
+    pub fn new(token: &str) -> Option<Token> {
+        let token = token.trim();
+        (!token.is_empty()).then(|| Token(token.as_bytes().to_vec()))
+    }
+
+    /// Whether `Authorization` carries this token as a bearer token. The comparison
+    /// takes the same time wherever the first difference is.
+    fn admits(&self, authorization: Option<&HeaderValue>) -> bool {
+        let Some(value) = authorization.map(HeaderValue::as_bytes) else {
+            return false;
+        };
+        let Some(given) = value
+            .get(..7)
+            .filter(|scheme| scheme.eq_ignore_ascii_case(b"bearer "))
+            .map(|_| value[7..].trim_ascii())
+        else {
+            return false;
+        };
+        let mut difference = u8::from(given.len() != self.0.len());
+        for (i, expected) in self.0.iter().enumerate() {
+            difference |= expected ^ given.get(i).copied().unwrap_or(0);
+        }
+        std::hint::black_box(difference) == 0
+    }
+}
+
+/// How the HTTP transport is set up.
+#[derive(Debug, Clone)]
+pub struct Settings {
+    pub addr: SocketAddr,
+    /// `None` only with `--http-insecure-no-token` on a loopback address.
+    pub token: Option<Token>,
+    pub allowed_hosts: Vec<String>,
+    pub session_idle: Duration,
+}
+
+/// Why the HTTP transport cannot start.
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    #[error(
+        "--http needs a bearer token: set FORGE_BASH_HTTP_TOKEN or --http-token-file (or give --http-insecure-no-token, for a loopback address only)"
+    )]
+    NoToken,
+    #[error("--http-insecure-no-token: {0} is not a loopback address; a token is required")]
+    NotLoopback(SocketAddr),
+    #[error("the token is given twice: FORGE_BASH_HTTP_TOKEN and --http-token-file; give one")]
+    TwoTokens,
+    #[error("--http-token-file {0}: {1}")]
+    TokenFile(String, io::Error),
+    #[error("--http-token-file {0}: the file holds no token")]
+    EmptyTokenFile(String),
+    #[error("FORGE_BASH_HTTP_TOKEN is empty")]
+    EmptyToken,
+}
+
+impl Settings {
+    /// The settings of `config`, with the token given in the environment (`from_env`,
+    /// already taken out of it) or in the token file.
+    pub fn new(
+        config: &Config,
+        addr: SocketAddr,
+        from_env: Option<String>,
+    ) -> Result<Settings, Error> {
+        let from_file = match &config.http_token_file {
+            Some(path) => {
+                let shown = path.display().to_string();
+                let text = std::fs::read_to_string(path)
+                    .map_err(|e| Error::TokenFile(shown.clone(), e))?;
+                let first = text.lines().next().unwrap_or_default().to_owned();
+                Some(Token::new(&first).ok_or(Error::EmptyTokenFile(shown))?)
+            }
+            None => None,
+        };
+        let from_env = match from_env {
+            Some(token) => Some(Token::new(&token).ok_or(Error::EmptyToken)?),
+            None => None,
+        };
+        let token = match (from_env, from_file) {
+            (Some(_), Some(_)) => return Err(Error::TwoTokens),
+            (token @ Some(_), None) | (None, token @ Some(_)) => token,
+            (None, None) if !config.http_insecure_no_token => return Err(Error::NoToken),
+            (None, None) if !addr.ip().is_loopback() => return Err(Error::NotLoopback(addr)),
+            (None, None) => None,
+        };
+        if token.as_ref().is_some_and(|t| t.0.len() < 16) {
+            tracing::warn!("the HTTP token is shorter than 16 bytes: use a long random one");
+        }
+        let allowed_hosts = if config.http_allowed_host.is_empty() {
+            vec!["localhost".into(), "127.0.0.1".into(), "::1".into()]
+        } else {
+            config.http_allowed_host.clone()
+        };
+        // A running command is not idleness: the session outlives the longest one.
+        let session_idle = Duration::from_secs(
+            config
+                .http_session_idle_secs
+                .max(config.timeout_secs.saturating_add(5)),
+        );
+        Ok(Settings {
+            addr,
+            token,
+            allowed_hosts,
+            session_idle,
+        })
+    }
+}
+
+/// What binds a session to its user: set by the gate, read by the session's handler.
+#[derive(Debug)]
+struct Binding {
+    /// `None` when the workspace is shared by every session.
+    user: Option<String>,
+    server: OnceLock<Server>,
+    /// Cancelled when the session ends: its running commands stop.
+    ended: CancellationToken,
+    scope: Arc<Scope>,
+}
+
+impl Binding {
+    fn new(user: Option<String>) -> Arc<Binding> {
+        Arc::new(Binding {
+            user,
+            server: OnceLock::new(),
+            ended: CancellationToken::new(),
+            scope: Arc::new(Scope::default()),
+        })
+    }
+
+    /// The session is over: its running commands are cancelled, and what its calls
+    /// left running is killed (off the runtime's thread: it may sweep `/proc`).
+    fn end(&self) {
+        if self.ended.is_cancelled() {
+            return;
+        }
+        self.ended.cancel();
+        tracing::info!(user = self.user.as_deref().unwrap_or("-"), "session ended");
+        let scope = self.scope.clone();
+        match tokio::runtime::Handle::try_current() {
+            Ok(runtime) => drop(runtime.spawn_blocking(move || scope.end())),
+            Err(_) => scope.end(),
+        }
+    }
+}
+
+tokio::task_local! {
+    /// The binding of the request rmcp is handling, for the handler it makes for it.
+    static BINDING: Arc<Binding>;
+}
+
+/// The handler of one session: its user's server, its scope and its end.
+#[derive(Debug)]
+pub struct Session {
+    binding: Arc<Binding>,
+    server: Server,
+}
+
+impl Session {
+    /// Made by rmcp for a new session (or a request served without one), inside the
+    /// gate's [`BINDING`]. The user's workspace is made here, after rmcp's own checks.
+    fn make(workspaces: &Workspaces) -> io::Result<Session> {
+        let binding = BINDING
+            .try_with(Arc::clone)
+            .map_err(|_| io::Error::other("a request reached rmcp without the gate"))?;
+        let server = workspaces
+            .server(binding.user.as_deref().unwrap_or("-"))
+            .map_err(io::Error::other)?;
+        let _ = binding.server.set(server.clone());
+        Ok(Session { binding, server })
+    }
+}
+
+impl Drop for Session {
+    fn drop(&mut self) {
+        self.binding.end();
+    }
+}
+
+impl ServerHandler for Session {
+    fn get_info(&self) -> ServerConfig {
+        self.server.get_info()
+    }
+
+    async fn list_tools(
+        &self,
+        request: Option<PaginatedRequestParams>,
+        ctx: RequestContext<RoleServer>,
+    ) -> Result<ListToolsResult, McpError> {
+        self.server.list_tools(request, ctx).await
+    }
+
+    fn get_tool(&self, name: &str) -> Option<Tool> {
+        self.server.get_tool(name)
+    }
+
+    async fn call_tool(
+        &self,
+        request: CallToolRequestParams,
+        mut ctx: RequestContext<RoleServer>,
+    ) -> Result<CallToolResponse, McpError> {
+        // Cancelled by the client's cancellation or by the session's end.
+        let cancel = self.binding.ended.child_token();
+        let _link = {
+            let (request, cancel) = (ctx.ct.clone(), cancel.clone());
+            AbortOnDropHandle::new(tokio::spawn(async move {
+                request.cancelled().await;
+                cancel.cancel();
+            }))
+        };
+        ctx.ct = cancel;
+        ctx.extensions.insert(self.binding.scope.clone());
+        self.server.call_tool(request, ctx).await
+    }
+}
+
+/// The gate in front of rmcp's service.
+struct Gate {
+    service: StreamableHttpService<Session, LocalSessionManager>,
+    token: Option<Token>,
+    per_user: bool,
+    /// Each session's binding, by session id.
+    sessions: Mutex<HashMap<String, Arc<Binding>>>,
+}
+
+impl Gate {
+    async fn handle(&self, request: Request<Incoming>) -> Response<Body> {
+        if request.uri().path() != PATH {
+            return plain(StatusCode::NOT_FOUND, "Not Found: MCP is served at /mcp");
+        }
+        if let Some(token) = &self.token
+            && !token.admits(request.headers().get(header::AUTHORIZATION))
+        {
+            let mut response = plain(
+                StatusCode::UNAUTHORIZED,
+                "Unauthorized: a valid bearer token is required",
+            );
+            response
+                .headers_mut()
+                .insert(header::WWW_AUTHENTICATE, HeaderValue::from_static("Bearer"));
+            return response;
+        }
+        let user = match self.user(request.headers()) {
+            Ok(user) => user,
+            Err(response) => return response,
+        };
+        let session = request
+            .headers()
+            .get(SESSION_HEADER)
+            .and_then(|id| id.to_str().ok())
+            .map(str::to_owned);
+        let bound = session.as_ref().and_then(|id| self.binding(id));
+        if let (Some(bound), Some(user)) = (&bound, &user)
+            && bound.user.as_ref() != Some(user)
+        {
+            return plain(
+                StatusCode::FORBIDDEN,
+                "Forbidden: a session cannot change its user",
+            );
+        }
+        let (parts, body) = request.into_parts();
+        let body = if parts.method == Method::POST {
+            match self.check(body).await {
+                Ok(Some(body)) => body,
+                Ok(None) => return empty(StatusCode::ACCEPTED),
+                Err(response) => return response,
+            }
+        } else {
+            Bytes::new()
+        };
+        if parts.method == Method::DELETE
+            && let Some(id) = &session
+            && let Some(binding) = self.forget(id)
+        {
+            binding.end();
+        }
+        let starts = session.is_none();
+        if starts && self.per_user && user.is_none() {
+            return plain(
+                StatusCode::BAD_REQUEST,
+                "Bad Request: the X-User-ID header must name the session's user",
+            );
+        }
+        let binding = match (bound, starts) {
+            (Some(bound), _) => bound,
+            // A new session, or a request served without one.
+            (None, true) => Binding::new(if self.per_user { user } else { None }),
+            // A session this gate does not know: rmcp answers 404.
+            (None, false) => Binding::new(None),
+        };
+        let request = Request::from_parts(parts, Full::new(body));
+        let mut service = self.service.clone();
+        let call = tower_service::Service::call(&mut service, request);
+        let Ok(response) = BINDING.scope(binding.clone(), call).await;
+        if starts
+            && let Some(id) = response.headers().get(SESSION_HEADER)
+            && let Ok(id) = id.to_str()
+        {
+            let mut sessions = self.sessions.lock().unwrap_or_else(|e| e.into_inner());
+            sessions.retain(|_, binding| !binding.ended.is_cancelled());
+            sessions.insert(id.to_owned(), binding);
+        }
+        response
+    }
+
+    /// The user a request names, when users have workspaces of their own.
+    #[allow(clippy::result_large_err)]
+    fn user(&self, headers: &http::HeaderMap) -> Result<Option<String>, Response<Body>> {
+        if !self.per_user {
+            return Ok(None);
+        }
+        let Some(value) = headers.get(USER_HEADER) else {
+            return Ok(None);
+        };
+        match value.to_str() {
+            Ok(user) if config::valid_user(user) => Ok(Some(user.to_owned())),
+            _ => Err(plain(
+                StatusCode::BAD_REQUEST,
+                "Bad Request: X-User-ID must be 1 to 64 of A-Z a-z 0-9 . _ - (and not . or ..)",
+            )),
+        }
+    }
+
+    fn binding(&self, session: &str) -> Option<Arc<Binding>> {
+        let sessions = self.sessions.lock().unwrap_or_else(|e| e.into_inner());
+        sessions.get(session).cloned()
+    }
+
+    fn forget(&self, session: &str) -> Option<Arc<Binding>> {
+        let mut sessions = self.sessions.lock().unwrap_or_else(|e| e.into_inner());
+        sessions.remove(session)
+    }
+
+    /// Reads a POST body and checks it as a stdio line is checked: `Ok(Some)` is the
+    /// message for rmcp, `Ok(None)` a body with nothing to do.
+    #[allow(clippy::result_large_err)]
+    async fn check(&self, body: Incoming) -> Result<Option<Bytes>, Response<Body>> {
+        let body = match Limited::new(body, MAX_BODY_BYTES).collect().await {
+            Ok(body) => body.to_bytes(),
+            Err(e) if e.is::<http_body_util::LengthLimitError>() => {
+                return Err(plain(
+                    StatusCode::PAYLOAD_TOO_LARGE,
+                    &format!(
+                        "Payload Too Large: a request body may be at most {MAX_BODY_BYTES} bytes"
+                    ),
+                ));
+            }
+            Err(e) => {
+                return Err(plain(StatusCode::BAD_REQUEST, &format!("Bad Request: {e}")));
+            }
+        };
+        let message = match check::check_line(&body, TOOL) {
+            Ok(Accepted::Request { id, .. }) if id.written.is_some() => {
+                return Err(refused(&Refusal::new(
+                    Some(id),
+                    rmcp::model::ErrorCode::INVALID_REQUEST,
+                    "invalid request: over HTTP an integer id must fit in 64 bits",
+                )));
+            }
+            Ok(Accepted::Request { request, .. }) => ClientJsonRpcMessage::Request(request),
+            Ok(Accepted::Notification { notification, .. }) => {
+                JsonRpcMessage::Notification(notification)
+            }
+            Ok(Accepted::Nothing) => return Ok(None),
+            Err(refusal) => return Err(refused(&refusal)),
+        };
+        if let ClientJsonRpcMessage::Request(request) = &message
+            && matches!(request.request, ClientRequest::InitializeRequest(_))
+        {
+            tracing::debug!("a session starts");
+        }
+        serde_json::to_vec(&message)
+            .map(|bytes| Some(Bytes::from(bytes)))
+            .map_err(|e| plain(StatusCode::INTERNAL_SERVER_ERROR, &e.to_string()))
+    }
+}
+
+/// A refused message: its JSON-RPC error, with 200 when it answers a request the
+/// client can match by id, 400 otherwise.
+fn refused(refusal: &Refusal) -> Response<Body> {
+    let status = if refusal.id.is_some() {
+        StatusCode::OK
+    } else {
+        StatusCode::BAD_REQUEST
+    };
+    let mut line = refusal.line();
+    line.pop();
+    let mut response = Response::new(Full::new(Bytes::from(line)).boxed());
+    *response.status_mut() = status;
+    response.headers_mut().insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static("application/json"),
+    );
+    response
+}
+
+fn plain(status: StatusCode, text: &str) -> Response<Body> {
+    let mut response = Response::new(Full::new(Bytes::from(text.to_owned())).boxed());
+    *response.status_mut() = status;
+    response.headers_mut().insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static("text/plain; charset=utf-8"),
+    );
+    response
+}
+
+fn empty(status: StatusCode) -> Response<Body> {
+    let mut response = Response::new(Full::new(Bytes::new()).boxed());
+    *response.status_mut() = status;
+    response
+}
+
+/// Serves `workspaces` over HTTP on `settings.addr` until `stop` resolves; then every
+/// running command is stopped and logged, and every session ends.
+pub async fn serve(
+    workspaces: Arc<Workspaces>,
+    settings: Settings,
+    stop: impl Future<Output = ()>,
+) -> io::Result<()> {
+    let listener = TcpListener::bind(settings.addr).await?;
+    tracing::info!(
+        addr = %listener.local_addr()?,
+        token = settings.token.is_some(),
+        hosts = ?settings.allowed_hosts,
+        "serving MCP over HTTP at {PATH}"
+    );
+    let shutdown = CancellationToken::new();
+    let mut sessions = LocalSessionManager::default();
+    sessions.session_config.keep_alive = Some(settings.session_idle);
+    let config = StreamableHttpServerConfig::default()
+        .with_allowed_hosts(settings.allowed_hosts.clone())
+        .enforce_origin_validation()
+        .with_max_request_body_bytes(MAX_BODY_BYTES)
+        .with_cancellation_token(shutdown.child_token());
+    let factory = {
+        let workspaces = workspaces.clone();
+        move || Session::make(&workspaces)
+    };
+    let gate = Arc::new(Gate {
+        service: StreamableHttpService::new(factory, Arc::new(sessions), config),
+        token: settings.token,
+        per_user: workspaces.per_user(),
+        sessions: Mutex::new(HashMap::new()),
+    });
+    tokio::pin!(stop);
+    loop {
+        let (stream, _) = tokio::select! {
+            () = &mut stop => break,
+            accepted = listener.accept() => match accepted {
+                Ok(accepted) => accepted,
+                Err(e) => {
+                    // Out of descriptors, most likely: let some close.
+                    tracing::warn!(error = %e, "cannot accept a connection");
+                    tokio::time::sleep(Duration::from_millis(50)).await;
+                    continue;
+                }
+            },
+        };
+        let _ = stream.set_nodelay(true);
+        let gate = gate.clone();
+        let connection = shutdown.child_token();
+        tokio::spawn(async move {
+            let service = hyper::service::service_fn(move |request| {
+                let gate = gate.clone();
+                async move { Ok::<_, Infallible>(gate.handle(request).await) }
+            });
+            let serving = hyper::server::conn::http1::Builder::new()
+                .timer(TokioTimer::new())
+                .header_read_timeout(HEADER_TIMEOUT)
+                .serve_connection(TokioIo::new(stream), service);
+            tokio::select! {
+                result = serving => if let Err(e) = result {
+                    tracing::debug!(error = %e, "connection ended");
+                },
+                () = connection.cancelled() => {}
+            }
+        });
+    }
+    shut_down(&workspaces, &gate).await;
+    shutdown.cancel();
+    Ok(())
+}
+
+/// Stops every running command, logs them, gives their answers a moment to go out,
+/// and ends every session.
+async fn shut_down(workspaces: &Workspaces, gate: &Gate) {
+    tracing::info!("shutdown signal: stopping running commands");
+    let shared = workspaces.shared();
+    shared.shutdown().cancel();
+    shared.calls().close();
+    if tokio::time::timeout(SHUTDOWN_GRACE, shared.calls().wait())
+        .await
+        .is_err()
+    {
+        tracing::warn!("running commands did not stop in time");
+    }
+    tokio::time::sleep(FLUSH_GRACE).await;
+    let sessions = std::mem::take(&mut *gate.sessions.lock().unwrap_or_else(|e| e.into_inner()));
+    for binding in sessions.values() {
+        binding.end();
+    }
+}
