@@ -37,6 +37,8 @@ mod integrity;
 mod sandbox;
 // Two users of one LibreChat: workspaces, reads, network by port, processes.
 mod librechat;
+// Streamable HTTP: the token, the checks, a workspace per user, sessions that end.
+mod http;
 // The modules of src/ import one another without a circle.
 mod layers;
 // The README's registration blocks and the LibreChat example.

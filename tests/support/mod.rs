@@ -10,6 +10,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 
+pub mod http;
 pub mod in_process;
 
 pub const BIN: &str = env!("CARGO_BIN_EXE_forge-bash");
@@ -501,7 +502,7 @@ fn read_stdout(stdout: impl Read + Send + 'static) -> (Receiver<Value>, Arc<Mute
     (rx, raw_lines)
 }
 
-fn read_all(stream: impl Read + Send + 'static) -> Arc<Mutex<String>> {
+pub fn read_all(stream: impl Read + Send + 'static) -> Arc<Mutex<String>> {
     let out = Arc::new(Mutex::new(String::new()));
     let sink = out.clone();
     std::thread::spawn(move || {

@@ -1,0 +1,553 @@
+//! The Streamable HTTP transport through the real binary on 127.0.0.1: the token, the
+//! Host, Origin and body checks, the stdio checks, one workspace per user, and sessions
+//! whose end (DELETE, idle expiry, SIGTERM) ends their commands.
+
+use std::time::{Duration, Instant};
+
+use serde_json::{Value, json};
+
+use crate::support::http::{Client, HttpServer, TOKEN, mode, request};
+use crate::support::{
+    PATIENCE, alive, audit_rows, binary, eventually, is_error, landlock_here, mask_ms, read_pid,
+    text,
+};
+
+const INITIALIZE: &str = r#"{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}"#;
+
+const PER_USER: [&str; 4] = [
+    "--workdir",
+    "{root}/ws/{user}",
+    "--state-dir",
+    "{root}/state/{user}",
+];
+
+#[test]
+fn a_request_without_the_right_token_gets_401_and_runs_nothing() {
+    let server = HttpServer::start(&PER_USER);
+    let accept = ("Accept", "application/json, text/event-stream");
+    let json = ("Content-Type", "application/json");
+    let user = ("X-User-ID", "alice");
+    let bearer = |token: &str| format!("Bearer {token}");
+    for authorization in [
+        None,
+        Some(bearer("wrong")),
+        Some(bearer(&TOKEN[1..])),
+        Some(bearer(&format!("{TOKEN}x"))),
+        Some(TOKEN.to_owned()),
+        Some(format!("Basic {TOKEN}")),
+    ] {
+        let mut headers = vec![accept, json, user];
+        if let Some(authorization) = &authorization {
+            headers.push(("Authorization", authorization));
+        }
+        let reply = request(server.addr, "POST", &headers, INITIALIZE.as_bytes());
+        assert_eq!(reply.status, 401, "{authorization:?}: {reply:?}");
+        assert_eq!(reply.header("www-authenticate"), Some("Bearer"));
+        let reply = request(server.addr, "DELETE", &headers, b"");
+        assert_eq!(reply.status, 401);
+    }
+    // Nothing was made for alice, nothing audited.
+    assert!(!server.path("ws").exists());
+    assert!(!server.path("state").exists());
+    // The scheme is case-insensitive, as HTTP says.
+    let lower = format!("bearer {TOKEN}");
+    let reply = request(
+        server.addr,
+        "POST",
+        &[accept, json, user, ("Authorization", &lower)],
+        INITIALIZE.as_bytes(),
+    );
+    assert_eq!(reply.status, 200, "{reply:?}");
+    assert!(server.path("ws/alice").is_dir());
+}
+
+#[test]
+fn start_up_needs_a_token_and_never_takes_it_as_a_flag() {
+    let refused = |args: &[&str], env: &[(&str, &str)]| {
+        let mut command = binary();
+        command.args(args).env_remove("FORGE_BASH_HTTP_TOKEN");
+        for (key, value) in env {
+            command.env(key, value);
+        }
+        let out = command.output().unwrap();
+        assert!(!out.status.success(), "{args:?} started");
+        assert!(out.stdout.is_empty());
+        String::from_utf8_lossy(&out.stderr).into_owned()
+    };
+    let work = tempfile::tempdir().unwrap();
+    let w = work.path().to_str().unwrap();
+    let base = ["--workdir", w, "--state-dir", w];
+    let stderr = refused(&[&base[..], &["--http", "127.0.0.1:0"]].concat(), &[]);
+    assert!(
+        stderr.contains("FORGE_BASH_HTTP_TOKEN or --http-token-file"),
+        "{stderr}"
+    );
+    let stderr = refused(
+        &[
+            &base[..],
+            &["--http", "0.0.0.0:0", "--http-insecure-no-token"],
+        ]
+        .concat(),
+        &[],
+    );
+    assert!(
+        stderr.contains("0.0.0.0:0 is not a loopback address"),
+        "{stderr}"
+    );
+    let stderr = refused(
+        &[&base[..], &["--http", "127.0.0.1:0", "--http-token"]].concat(),
+        &[],
+    );
+    assert!(stderr.contains("--http-token"), "{stderr}");
+    let stderr = refused(
+        &[&base[..], &["--http", "127.0.0.1:0"]].concat(),
+        &[("FORGE_BASH_HTTP_TOKEN", "  ")],
+    );
+    assert!(
+        stderr.contains("FORGE_BASH_HTTP_TOKEN is empty"),
+        "{stderr}"
+    );
+    // {user} is for HTTP only.
+    let stderr = refused(&["--workdir", "/w/{user}", "--state-dir", w], &[]);
+    assert!(
+        stderr.contains("--workdir /w/{user}: {user} is for --http"),
+        "{stderr}"
+    );
+
+    // Loopback without a token, when asked for: requests need no Authorization.
+    let server = HttpServer::start_with(&["--http-insecure-no-token"], &[]);
+    let mut client = server.client(None);
+    client.token = None;
+    assert_eq!(client.initialize().status, 200);
+    assert_eq!(mask_ms(&client.run("echo open")), "open\n\n[exit:0 | Xms]");
+}
+
+#[test]
+fn the_token_is_the_servers_alone() {
+    // From the environment: taken out before any command runs.
+    let server = HttpServer::start(&[]);
+    let mut client = server.client(None);
+    assert_eq!(client.initialize().status, 200);
+    let answer = client
+        .run("env | grep -c FORGE_BASH_HTTP_TOKEN; grep -c FORGE_BASH_HTTP_TOKEN /proc/$$/environ");
+    assert_eq!(mask_ms(&answer), "0\n0\n\n[exit:1 | Xms]");
+
+    // From a file: its first line.
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("token");
+    std::fs::write(&file, "from-a-file-0123456789\nignored\n").unwrap();
+    let server = HttpServer::start_with(&["--http-token-file", file.to_str().unwrap()], &[]);
+    let mut client = server.client(None);
+    assert_eq!(client.initialize().status, 401);
+    client.token = Some("from-a-file-0123456789".into());
+    assert_eq!(client.initialize().status, 200);
+    assert_eq!(mask_ms(&client.run("echo ok")), "ok\n\n[exit:0 | Xms]");
+}
+
+#[test]
+fn host_origin_path_and_body_size_are_checked() {
+    let server = HttpServer::start(&["--http-allowed-host", "forge-bash,localhost"]);
+    let token = format!("Bearer {TOKEN}");
+    let base = [
+        ("Accept", "application/json, text/event-stream"),
+        ("Content-Type", "application/json"),
+        ("Authorization", token.as_str()),
+    ];
+    fn with<'a>(
+        base: &[(&'a str, &'a str)],
+        extra: &[(&'a str, &'a str)],
+    ) -> Vec<(&'a str, &'a str)> {
+        [base, extra].concat()
+    }
+    // `Host` is the address by default in `request`: 127.0.0.1 is not listed here.
+    let reply = request(server.addr, "POST", &base, INITIALIZE.as_bytes());
+    assert_eq!(reply.status, 403, "{reply:?}");
+    let reply = request(
+        server.addr,
+        "POST",
+        &with(&base, &[("Host", "evil.example")]),
+        INITIALIZE.as_bytes(),
+    );
+    assert_eq!(reply.status, 403, "{reply:?}");
+    for host in ["forge-bash:8080", "localhost"] {
+        let reply = request(
+            server.addr,
+            "POST",
+            &with(&base, &[("Host", host)]),
+            INITIALIZE.as_bytes(),
+        );
+        assert_eq!(reply.status, 200, "{host}: {reply:?}");
+    }
+    // A browser's request (it sends Origin) is refused.
+    let reply = request(
+        server.addr,
+        "POST",
+        &with(
+            &base,
+            &[("Host", "localhost"), ("Origin", "http://localhost")],
+        ),
+        INITIALIZE.as_bytes(),
+    );
+    assert_eq!(reply.status, 403, "{reply:?}");
+    // Bodies are bounded: 16 MiB.
+    let big = format!(
+        r#"{{"jsonrpc":"2.0","id":1,"method":"ping","params":{{"_meta":{{"x":"{}"}}}}}}"#,
+        "a".repeat(16 * 1024 * 1024)
+    );
+    let reply = request(
+        server.addr,
+        "POST",
+        &with(&base, &[("Host", "localhost")]),
+        big.as_bytes(),
+    );
+    assert_eq!(reply.status, 413, "{}", reply.body);
+    // Only /mcp.
+    let mut stream = std::net::TcpStream::connect(server.addr).unwrap();
+    use std::io::{Read, Write};
+    write!(
+        stream,
+        "GET / HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n"
+    )
+    .unwrap();
+    let mut answer = String::new();
+    let _ = stream.read_to_string(&mut answer);
+    assert!(answer.starts_with("HTTP/1.1 404"), "{answer}");
+    // The server serves on.
+    let mut client = server.client(None);
+    client.addr = server.addr;
+    let reply = request(
+        server.addr,
+        "POST",
+        &with(&base, &[("Host", "localhost")]),
+        INITIALIZE.as_bytes(),
+    );
+    assert_eq!(reply.status, 200);
+    assert!(
+        server.stdout.lock().unwrap().is_empty(),
+        "stdout is not used"
+    );
+}
+
+#[test]
+fn bodies_pass_the_same_checks_as_stdio_lines() {
+    let server = HttpServer::start(&[]);
+    let mut client = server.client(None);
+    assert_eq!(client.initialize().status, 200);
+    let error = |body: &str| {
+        let reply = client.post(body);
+        let message = reply.messages().pop().unwrap_or(Value::Null);
+        (
+            reply.status,
+            message["id"].clone(),
+            message["error"].clone(),
+        )
+    };
+    let (status, id, e) = error(r#"{"jsonrpc":"2.0","id":5,"id":5,"method":"tools/list"}"#);
+    assert_eq!((status, id), (200, json!(5)));
+    assert_eq!(e["code"], -32600);
+    assert_eq!(e["message"], "invalid request: duplicate key \"id\"");
+    let (status, id, e) = error("not json");
+    assert_eq!(
+        (status, id, e["code"].clone()),
+        (400, Value::Null, json!(-32700))
+    );
+    let (status, _, e) = error(r#"[{"jsonrpc":"2.0","id":1,"method":"ping"}]"#);
+    assert_eq!(status, 400);
+    assert_eq!(
+        e["message"],
+        "invalid request: batch requests are not supported"
+    );
+    let (status, id, e) = error(r#"{"jsonrpc":"2.0","id":"x","method":"resources/list"}"#);
+    assert_eq!(
+        (status, id, e["code"].clone()),
+        (200, json!("x"), json!(-32601))
+    );
+    let (status, id, e) = error(
+        r#"{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"run","arguments":{"command":"true","cwd":"/"}}}"#,
+    );
+    assert_eq!((status, id), (200, json!(7)));
+    assert_eq!(
+        e["message"],
+        "unknown argument \"cwd\"; run takes only \"command\""
+    );
+    let reply =
+        client.post(r#"{"jsonrpc":"2.0","id":123456789012345678901234567890,"method":"ping"}"#);
+    assert_eq!(reply.status, 200);
+    assert!(
+        reply
+            .body
+            .starts_with(r#"{"jsonrpc":"2.0","id":123456789012345678901234567890,"error":"#),
+        "{reply:?}"
+    );
+    assert!(
+        reply
+            .body
+            .contains("over HTTP an integer id must fit in 64 bits")
+    );
+    // A blocked rm runs nothing and is audited, as over stdio.
+    std::fs::write(server.path("work/keep"), "").unwrap();
+    let answer = client.call("rm -rf keep");
+    assert!(is_error(&answer));
+    assert_eq!(
+        text(&answer),
+        "rm is blocked. Use the uvilo-trash MCP tool instead.\n[exit:-1 | 0ms]"
+    );
+    assert!(server.path("work/keep").exists());
+    let rows = audit_rows(&server.path("state"));
+    assert_eq!(rows.last().unwrap()[1..3], ["rm -rf keep", "-1"]);
+}
+
+#[test]
+fn each_user_works_in_a_workspace_of_their_own() {
+    let server = HttpServer::start(&PER_USER);
+    let mut alice = server.client(Some("alice"));
+    let mut bob = server.client(Some("bob"));
+    assert_eq!(alice.initialize().status, 200);
+    assert_eq!(bob.initialize().status, 200);
+    let (ws_alice, ws_bob) = (server.path("ws/alice"), server.path("ws/bob"));
+    for dir in [
+        &ws_alice,
+        &ws_bob,
+        &server.path("state/alice"),
+        &server.path("state/bob"),
+    ] {
+        assert_eq!(mode(dir), 0o700, "{}", dir.display());
+    }
+    assert_eq!(
+        mask_ms(&alice.run("pwd; echo mine > note")),
+        format!("{}\n\n[exit:0 | Xms]", ws_alice.display())
+    );
+    assert_eq!(
+        mask_ms(&bob.run("pwd; ls")),
+        format!("{}\n\n[exit:0 | Xms]", ws_bob.display())
+    );
+    assert!(ws_alice.join("note").exists());
+    // Each user's overflow file and audit rows are in their own state dir.
+    let long = bob.run("seq 1 5000");
+    assert!(
+        long.contains(&server.path("state/bob").display().to_string()),
+        "{long}"
+    );
+    let commands = |user: &str| -> Vec<String> {
+        audit_rows(&server.path(&format!("state/{user}")))
+            .into_iter()
+            .map(|row| row[1].clone())
+            .collect()
+    };
+    assert_eq!(commands("alice"), ["pwd; echo mine > note"]);
+    assert_eq!(commands("bob"), ["pwd; ls", "seq 1 5000"]);
+    // The tool description names the user's own workdir.
+    let id = alice.fresh_id();
+    let tools =
+        alice.post(&json!({"jsonrpc": "2.0", "id": id, "method": "tools/list"}).to_string());
+    let description = tools.answer(id)["result"]["tools"][0]["description"].clone();
+    assert!(
+        description
+            .as_str()
+            .unwrap()
+            .contains(&ws_alice.display().to_string())
+    );
+
+    // A session cannot change its user, and a user must be named, and named well.
+    let mut thief = alice.clone();
+    thief.user = Some("bob".into());
+    let reply = thief.post(r#"{"jsonrpc":"2.0","id":9,"method":"ping"}"#);
+    assert_eq!(reply.status, 403, "{reply:?}");
+    assert!(reply.body.contains("a session cannot change its user"));
+    for user in [
+        None,
+        Some(".."),
+        Some("."),
+        Some("a/b"),
+        Some(""),
+        Some(&*"x".repeat(65)),
+    ] {
+        let mut client = server.client(user);
+        let reply = client.initialize();
+        assert_eq!(reply.status, 400, "{user:?}: {reply:?}");
+        assert!(reply.body.contains("X-User-ID"), "{reply:?}");
+    }
+    assert!(server.client(Some(&"x".repeat(64))).initialize().status == 200);
+    let mut entries: Vec<String> = std::fs::read_dir(server.path("ws"))
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    entries.sort();
+    assert_eq!(entries, ["alice", "bob", "x".repeat(64).as_str()]);
+}
+
+#[test]
+fn without_user_in_the_paths_every_session_shares_the_workdir() {
+    let server = HttpServer::start(&[]);
+    let mut one = server.client(Some("alice"));
+    let mut two = server.client(Some("bob"));
+    one.initialize();
+    two.initialize();
+    one.run("echo shared > f");
+    assert_eq!(mask_ms(&two.run("cat f")), "shared\n\n[exit:0 | Xms]");
+    assert_eq!(audit_rows(&server.path("state")).len(), 2);
+}
+
+#[test]
+fn sandboxed_users_cannot_read_each_other() {
+    if !landlock_here(3) {
+        eprintln!("skipped: this kernel has no Landlock ABI 3");
+        return;
+    }
+    let args = [&PER_USER[..], &["--sandbox"]].concat();
+    let server = HttpServer::start(&args);
+    let mut alice = server.client(Some("alice"));
+    let mut bob = server.client(Some("bob"));
+    alice.initialize();
+    bob.initialize();
+    alice.run("echo secret > note");
+    let note = server.path("ws/alice/note");
+    let answer = bob.run(&format!(
+        "cat {}; ls {}",
+        note.display(),
+        server.path("state/alice").display()
+    ));
+    assert_eq!(answer.matches("Permission denied").count(), 2, "{answer}");
+    assert!(!answer.contains("secret"));
+    assert_eq!(mask_ms(&alice.run("cat note")), "secret\n\n[exit:0 | Xms]");
+}
+
+/// A session with a background job and a running command; the job's pid and a thread
+/// waiting for the command's answer.
+fn busy_session(server: &HttpServer, user: &str) -> (Client, i32, std::thread::JoinHandle<Value>) {
+    let mut client = server.client(Some(user));
+    assert_eq!(client.initialize().status, 200);
+    let pidfile = format!("bg-{user}");
+    client.run(&format!("sleep 600 > /dev/null 2>&1 & echo $! > {pidfile}"));
+    let job = read_pid(&server.path(&format!("ws/{user}/{pidfile}")));
+    let mut caller = client.clone();
+    let running = std::thread::spawn(move || {
+        let id = caller.fresh_id();
+        let reply = caller.post(
+            &json!({"jsonrpc": "2.0", "id": id, "method": "tools/call",
+                    "params": {"name": "run", "arguments": {"command": "echo $$ > fg; sleep 600"}}})
+            .to_string(),
+        );
+        reply
+            .messages()
+            .into_iter()
+            .find(|m| m["id"] == json!(id))
+            .unwrap_or(Value::Null)
+    });
+    let shell = read_pid(&server.path(&format!("ws/{user}/fg")));
+    assert!(alive(job) && alive(shell));
+    (client, job, running)
+}
+
+fn last_code(server: &HttpServer, user: &str) -> Option<String> {
+    audit_rows(&server.path(&format!("state/{user}")))
+        .into_iter()
+        .rev()
+        .find(|row| row[1] == "echo $$ > fg; sleep 600")
+        .map(|row| row[2].clone())
+}
+
+#[test]
+fn ending_a_session_ends_its_commands_and_no_other() {
+    let server = HttpServer::start(&PER_USER);
+    let (alice, alice_job, alice_call) = busy_session(&server, "alice");
+    let (mut bob, bob_job, bob_call) = busy_session(&server, "bob");
+    let shell = read_pid(&server.path("ws/alice/fg"));
+    let started = Instant::now();
+    assert_eq!(alice.delete().status, 202);
+    assert!(eventually(PATIENCE, || !alive(alice_job) && !alive(shell)));
+    assert!(eventually(PATIENCE, || last_code(&server, "alice")
+        .as_deref()
+        == Some("130")));
+    assert!(
+        started.elapsed() < Duration::from_secs(5),
+        "{:?}",
+        started.elapsed()
+    );
+    let _ = alice_call.join();
+    assert!(server.stderr().contains("session ended user=\"alice\""));
+    // The session is gone; bob's work goes on.
+    assert_eq!(
+        alice
+            .post(r#"{"jsonrpc":"2.0","id":1,"method":"ping"}"#)
+            .status,
+        404
+    );
+    assert!(alive(bob_job) && alive(read_pid(&server.path("ws/bob/fg"))));
+    assert_eq!(mask_ms(&bob.run("echo still")), "still\n\n[exit:0 | Xms]");
+    assert_eq!(bob.delete().status, 202);
+    assert!(eventually(PATIENCE, || !alive(bob_job)));
+    let _ = bob_call.join();
+}
+
+#[test]
+fn an_idle_session_ends_with_its_background_jobs() {
+    // The idle limit is never under the timeout plus 5 s: 1 + 5 here.
+    let args = [
+        &PER_USER[..],
+        &["--timeout-secs", "1", "--http-session-idle-secs", "1"],
+    ]
+    .concat();
+    let server = HttpServer::start(&args);
+    let mut client = server.client(Some("alice"));
+    client.initialize();
+    client.run("sleep 600 > /dev/null 2>&1 & echo $! > bg");
+    let job = read_pid(&server.path("ws/alice/bg"));
+    let idle = Instant::now();
+    std::thread::sleep(Duration::from_secs(3));
+    assert!(alive(job), "the session is not idle for long enough yet");
+    assert!(eventually(PATIENCE, || !alive(job)));
+    let ended = idle.elapsed();
+    assert!(ended >= Duration::from_secs(5), "{ended:?}");
+    assert_eq!(
+        client
+            .post(r#"{"jsonrpc":"2.0","id":1,"method":"ping"}"#)
+            .status,
+        404
+    );
+}
+
+#[test]
+fn sigterm_stops_every_sessions_commands_and_the_server() {
+    let mut server = HttpServer::start(&PER_USER);
+    let (_alice, alice_job, alice_call) = busy_session(&server, "alice");
+    let (_bob, bob_job, bob_call) = busy_session(&server, "bob");
+    // SAFETY: a signal to the server this test started.
+    unsafe { libc::kill(server.pid(), libc::SIGTERM) };
+    for call in [alice_call, bob_call] {
+        let answer = call.join().unwrap();
+        assert!(
+            text(&answer)
+                .starts_with("ERROR: Server shutting down; command stopped.\n[exit:143 | "),
+            "{answer}"
+        );
+    }
+    assert_eq!(last_code(&server, "alice").as_deref(), Some("143"));
+    assert_eq!(last_code(&server, "bob").as_deref(), Some("143"));
+    let status = server.child.wait().unwrap();
+    assert!(status.success(), "{status:?}");
+    assert!(!alive(alice_job) && !alive(bob_job));
+    assert!(
+        server.stdout.lock().unwrap().is_empty(),
+        "stdout is not used"
+    );
+}
+
+#[test]
+fn sessions_share_max_concurrent() {
+    let args = [&PER_USER[..], &["--max-concurrent", "1"]].concat();
+    let server = HttpServer::start(&args);
+    let mut alice = server.client(Some("alice"));
+    let mut bob = server.client(Some("bob"));
+    alice.initialize();
+    bob.initialize();
+    let first = std::thread::spawn(move || alice.run("sleep 1; date +%s%N"));
+    std::thread::sleep(Duration::from_millis(300));
+    let second = bob.run("date +%s%N");
+    let first = first.join().unwrap();
+    let stamp = |text: &str| text.lines().next().unwrap().parse::<u128>().unwrap();
+    assert!(
+        stamp(&second) >= stamp(&first),
+        "bob ran before alice's turn ended: {first} {second}"
+    );
+}
