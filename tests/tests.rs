@@ -39,6 +39,8 @@ mod sandbox;
 mod librechat;
 // Streamable HTTP: the token, the checks, a workspace per user, sessions that end.
 mod http;
+// The Dockerfile's stages and the deploy/ files, without a Docker daemon.
+mod deploy;
 // The modules of src/ import one another without a circle.
 mod layers;
 // The README's registration blocks and the LibreChat example.

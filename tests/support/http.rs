@@ -45,15 +45,20 @@ impl HttpServer {
         if !args.iter().any(|a| a == "--state-dir") {
             command.arg("--state-dir").arg(root.path().join("state"));
         }
-        command
-            .args(&args)
-            .env("RUST_LOG", "forge_bash=debug,warn")
-            .stdin(Stdio::null())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped());
+        command.args(&args).env("RUST_LOG", "forge_bash=debug,warn");
         for (key, value) in env {
             command.env(key, value);
         }
+        HttpServer::spawn(command, root)
+    }
+
+    /// Spawns `command` (a forge-bash serving HTTP on some address, logging at info)
+    /// and waits for the address it listens on.
+    pub fn spawn(mut command: Command, root: tempfile::TempDir) -> HttpServer {
+        command
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped());
         let mut child = command.spawn().expect("spawn forge-bash --http");
         let stderr = read_all(child.stderr.take().unwrap());
         let stdout = read_all(child.stdout.take().unwrap());
@@ -97,6 +102,7 @@ impl HttpServer {
             token: Some(TOKEN.to_owned()),
             user: user.map(str::to_owned),
             session: None,
+            host: None,
             next: 1,
         }
     }
@@ -235,6 +241,8 @@ pub struct Client {
     pub token: Option<String>,
     pub user: Option<String>,
     pub session: Option<String>,
+    /// The `Host` header, when not the address.
+    pub host: Option<String>,
     next: u64,
 }
 
@@ -255,6 +263,9 @@ impl Client {
         }
         if let Some(session) = &self.session {
             headers.push(("Mcp-Session-Id".to_owned(), session.clone()));
+        }
+        if let Some(host) = &self.host {
+            headers.push(("Host".to_owned(), host.clone()));
         }
         headers
     }
