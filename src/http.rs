@@ -343,6 +343,7 @@ impl Gate {
             );
         }
         let (parts, body) = request.into_parts();
+        let deletes = parts.method == Method::DELETE;
         let body = if parts.method == Method::POST {
             match self.check(body).await {
                 Ok(Some(body)) => body,
@@ -352,7 +353,7 @@ impl Gate {
         } else {
             Bytes::new()
         };
-        if parts.method == Method::DELETE
+        if deletes
             && let Some(id) = &session
             && let Some(binding) = self.forget(id)
         {
@@ -375,7 +376,12 @@ impl Gate {
         let request = Request::from_parts(parts, Full::new(body));
         let mut service = self.service.clone();
         let call = tower_service::Service::call(&mut service, request);
-        let Ok(response) = BINDING.scope(binding.clone(), call).await;
+        let Ok(mut response) = BINDING.scope(binding.clone(), call).await;
+        // rmcp accepts a DELETE with 202; clients expect 200 or 204 (the Python SDK
+        // warns on anything else), and nothing is left to do.
+        if deletes && response.status() == StatusCode::ACCEPTED {
+            *response.status_mut() = StatusCode::NO_CONTENT;
+        }
         if starts
             && let Some(id) = response.headers().get(SESSION_HEADER)
             && let Ok(id) = id.to_str()

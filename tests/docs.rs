@@ -280,3 +280,31 @@ fn the_per_user_librechat_registration_serves_once_substituted() {
     let yaml = read("librechat.example.yaml");
     assert!(yaml.contains("#    args: [\"--workdir\", \"/workspace/{{LIBRECHAT_USER_ID}}\""));
 }
+
+/// docs/http.md shows deploy/'s files as they are, their comments aside.
+#[test]
+fn the_http_page_shows_the_deploy_files() {
+    let page = read("docs/http.md");
+    let blocks: Vec<&str> = page
+        .split("```yaml\n")
+        .skip(1)
+        .map(|rest| rest.split("```").next().unwrap())
+        .collect();
+    for file in [
+        "deploy/docker-compose.override.yml",
+        "deploy/librechat.yaml",
+    ] {
+        let text = read(file);
+        let bare: String = text
+            .lines()
+            .filter(|l| !l.trim_start().starts_with('#'))
+            .map(|l| format!("{l}\n"))
+            .collect::<String>()
+            .trim_start()
+            .to_owned();
+        assert!(
+            blocks.iter().any(|b| b.trim() == bare.trim()),
+            "docs/http.md does not show {file} as it is:\n{bare}"
+        );
+    }
+}

@@ -454,7 +454,7 @@ fn ending_a_session_ends_its_commands_and_no_other() {
     let (mut bob, bob_job, bob_call) = busy_session(&server, "bob");
     let shell = read_pid(&server.path("ws/alice/fg"));
     let started = Instant::now();
-    assert_eq!(alice.delete().status, 202);
+    assert_eq!(alice.delete().status, 204);
     assert!(eventually(PATIENCE, || !alive(alice_job) && !alive(shell)));
     assert!(eventually(PATIENCE, || last_code(&server, "alice")
         .as_deref()
@@ -475,7 +475,7 @@ fn ending_a_session_ends_its_commands_and_no_other() {
     );
     assert!(alive(bob_job) && alive(read_pid(&server.path("ws/bob/fg"))));
     assert_eq!(mask_ms(&bob.run("echo still")), "still\n\n[exit:0 | Xms]");
-    assert_eq!(bob.delete().status, 202);
+    assert_eq!(bob.delete().status, 204);
     assert!(eventually(PATIENCE, || !alive(bob_job)));
     let _ = bob_call.join();
 }
