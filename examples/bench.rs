@@ -37,6 +37,8 @@ fn main() {
         &state,
         &["--sandbox=best-effort"],
     ));
+    // The same over Streamable HTTP on loopback: one kept-alive connection.
+    let (http_true, http_floor) = http_call_against_floor(&binary, &work, &state);
     let mut server = Client::spawn(&binary, &work, &state);
     server.initialize();
 
@@ -97,6 +99,11 @@ fn main() {
             ),
         ),
         (
+            "run(\"true\") over HTTP (--http, loopback, kept-alive)",
+            ms(http_true),
+            format!("stdio's + ε (its floor here: {})", ms(http_floor)),
+        ),
+        (
             "floor: spawn + wait `bash -c true`, piped",
             ms(floor),
             "—".to_owned(),
@@ -148,9 +155,9 @@ fn main() {
             "< 5 ms".to_owned(),
         ),
         (
-            "release binary",
+            "release binary (with the default `http` feature)",
             format!("{:.2} MB", size as f64 / 1048576.0),
-            "≤ 4 MB".to_owned(),
+            "reported".to_owned(),
         ),
     ];
     eprintln!(
@@ -324,6 +331,130 @@ fn call_against_floor(server: &mut Client) -> (Duration, Duration) {
         floors.push(spawn_floor());
     }
     (median(calls), median(floors))
+}
+
+/// Medians of `run("true")` over HTTP and of the floor, in alternation: a server on
+/// 127.0.0.1 with a token, one session, one kept-alive connection.
+fn http_call_against_floor(binary: &Path, work: &Path, state: &Path) -> (Duration, Duration) {
+    const TOKEN: &str = "bench-token-0123456789abcdef";
+    let mut child = Command::new(binary)
+        .args(["--http", "127.0.0.1:0", "--workdir"])
+        .arg(work)
+        .arg("--state-dir")
+        .arg(state)
+        .env("FORGE_BASH_HTTP_TOKEN", TOKEN)
+        .env("RUST_LOG", "warn,forge_bash=info")
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("spawn forge-bash --http");
+    let mut log = BufReader::new(child.stderr.take().unwrap());
+    let mut line = String::new();
+    let addr = loop {
+        line.clear();
+        assert!(log.read_line(&mut line).unwrap() > 0, "no address logged");
+        if let Some(addr) = line.split("addr=").nth(1) {
+            break addr.split_whitespace().next().unwrap().to_owned();
+        }
+    };
+    std::thread::spawn(move || std::io::copy(&mut log, &mut std::io::sink()));
+    let stream = std::net::TcpStream::connect(&addr).unwrap();
+    stream.set_nodelay(true).unwrap();
+    let mut http = HttpClient {
+        reader: BufReader::new(stream.try_clone().unwrap()),
+        stream,
+        addr,
+        token: TOKEN,
+        session: None,
+    };
+    let init = json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
+        "protocolVersion": "2025-06-18", "capabilities": {},
+        "clientInfo": {"name": "bench", "version": "1"}}});
+    http.post(&init.to_string());
+    http.post(r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#);
+    let call = |http: &mut HttpClient, id: u64| {
+        let body = json!({"jsonrpc": "2.0", "id": id, "method": "tools/call",
+            "params": {"name": "run", "arguments": {"command": "true"}}});
+        let answer = http.post(&body.to_string());
+        assert!(answer.contains("[exit:0 |"), "{answer}");
+    };
+    for id in 0..20 {
+        call(&mut http, id);
+    }
+    let (mut calls, mut floors) = (Vec::new(), Vec::new());
+    for id in 0..ROUND_TRIPS as u64 {
+        let started = Instant::now();
+        call(&mut http, 100 + id);
+        calls.push(started.elapsed());
+        floors.push(spawn_floor());
+    }
+    let _ = child.kill();
+    let _ = child.wait();
+    (median(calls), median(floors))
+}
+
+/// HTTP/1.1 on one kept-alive connection: POST /mcp, the answer's body whole.
+struct HttpClient {
+    stream: std::net::TcpStream,
+    reader: BufReader<std::net::TcpStream>,
+    addr: String,
+    token: &'static str,
+    session: Option<String>,
+}
+
+impl HttpClient {
+    fn post(&mut self, body: &str) -> String {
+        let session = self
+            .session
+            .as_ref()
+            .map_or_else(String::new, |s| format!("Mcp-Session-Id: {s}\r\n"));
+        let head = format!(
+            "POST /mcp HTTP/1.1\r\nHost: {}\r\nAuthorization: Bearer {}\r\n{session}\
+             Content-Type: application/json\r\nAccept: application/json, text/event-stream\r\n\
+             Content-Length: {}\r\n\r\n{body}",
+            self.addr,
+            self.token,
+            body.len()
+        );
+        self.stream.write_all(head.as_bytes()).unwrap();
+        let mut line = String::new();
+        let (mut length, mut chunked) = (0, false);
+        loop {
+            line.clear();
+            self.reader.read_line(&mut line).unwrap();
+            let header = line.trim_end().to_ascii_lowercase();
+            if header.is_empty() {
+                break;
+            }
+            if header.starts_with("mcp-session-id:") {
+                let id = line.split_once(':').map(|(_, id)| id.trim());
+                self.session = id.map(str::to_owned);
+            } else if let Some(n) = header.strip_prefix("content-length: ") {
+                length = n.parse().unwrap();
+            } else if header == "transfer-encoding: chunked" {
+                chunked = true;
+            }
+        }
+        let mut body = Vec::new();
+        if chunked {
+            loop {
+                line.clear();
+                self.reader.read_line(&mut line).unwrap();
+                let size = usize::from_str_radix(line.trim(), 16).unwrap();
+                let mut chunk = vec![0; size + 2];
+                std::io::Read::read_exact(&mut self.reader, &mut chunk).unwrap();
+                if size == 0 {
+                    break;
+                }
+                body.extend_from_slice(&chunk[..size]);
+            }
+        } else {
+            body.resize(length, 0);
+            std::io::Read::read_exact(&mut self.reader, &mut body).unwrap();
+        }
+        String::from_utf8_lossy(&body).into_owned()
+    }
 }
 
 /// The server as a client starts it: piped stdin and stdout, stderr discarded.

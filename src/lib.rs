@@ -1,4 +1,5 @@
-//! forge-bash: a stdio MCP server with one tool, `run(command)`.
+//! forge-bash: an MCP server with one tool, `run(command)`, over stdio or Streamable
+//! HTTP.
 //!
 //! # Layout
 //!
@@ -25,7 +26,9 @@
 //! [`server`] ties them into an rmcp `ServerHandler`; [`stdio`] is its transport, so
 //! that piped input is fully answered before exit, malformed lines get a JSON-RPC
 //! error ([`check`] judges each message) and SIGTERM stops every running command
-//! cleanly. [`backlog`] bounds what waits for a client that does not read.
+//! cleanly. [`backlog`] bounds what waits for a client that does not read. `http`
+//! (the default `http` feature) serves the same server over Streamable HTTP, behind
+//! a bearer token and the same checks, with a [`workspace`] per user.
 //! [`config`] and [`environ`] are read once at start-up.
 
 pub mod audit;
