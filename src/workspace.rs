@@ -78,6 +78,7 @@ impl Workspaces {
         } else {
             Some(open(shared.clone(), template.clone())?)
         };
+        single.iter().for_each(keep_bounded);
         Ok(Workspaces {
             template,
             shared,
@@ -112,6 +113,7 @@ impl Workspaces {
         make_dir(&config.workdir)?;
         let server = open(self.shared.clone(), config)?;
         tracing::info!(user, workdir = %server.workdir().display(), "a user's workspace");
+        keep_bounded(&server);
         users.insert(user.to_owned(), server.clone());
         Ok(server)
     }
@@ -120,6 +122,15 @@ impl Workspaces {
     pub fn all(&self) -> Vec<Server> {
         let users = self.users.lock().unwrap_or_else(|e| e.into_inner());
         self.single.iter().chain(users.values()).cloned().collect()
+    }
+}
+
+/// Keeps the workspace's state dir within its limits (a pass now, then hourly), on
+/// the runtime when there is one.
+fn keep_bounded(server: &Server) {
+    if let Ok(runtime) = tokio::runtime::Handle::try_current() {
+        let server = server.clone();
+        drop(runtime.spawn(async move { server.keep_state_bounded().await }));
     }
 }
 

@@ -551,3 +551,40 @@ fn sessions_share_max_concurrent() {
         "bob ran before alice's turn ended: {first} {second}"
     );
 }
+
+#[test]
+fn each_users_state_dir_stays_bounded() {
+    let server = HttpServer::start(&PER_USER);
+    let state = server.path("state/alice");
+    std::fs::create_dir_all(&state).unwrap();
+    for n in 1..=25 {
+        let file = state.join(format!("cmd-{n}.txt"));
+        std::fs::write(&file, "old\n").unwrap();
+        let touched = std::process::Command::new("touch")
+            .args(["-d", "10 days ago"])
+            .arg(&file)
+            .status()
+            .unwrap();
+        assert!(touched.success());
+    }
+    let overflow = |dir: &std::path::Path| {
+        std::fs::read_dir(dir)
+            .unwrap()
+            .filter(|e| {
+                e.as_ref()
+                    .unwrap()
+                    .file_name()
+                    .to_string_lossy()
+                    .starts_with("cmd-")
+            })
+            .count()
+    };
+    assert_eq!(overflow(&state), 25);
+    // The user's first session opens the workspace, and its retention pass runs.
+    server.client(Some("alice")).initialize();
+    assert!(
+        eventually(PATIENCE, || overflow(&state) == 20),
+        "{} overflow files",
+        overflow(&state)
+    );
+}
