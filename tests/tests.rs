@@ -38,8 +38,10 @@ mod sandbox;
 // Two users of one LibreChat: workspaces, reads, network by port, processes.
 mod librechat;
 // Streamable HTTP: the token, the checks, a workspace per user, sessions that end.
+#[cfg(feature = "http")]
 mod http;
 // The Dockerfile's stages and the deploy/ files, without a Docker daemon.
+#[cfg(feature = "http")]
 mod deploy;
 // The modules of src/ import one another without a circle.
 mod layers;

@@ -10,6 +10,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 
+#[cfg(feature = "http")]
 pub mod http;
 pub mod in_process;
 
