@@ -79,6 +79,13 @@ fn bash_agrees_with_the_guard() {
         false_positives.len(),
         false_positives.iter().filter(|(_, m)| *m).count(),
     );
+    let missing = not_installed();
+    if !missing.is_empty() {
+        eprintln!(
+            "oracle: not installed here, so their commands run nothing: {}",
+            missing.join(", ")
+        );
+    }
     for (command, must_allow) in &false_positives {
         let part = if *must_allow { "must-allow" } else { "listed" };
         eprintln!("  false positive ({part}): {command:?}");
@@ -112,6 +119,42 @@ fn cannot_run() -> Option<String> {
         )),
         Err(e) => Some(format!("cannot run unshare: {e}")),
     }
+}
+
+/// Programs the corpus runs that are no part of every machine: where one is missing,
+/// its commands confirm nothing (`.ci/run` installs GNU parallel and tmux).
+const PROGRAMS: &[&str] = &[
+    "parallel",
+    "tmux",
+    "git",
+    "script",
+    "sudo",
+    "doas",
+    "busybox",
+    "toybox",
+    "valgrind",
+    "perf",
+    "npx",
+    "npm",
+    "fakeroot",
+    "make",
+    "strace",
+    "ltrace",
+    "dbus-run-session",
+];
+
+fn not_installed() -> Vec<&'static str> {
+    PROGRAMS
+        .iter()
+        .copied()
+        .filter(|name| {
+            !Command::new("sh")
+                .args(["-c", &format!("command -v {name}")])
+                .env("PATH", "/usr/sbin:/usr/bin:/sbin:/bin")
+                .output()
+                .is_ok_and(|o| o.status.success())
+        })
+        .collect()
 }
 
 /// Runs each command with bash under the recorder; returns the indices for which rm ran.
@@ -164,17 +207,35 @@ done
 mkdir "$base/probe" && cd "$base/probe" && : > x
 ORACLE_ID=probe rm x
 [ -e x ] || { echo "the recorder is not in place: rm really ran" >&2; exit 4; }
-mkdir "$base/w"
+# A bare environment: no PATH entry of the machine's (pyenv's shims would leave
+# their rehash lock behind when rm is the recorder), a HOME of its own.
+bare() {
+    env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin HOME="$base/home" TMPDIR="$base/tmp" \
+        SHELL=/bin/bash LANG=C.UTF-8 TERM=dumb "$@"
+}
+# GNU parallel, on its first run in a HOME, tries whether it can call an exported
+# bash function: the function runs rm on a temporary file of parallel's own. It
+# keeps the answer in ~/.parallel and asks no more; asked here first, that rm is not
+# taken for a command's.
+if command -v parallel > /dev/null; then
+    bare ORACLE_ID=setup parallel true ::: 1 </dev/null >/dev/null 2>&1
+fi
+mkdir "$base/w" "$base/tmux"
 for file in "$base"/corpus/*; do
     id=${file##*/}
     mkdir "$base/w/$id" && cd "$base/w/$id" && : > x && : > y && : > f && mkdir d
-    # A bare environment: no PATH entry of the machine's (pyenv's shims would
-    # leave their rehash lock behind when rm is the recorder), a HOME of its own.
-    env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin HOME="$base/home" TMPDIR="$base/tmp" \
-        SHELL=/bin/bash LANG=C.UTF-8 TERM=dumb ORACLE_ID="$id" \
+    # Each command has a tmux server of its own, which takes its environment
+    # (ORACLE_ID) from it; none is the machine's.
+    mkdir "$base/tmux/$id"
+    bare ORACLE_ID="$id" TMUX_TMPDIR="$base/tmux/$id" \
         timeout -k 1 5 bash -c "$(cat "$file")" </dev/null >/dev/null 2>&1
 done
 sleep 0.5
+# tmux servers outlive the commands that started them.
+for socket in "$base"/tmux/*/tmux-*/*; do
+    [ -S "$socket" ] && tmux -S "$socket" kill-server 2>/dev/null
+done
+true
 "#;
     let status = Command::new("unshare")
         .args([
@@ -198,6 +259,9 @@ sleep 0.5
         let (id, cwd) = line.split_once(' ').unwrap_or((line, ""));
         if id == "probe" {
             probe = true;
+            continue;
+        }
+        if id == "setup" {
             continue;
         }
         let id = match id.parse::<usize>() {
