@@ -210,6 +210,12 @@ pub const ALLOW: &[&str] = &[
     "BASH_ENV=<(echo ls) bash -c :",
     "BASH_ENV=/dev/stdin bash -c : <<< 'ls'",
     "bash --rcfile <(echo ls) -i <<< ''",
+    // tmux's options that take a value (`-s rm`, `-L rm`) and those that do not
+    // (`split-window -f`).
+    "tmux new -d 'sleep 1' \\; split-window -f ls",
+    "tmux new -d -s rm 'sleep 0'",
+    "tmux -L rm new -d true",
+    "tmux -f /dev/null new -d true",
 ];
 
 /// Commands the guard blocks: from the issue and the unit tables, with wrappers,
@@ -604,4 +610,16 @@ pub const BLOCK: &[&str] = &[
     "ENV=<(echo rm x) sh -i <<< ''",
     "bash --rcfile <(echo rm x) -i <<< ''",
     "bash --init-file /dev/stdin -i <<< 'rm x'",
+    // tmux's commands, each read by its own option letters, in a list split at `;`.
+    "tmux new -d 'sleep 1' \\; split-window -f rm x",
+    "tmux new -d 'sleep 1' \\; split-window -f -l 5 'rm x'",
+    "tmux new -d 'sleep 1;' splitw -d 'rm x'",
+    "tmux new -d 'sleep 1' \\; neww -d rm x",
+    "tmux new -d -x 80 -y 20 rm x",
+    "tmux new -d -f active-pane 'rm x'",
+    "tmux -c 'rm x'",
+    "tmux new -d 'sleep 1' \\; run-shell -d 0 'rm x'",
+    "tmux new -d 'sleep 1' \\; if-shell 'rm x' ''",
+    "tmux new -d 'sleep 1' \\; if-shell true \"run-shell 'rm x'\"",
+    "tmux new -d 'sleep 1' \\; pipe-pane 'rm x'",
 ];

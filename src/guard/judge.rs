@@ -309,7 +309,7 @@ fn step(word: &Word, rest: &[Word], stdin: Option<&str>, cx: &Cx) -> Step {
     }
     let name = word.text.rsplit('/').next().unwrap_or(&word.text);
     let script = |text: &str| script_runs_rm(text, cx);
-    if let Some(rm) = special::runs_rm(name, &texts(rest), stdin, &script) {
+    if let Some(rm) = special::runs_rm(name, rest, stdin, &script) {
         return Step::rm_if(rm);
     }
     let Some(spec) = wrappers::find(name) else {

@@ -424,6 +424,44 @@ fn wrappers_in_every_form() {
     }
 }
 
+/// tmux's commands that run a shell command, each read by its own option letters
+/// (`split-window -f` takes no value, `new-session -f` does), in lists split at `;`.
+#[test]
+fn tmux_commands_are_read_by_their_own_letters() {
+    for command in [
+        "tmux split-window -f rm x",
+        "tmux splitw -bdfhIvPZ rm x",
+        "tmux split-window -l 5 -t 1 rm x",
+        "tmux new-session -d -f active-pane rm x",
+        "tmux new -ds n -c /tmp rm x",
+        "tmux neww -adkPS rm x",
+        "tmux respawn-pane -k rm x",
+        "tmux respawnw -k -t 1 rm x",
+        "tmux run -b -d 1 'rm x'",
+        "tmux pipe-pane -o 'rm x'",
+        "tmux display-popup -E -w 10 'rm x'",
+        "tmux if -b true \"run 'rm x'\"",
+        "tmux detach -E 'rm x'",
+        "tmux -c 'rm x'",
+        "tmux -L s -f /dev/null new -d 'rm x'",
+        "tmux new -d ls \\; splitw rm x",
+        "tmux new -d 'ls;' splitw rm x",
+    ] {
+        blocked(command);
+    }
+    for command in [
+        "tmux split-window -f ls",
+        "tmux new -d -s rm ls",
+        "tmux new -d -n rm -t rm",
+        "tmux -L rm new -d ls",
+        "tmux kill-session -t rm",
+        "tmux new -d 'ls\\;' rm",
+        "tmux run -d rm ls",
+    ] {
+        allowed(command);
+    }
+}
+
 #[test]
 fn the_offending_simple_command_is_named() {
     assert_eq!(

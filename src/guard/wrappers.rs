@@ -28,7 +28,7 @@ pub(super) struct Wrapper {
     pub bare_shell: bool,
     /// Options may follow the operands too: `setarch ARCH -R CMD`.
     pub late_options: bool,
-    /// It wraps only in these subcommands (`npm exec`, `perf stat`, `tmux new`), which
+    /// It wraps only in these subcommands (`npm exec`, `perf stat`), which
     /// may follow its options; its options are read again after them.
     pub sub: &'static [&'static str],
     pub then: Then,
@@ -374,24 +374,6 @@ pub(super) const WRAPPERS: &[Wrapper] = &[
         script: &["-c", "--call"],
         sub: &["exec", "x"],
         ..wrapper(&["npm"], Then::Command)
-    },
-    Wrapper {
-        short: "ceFnstxyfLSlp",
-        sub: &[
-            "new-session",
-            "new",
-            "new-window",
-            "neww",
-            "split-window",
-            "splitw",
-            "respawn-pane",
-            "respawnp",
-            "respawn-window",
-            "respawnw",
-            "run-shell",
-            "run",
-        ],
-        ..wrapper(&["tmux"], Then::Script)
     },
     wrapper(&["busybox", "toybox"], Then::Command),
     Wrapper {
