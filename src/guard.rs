@@ -22,10 +22,11 @@
 //! length of the command, and no input makes it panic.
 //!
 //! Files: `guard/parse/` the parser (with its own tests), `guard/judge.rs` the judge,
-//! `guard/wrappers.rs` the wrapper table, `guard/special.rs` git aliases, tmux's
-//! commands, `make -f -` and `start-stop-daemon`, `guard/glob.rs` globs and braces
-//! against `rm`, `guard/corpus.rs` the commands the unit tests (`guard/tests.rs`) and the
-//! oracle (`tests/guard_oracle.rs`) share.
+//! `guard/wrappers.rs` the wrapper table, `guard/special.rs` git's settings, options
+//! and subcommands that run a command, tmux's commands, `make -f -` and
+//! `start-stop-daemon`, `guard/glob.rs` globs and braces against `rm`,
+//! `guard/corpus.rs` the commands the unit tests (`guard/tests.rs`) and the oracle
+//! (`tests/guard_oracle.rs`) share.
 
 mod glob;
 mod judge;

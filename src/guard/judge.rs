@@ -241,9 +241,33 @@ enum Step {
     NoRm,
 }
 
-/// Variables whose value a shell runs or expands as code: `PROMPT_COMMAND`, and the
-/// prompts of an interactive or `-x` shell.
-const HOOKS: &[&str] = &["PROMPT_COMMAND", "PS0", "PS1", "PS2", "PS4"];
+/// Variables whose value a program started here runs or expands as code: a shell's
+/// `PROMPT_COMMAND` and the prompts of an interactive or `-x` shell; the editors,
+/// pagers and helpers that git, man, crontab and others run (`GIT_SSH`, a program,
+/// is read as a script too).
+fn runs_value(name: &str) -> bool {
+    matches!(
+        name,
+        "PROMPT_COMMAND"
+            | "PS0"
+            | "PS1"
+            | "PS2"
+            | "PS4"
+            | "EDITOR"
+            | "VISUAL"
+            | "PAGER"
+            | "MANPAGER"
+            | "GIT_PAGER"
+            | "GIT_EDITOR"
+            | "GIT_SEQUENCE_EDITOR"
+            | "GIT_SSH_COMMAND"
+            | "GIT_SSH"
+            | "GIT_EXTERNAL_DIFF"
+            | "GIT_ASKPASS"
+            | "SSH_ASKPASS"
+            | "GIT_PROXY_COMMAND"
+    )
+}
 
 impl Step {
     /// `Rm` stays; otherwise on to the next word.
@@ -278,8 +302,8 @@ fn runs_rm(words: &[Word], stdin: Option<&str>, cx: &Cx) -> bool {
 fn step(word: &Word, rest: &[Word], stdin: Option<&str>, cx: &Cx) -> Step {
     if is_assignment(&word.text) {
         return match word.text.split_once('=') {
-            // Hooks a shell started here runs or expands: checked as scripts.
-            Some((name, value)) if !rest.is_empty() && HOOKS.contains(&name) => {
+            // Hooks, editors and pagers a program started here runs: checked as scripts.
+            Some((name, value)) if !rest.is_empty() && runs_value(name) => {
                 Step::rm_if(script_runs_rm(value, cx)).or_skip()
             }
             // The start-up file of a shell started here, when its text is in sight.

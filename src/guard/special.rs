@@ -1,7 +1,10 @@
 //! Commands that run a script or a program named in their own syntax, not as a
-//! command of their words: `git -c alias.X='!…'`, `make -f -` reading its makefile
-//! from stdin, `start-stop-daemon --exec PATH`, and tmux's commands (`new-session`,
-//! `split-window`, `run-shell`, … and `-c`).
+//! command of their words: git's settings whose value is a command (`git -c
+//! core.pager=…`, `alias.X='!…'`) and its options and subcommands that run one,
+//! `make -f -` reading its makefile from stdin, `start-stop-daemon --exec PATH`, and
+//! tmux's commands (`new-session`, `split-window`, `run-shell`, … and `-c`).
+
+use std::borrow::Cow;
 
 use super::parse::Word;
 use super::wrappers::{STDIN_FILES, spells_rm};
@@ -25,7 +28,7 @@ pub(super) fn runs_rm(
     let args: Vec<&str> = rest.iter().map(|w| w.text.as_str()).collect();
     let args = &args[..];
     let rm = match name {
-        "git" => git_alias_runs_rm(args, script),
+        "git" => git_runs_rm(args, script),
         "make" | "gmake" => {
             make_reads_stdin(args) && stdin.is_some_and(|s| recipes_run_rm(s, script))
         }
@@ -59,16 +62,111 @@ fn values<'a>(
     })
 }
 
-/// `git -c alias.NAME='!SCRIPT'`: a `!` alias runs its value as a shell script.
-/// Whichever alias then runs, any such value is checked.
-fn git_alias_runs_rm(args: &[&str], script: &dyn Fn(&str) -> bool) -> bool {
-    values(args, &["-c"], &[]).any(|setting| {
-        let Some((key, value)) = setting.split_once('=') else {
-            return false;
+/// Git's settings whose value git runs as a command, through a shell or as a
+/// program, by the variable's name (the key's last part, in any case): `core.pager`,
+/// `core.editor`, `sequence.editor`, `core.sshCommand`, `diff.external`,
+/// `core.fsmonitor`, `core.gitProxy`, `core.askPass`, `core.alternateRefsCommand`,
+/// `interactive.diffFilter`, `gpg.program`, `gpg.ssh.defaultKeyCommand`,
+/// `uploadpack.packObjectsHook`, `sendemail.toCmd`/`ccCmd`/`headerCmd`/`sendmailCmd`,
+/// `diff.<driver>.command`/`textconv`, `filter.<driver>.clean`/`smudge`/`process`,
+/// `merge.<driver>.driver`, `difftool.<tool>.cmd` (and `mergetool`, `man`, `browser`,
+/// `guitool`), `remote.<name>.uploadpack`/`receivepack`. A boolean value
+/// (`core.fsmonitor=true`) reads as a script that runs no rm.
+const GIT_COMMANDS: &[&str] = &[
+    "pager",
+    "editor",
+    "sshcommand",
+    "external",
+    "fsmonitor",
+    "gitproxy",
+    "askpass",
+    "alternaterefscommand",
+    "difffilter",
+    "program",
+    "defaultkeycommand",
+    "packobjectshook",
+    "tocmd",
+    "cccmd",
+    "headercmd",
+    "sendmailcmd",
+    "command",
+    "textconv",
+    "clean",
+    "smudge",
+    "process",
+    "driver",
+    "cmd",
+    "uploadpack",
+    "receivepack",
+];
+
+/// `git`: the settings given with `-c KEY=VALUE` that git runs (whichever subcommand
+/// follows, any such value is checked), the options that name a program to run
+/// (`--upload-pack`, `--receive-pack`, `--exec`, `clone -u`, `rebase -x`), `bisect run CMD` and `submodule foreach CMD`.
+fn git_runs_rm(args: &[&str], script: &dyn Fn(&str) -> bool) -> bool {
+    let mut settings = values(args, &["-c"], &[]).filter_map(git_setting_command);
+    if settings.any(|command| script(&command))
+        || values(args, &[], &["--upload-pack", "--receive-pack", "--exec"]).any(script)
+    {
+        return true;
+    }
+    let Some(at) = git_subcommand(args) else {
+        return false;
+    };
+    let rest = &args[at + 1..];
+    match args[at] {
+        "clone" => values(rest, &["-u"], &[]).any(script),
+        "rebase" => values(rest, &["-x"], &[]).any(script),
+        "bisect" if rest.first() == Some(&"run") => script(&rest[1..].join(" ")),
+        "submodule" => match rest.iter().position(|&a| a == "foreach") {
+            Some(k) => {
+                let command = &rest[k + 1..];
+                let options = command.iter().take_while(|a| a.starts_with('-')).count();
+                script(&command[options..].join(" "))
+            }
+            None => false,
+        },
+        _ => false,
+    }
+}
+
+/// Where git's subcommand stands, after its own options: `-c`, `-C`, `--git-dir`,
+/// `--work-tree`, `--namespace`, `--config-env` and `--attr-source` take the next
+/// word (or one after `=`).
+fn git_subcommand(args: &[&str]) -> Option<usize> {
+    let mut i = 0;
+    while let Some(arg) = args.get(i) {
+        i += match *arg {
+            "-c" | "-C" | "--git-dir" | "--work-tree" | "--namespace" | "--config-env"
+            | "--super-prefix" | "--attr-source" => 2,
+            _ if arg.starts_with('-') => 1,
+            _ => return Some(i),
         };
-        let alias = key.len() > 6 && key[..6].eq_ignore_ascii_case("alias.");
-        alias && value.trim_start().strip_prefix('!').is_some_and(script)
-    })
+    }
+    None
+}
+
+/// What git runs of a setting `KEY=VALUE`, when it runs one: an alias's `!SCRIPT`
+/// (and a submodule's `update = !SCRIPT`), the shell command a credential helper
+/// makes (`!SCRIPT`, an absolute path, or `git credential-NAME`), the value of a
+/// `pager.<cmd>` or of a variable of [`GIT_COMMANDS`].
+fn git_setting_command(setting: &str) -> Option<Cow<'_, str>> {
+    let (key, value) = setting.split_once('=')?;
+    let (section, rest) = key.split_once('.')?;
+    let name = rest.rsplit('.').next().unwrap_or(rest);
+    let is = |a: &str, b: &str| a.eq_ignore_ascii_case(b);
+    if is(section, "alias") || is(section, "submodule") && is(name, "update") {
+        return value.trim_start().strip_prefix('!').map(Cow::Borrowed);
+    }
+    if is(section, "credential") && is(name, "helper") {
+        return Some(match value.strip_prefix('!') {
+            Some(script) => Cow::Borrowed(script),
+            None if value.starts_with('/') => Cow::Borrowed(value),
+            None => Cow::Owned(format!("git credential-{value}")),
+        });
+    }
+    let runs = is(section, "pager") || GIT_COMMANDS.iter().any(|command| is(name, command));
+    runs.then_some(Cow::Borrowed(value))
 }
 
 /// A tmux command that runs a shell command: its names, the option letters that take

@@ -462,6 +462,65 @@ fn tmux_commands_are_read_by_their_own_letters() {
     }
 }
 
+/// Git's settings, variables and options that name a command, and the editors and
+/// pagers of other programs; forms the oracle cannot run here (no terminal, no
+/// remote, no attributes) are checked only for the verdict.
+#[test]
+fn git_and_variables_name_commands() {
+    for command in [
+        "git -c core.pager='rm x' log",
+        "git -c pager.log='rm x' log",
+        "git -c Core.Editor='rm x' commit",
+        "git -c sequence.editor='rm x' rebase -i main",
+        "git -c interactive.diffFilter='rm x' add -p",
+        "git -c core.askPass='rm x' fetch",
+        "git -c diff.d.textconv='rm x' log -p",
+        "git -c diff.d.command='rm x' diff",
+        "git -c filter.f.clean='rm x' add .",
+        "git -c merge.m.driver='rm x %A' merge b",
+        "git -c difftool.t.cmd='rm x' difftool -t t",
+        "git -c remote.o.receivepack='rm x' push o",
+        "git -c credential.https://h.helper='!rm x' fetch",
+        "git -c credential.helper=/usr/bin/rm fetch",
+        "git -c submodule.s.update='!rm x' submodule update",
+        "git -C . -c core.editor=rm commit",
+        "git push --receive-pack='rm x' o",
+        "git rebase --exec 'rm x' main",
+        "git rebase -i -x 'rm x' main",
+        "git submodule foreach 'rm x'",
+        "git submodule --quiet foreach --recursive rm x",
+        "git bisect run rm x",
+        "GIT_EDITOR='rm x' git commit",
+        "GIT_PAGER=rm git log",
+        "VISUAL='rm x' git commit",
+        "MANPAGER='rm x' man ls",
+        "GIT_ASKPASS='rm x' git fetch",
+        "SSH_ASKPASS=rm ssh h",
+        "sudo EDITOR='rm x' crontab -e",
+    ] {
+        blocked(command);
+    }
+    for command in [
+        "git -c core.pager=less log",
+        "git -c pager.log=false log",
+        "git -c user.name=rm commit -m x",
+        "git -c core.hooksPath=hooks commit",
+        "git -c credential.helper=rm fetch",
+        "git -c core.fsmonitor=true status",
+        "git add -u",
+        "git commit -c HEAD",
+        "git cherry-pick -x rm",
+        "git rebase -i main",
+        "git rebase --exec 'cargo test' main",
+        "git bisect run cargo test",
+        "git submodule foreach git pull",
+        "EDITOR=vim git commit",
+        "PAGER=less man ls",
+    ] {
+        allowed(command);
+    }
+}
+
 #[test]
 fn the_offending_simple_command_is_named() {
     assert_eq!(
