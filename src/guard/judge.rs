@@ -66,7 +66,7 @@ impl Visitor for Judge {
         let group_rm = command.stdin.is_some_and(|stdin| {
             self.hungry && closes_group(command.words) && script_runs_rm(stdin, &cx)
         });
-        self.hungry |= command.stdin.is_none() && reads_stdin(command.words, &cx);
+        self.hungry = self.hungry || command.stdin.is_none() && reads_stdin(command.words, &cx);
         if group_rm || runs_rm(command.words, command.stdin, &cx) || self.alias_runs_rm(command) {
             // The first stays: a parse may give more after a `Break`.
             self.found.get_or_insert_with(|| command.source());
@@ -153,10 +153,29 @@ fn closes_group(words: &[Word]) -> bool {
 /// `rm` there, it runs rm.
 fn reads_stdin(words: &[Word], cx: &Cx) -> bool {
     let shell = |w: &Word| {
-        let name = w.text.rsplit('/').next().unwrap_or(&w.text);
+        // No option is a shell; asked of nearly every word, this stays cheap.
+        if w.text.starts_with('-') {
+            return false;
+        }
+        let name = base_name(&w.text);
         wrappers::find(name).is_some_and(|spec| spec.then == Then::Shell || spec.bare_shell)
     };
     words.iter().any(shell) && !runs_rm(words, None, cx) && runs_rm(words, Some("rm"), cx)
+}
+
+/// A command name's last path component: what the tables know it by. Asked of
+/// nearly every word, mostly short ones: a loop over their bytes costs less than a
+/// search set up for long ones.
+fn base_name(text: &str) -> &str {
+    let slash = if text.len() < 32 {
+        text.bytes().rposition(|b| b == b'/')
+    } else {
+        text.rfind('/')
+    };
+    match slash {
+        Some(slash) => &text[slash + 1..],
+        None => text,
+    }
 }
 
 /// Whether a command runs positional parameters as a command: `"$@"`, `$1 …`,
@@ -171,9 +190,9 @@ fn runs_positional(words: &[Word]) -> bool {
     if first.positional {
         return true;
     }
-    let name = first.text.rsplit('/').next().unwrap_or(&first.text);
+    let name = base_name(&first.text);
     let loops = first.is_plain() && matches!(name, "for" | "select");
-    (loops || wrappers::find(name).is_some()) && rest.any(|w| w.positional)
+    rest.any(|w| w.positional) && (loops || wrappers::find(name).is_some())
 }
 
 /// What a command is judged in: its nesting, and the functions of the call that run
@@ -191,7 +210,7 @@ fn printed(words: &[Word]) -> Option<String> {
     let words = skip_builtin(words);
     let (name, args) = words.split_first()?;
     let args: Vec<&str> = args.iter().map(|w| w.text.as_str()).collect();
-    match name.text.rsplit('/').next()? {
+    match base_name(&name.text) {
         "echo" => Some(printf::echo(&args)),
         "printf" => Some(printf::printf(&args)),
         _ => None,
@@ -215,7 +234,7 @@ fn passes_stdin(words: &[Word]) -> bool {
     let Some((name, args)) = skip_builtin(words).split_first() else {
         return false;
     };
-    name.text.rsplit('/').next() == Some("cat")
+    base_name(&name.text) == "cat"
         && args
             .iter()
             .all(|w| w.text == "-" || w.text.starts_with('-'))
@@ -331,7 +350,7 @@ fn step(word: &Word, rest: &[Word], stdin: Option<&str>, cx: &Cx) -> Step {
     if word.is_plain() && cx.wrappers.contains(&word.text) {
         return Step::rm_if(function_runs_rm(rest, cx));
     }
-    let name = word.text.rsplit('/').next().unwrap_or(&word.text);
+    let name = base_name(&word.text);
     let script = |text: &str| script_runs_rm(text, cx);
     if let Some(rm) = special::runs_rm(name, rest, stdin, &script) {
         return Step::rm_if(rm);

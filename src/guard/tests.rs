@@ -522,6 +522,16 @@ fn git_and_variables_name_commands() {
 }
 
 #[test]
+fn every_wrapper_is_found_by_its_names() {
+    for wrapper in super::wrappers::WRAPPERS {
+        for name in wrapper.names {
+            assert!(name.len() <= super::wrappers::LONGEST_NAME, "{name}");
+            assert!(super::wrappers::find(name).is_some(), "{name}");
+        }
+    }
+}
+
+#[test]
 fn the_offending_simple_command_is_named() {
     assert_eq!(
         super::find_rm("echo a; sudo rm -rf x && ls").as_deref(),
