@@ -181,6 +181,7 @@ pub const ALLOW: &[&str] = &[
     "retry() { for i in 1 2; do \"$@\" && return; done; }; retry echo rm x",
     // Scripts on stdin that run no rm; a script from a file stays out of reach.
     "(bash) <<< 'echo rm'",
+    "{ make -f -; } <<< 'all: ; ls'",
     "{ cat; } <<< 'rm x'",
     "cat <<'EOF' | bash\necho rm\nEOF",
     "bash < <(echo 'echo rm')",
@@ -558,6 +559,9 @@ pub const BLOCK: &[&str] = &[
     "cat <<EOF | bash\nrm -f x\nEOF",
     "cat <<EOF | cat - | sh -s\nrm x\nEOF",
     "while true; do bash; break; done <<< 'rm x'",
+    "{ source /dev/stdin; } <<< 'rm x'",
+    "{ make -f -; } <<< 'all: ; rm x'",
+    "{ make -f -; } <<< $'all:\n\trm x'",
     "printf 'r\\x6d x\\n' | bash",
     "printf 'r%s x\\n' m | bash",
     "printf '%s %s\\n' rm x | bash",

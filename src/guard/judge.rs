@@ -149,18 +149,22 @@ fn closes_group(words: &[Word]) -> bool {
         .all(|w| w.is_plain() && ["}", "done", "fi", "esac"].contains(&&*w.text))
 }
 
-/// Whether a command is a shell that would read stdin for its script: given an
-/// `rm` there, it runs rm.
+/// Whether a command reads stdin for its script: a shell, `source /dev/stdin`, or
+/// `make -f -` given a makefile there. Given one that is both a script and a makefile
+/// running rm, it runs rm.
 fn reads_stdin(words: &[Word], cx: &Cx) -> bool {
-    let shell = |w: &Word| {
-        // No option is a shell; asked of nearly every word, this stays cheap.
+    let reader = |w: &Word| {
+        // No option is a reader; asked of nearly every word, this stays cheap.
         if w.text.starts_with('-') {
             return false;
         }
         let name = base_name(&w.text);
-        wrappers::find(name).is_some_and(|spec| spec.then == Then::Shell || spec.bare_shell)
+        matches!(name, "make" | "gmake")
+            || wrappers::find(name).is_some_and(|spec| {
+                matches!(spec.then, Then::Shell | Then::Source) || spec.bare_shell
+            })
     };
-    words.iter().any(shell) && !runs_rm(words, None, cx) && runs_rm(words, Some("rm"), cx)
+    words.iter().any(reader) && !runs_rm(words, None, cx) && runs_rm(words, Some("all: ; rm"), cx)
 }
 
 /// A command name's last path component: what the tables know it by. Asked of
