@@ -223,6 +223,7 @@ pub const ALLOW: &[&str] = &[
     "git -c credential.helper=store credential fill <<< $'protocol=https\nhost=h\n'",
     "git init -q && git -c core.fsmonitor=false status",
     "git -c user.name=rm version",
+    "GIT_CONFIG_COUNT=1 GIT_CONFIG_KEY_0=user.name GIT_CONFIG_VALUE_0='A B' git version",
     // tmux's options that take a value (`-s rm`, `-L rm`) and those that do not
     // (`split-window -f`).
     "tmux new -d 'sleep 1' \\; split-window -f ls",
@@ -641,6 +642,7 @@ pub const BLOCK: &[&str] = &[
     "git -c core.sshCommand='rm x' ls-remote ssh://h/r",
     "GIT_SSH_COMMAND='rm x' git ls-remote ssh://h/r",
     "GIT_SSH=rm git ls-remote ssh://h/r",
+    "GIT_CONFIG_COUNT=1 GIT_CONFIG_KEY_0=core.sshCommand GIT_CONFIG_VALUE_0='rm x' git ls-remote ssh://h/r",
     "echo a > y; git -c diff.external='rm x' diff --no-index x y",
     "echo a > y; GIT_EXTERNAL_DIFF='rm x' git diff --no-index x y",
     "git -c credential.helper='!rm x' credential fill <<< $'protocol=https\nhost=h\n'",

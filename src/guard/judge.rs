@@ -267,29 +267,31 @@ enum Step {
 /// Variables whose value a program started here runs or expands as code: a shell's
 /// `PROMPT_COMMAND` and the prompts of an interactive or `-x` shell; the editors,
 /// pagers and helpers that git, man, crontab and others run (`GIT_SSH`, a program,
-/// is read as a script too).
+/// is read as a script too), and the values of git's settings given in the
+/// environment (`GIT_CONFIG_VALUE_<n>`), whatever their key.
 fn runs_value(name: &str) -> bool {
-    matches!(
-        name,
-        "PROMPT_COMMAND"
-            | "PS0"
-            | "PS1"
-            | "PS2"
-            | "PS4"
-            | "EDITOR"
-            | "VISUAL"
-            | "PAGER"
-            | "MANPAGER"
-            | "GIT_PAGER"
-            | "GIT_EDITOR"
-            | "GIT_SEQUENCE_EDITOR"
-            | "GIT_SSH_COMMAND"
-            | "GIT_SSH"
-            | "GIT_EXTERNAL_DIFF"
-            | "GIT_ASKPASS"
-            | "SSH_ASKPASS"
-            | "GIT_PROXY_COMMAND"
-    )
+    name.starts_with("GIT_CONFIG_VALUE_")
+        || matches!(
+            name,
+            "PROMPT_COMMAND"
+                | "PS0"
+                | "PS1"
+                | "PS2"
+                | "PS4"
+                | "EDITOR"
+                | "VISUAL"
+                | "PAGER"
+                | "MANPAGER"
+                | "GIT_PAGER"
+                | "GIT_EDITOR"
+                | "GIT_SEQUENCE_EDITOR"
+                | "GIT_SSH_COMMAND"
+                | "GIT_SSH"
+                | "GIT_EXTERNAL_DIFF"
+                | "GIT_ASKPASS"
+                | "SSH_ASKPASS"
+                | "GIT_PROXY_COMMAND"
+        )
 }
 
 impl Step {
