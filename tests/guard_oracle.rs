@@ -122,7 +122,7 @@ fn cannot_run() -> Option<String> {
 }
 
 /// Programs the corpus runs that are no part of every machine: where one is missing,
-/// its commands confirm nothing (`.ci/run` installs GNU parallel and tmux).
+/// its commands confirm nothing (`.ci/run` installs GNU parallel, tmux and tini).
 const PROGRAMS: &[&str] = &[
     "parallel",
     "tmux",
@@ -141,6 +141,8 @@ const PROGRAMS: &[&str] = &[
     "strace",
     "ltrace",
     "dbus-run-session",
+    "tini",
+    "dumb-init",
 ];
 
 fn not_installed() -> Vec<&'static str> {

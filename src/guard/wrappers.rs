@@ -336,6 +336,16 @@ pub(super) const WRAPPERS: &[Wrapper] = &[
         long: &["config-file", "dbus-daemon"],
         ..wrapper(&["dbus-run-session"], Then::Command)
     },
+    // Init processes of containers (tini is the image's PID 1).
+    Wrapper {
+        short: "pe",
+        ..wrapper(&["tini"], Then::Command)
+    },
+    Wrapper {
+        short: "r",
+        long: &["rewrite"],
+        ..wrapper(&["dumb-init"], Then::Command)
+    },
     // Valgrind's options take their values after `=` only.
     wrapper(&["valgrind"], Then::Command),
     Wrapper {
