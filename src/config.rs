@@ -168,6 +168,12 @@ pub struct Config {
           value_parser = clap::value_parser!(u64).range(1..))]
     pub http_session_idle_secs: u64,
 
+    /// HTTP sessions open at once, all users together; past it a new session is refused
+    /// (503). One user has at most 16: their 17th ends their oldest.
+    #[arg(long, env = "FORGE_BASH_HTTP_MAX_SESSIONS", default_value_t = 1024,
+          value_parser = clap::value_parser!(u32).range(1..))]
+    pub http_max_sessions: u32,
+
     /// Milliseconds between progress notifications for calls that ask for them.
     #[arg(long, env = "FORGE_BASH_PROGRESS_INTERVAL_MS", default_value_t = 5_000,
           value_parser = clap::value_parser!(u64).range(1..), hide = true)]

@@ -39,7 +39,9 @@ use rmcp::model::{
 };
 use rmcp::service::RequestContext;
 use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
-use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService};
+use rmcp::transport::streamable_http_server::{
+    SessionManager, StreamableHttpServerConfig, StreamableHttpService,
+};
 use rmcp::{ErrorData as McpError, RoleServer, ServerHandler};
 use tokio::net::TcpListener;
 use tokio_util::sync::CancellationToken;
@@ -62,13 +64,19 @@ pub const USER_HEADER: &str = "x-user-id";
 
 const SESSION_HEADER: &str = "mcp-session-id";
 
+/// Sessions one user may have at once; a new one past it ends their oldest.
+pub const MAX_USER_SESSIONS: usize = 16;
+
+/// Connections served at once; past it, new ones wait in the kernel's queue.
+pub const MAX_CONNECTIONS: usize = 4096;
+
 /// On shutdown, how long running commands get to be killed and logged, then how long
 /// their answers get to go out.
 const SHUTDOWN_GRACE: Duration = Duration::from_millis(700);
 const FLUSH_GRACE: Duration = Duration::from_millis(150);
 
 /// How long a client may take to send a request's headers.
-const HEADER_TIMEOUT: Duration = Duration::from_secs(30);
+const HEADER_TIMEOUT: Duration = Duration::from_secs(10);
 
 type Body = BoxBody<Bytes, Infallible>;
 
@@ -118,6 +126,7 @@ pub struct Settings {
     pub token: Option<Token>,
     pub allowed_hosts: Vec<String>,
     pub session_idle: Duration,
+    pub max_sessions: usize,
 }
 
 /// Why the HTTP transport cannot start.
@@ -187,6 +196,7 @@ impl Settings {
             token,
             allowed_hosts,
             session_idle,
+            max_sessions: config.http_max_sessions as usize,
         })
     }
 }
@@ -200,6 +210,7 @@ struct Binding {
     /// Cancelled when the session ends: its running commands stop.
     ended: CancellationToken,
     scope: Arc<Scope>,
+    started: std::time::Instant,
 }
 
 impl Binding {
@@ -209,6 +220,7 @@ impl Binding {
             server: OnceLock::new(),
             ended: CancellationToken::new(),
             scope: Arc::new(Scope::default()),
+            started: std::time::Instant::now(),
         })
     }
 
@@ -301,10 +313,19 @@ impl ServerHandler for Session {
 /// The gate in front of rmcp's service.
 struct Gate {
     service: StreamableHttpService<Session, LocalSessionManager>,
+    manager: Arc<LocalSessionManager>,
     token: Option<Token>,
     per_user: bool,
-    /// Each session's binding, by session id.
+    max_sessions: usize,
+    /// Each session's binding, by session id: the gate knows every session, and
+    /// answers 404 for any other id before rmcp sees it.
     sessions: Mutex<HashMap<String, Arc<Binding>>>,
+}
+
+/// A checked POST body: the message for rmcp, and whether it starts a session.
+struct Checked {
+    message: Bytes,
+    initialize: bool,
 }
 
 impl Gate {
@@ -328,92 +349,178 @@ impl Gate {
             Ok(user) => user,
             Err(response) => return response,
         };
-        let session = request
-            .headers()
-            .get(SESSION_HEADER)
-            .and_then(|id| id.to_str().ok())
-            .map(str::to_owned);
-        let bound = session.as_ref().and_then(|id| self.binding(id));
-        if let (Some(bound), Some(user)) = (&bound, &user)
-            && bound.user.as_ref() != Some(user)
-        {
-            return plain(
-                StatusCode::FORBIDDEN,
-                "Forbidden: a session cannot change its user",
-            );
-        }
+        let session = match request.headers().get(SESSION_HEADER) {
+            None => None,
+            Some(id) => match id
+                .to_str()
+                .ok()
+                .and_then(|id| self.binding(id).map(|b| (id.to_owned(), b)))
+            {
+                Some(known) => Some(known),
+                None => return plain(StatusCode::NOT_FOUND, "Not Found: Session not found"),
+            },
+        };
         let (parts, body) = request.into_parts();
-        let deletes = parts.method == Method::DELETE;
-        let body = if parts.method == Method::POST {
+        let checked = if parts.method == Method::POST {
             match self.check(body).await {
-                Ok(Some(body)) => body,
+                Ok(Some(checked)) => Some(checked),
                 Ok(None) => return empty(StatusCode::ACCEPTED),
                 Err(response) => return response,
             }
         } else {
-            Bytes::new()
+            None
         };
-        if deletes
-            && let Some(id) = &session
-            && let Some(binding) = self.forget(id)
-        {
-            binding.end();
+        match session {
+            Some((id, bound)) => {
+                if self.per_user && bound.user != user {
+                    return plain(
+                        StatusCode::FORBIDDEN,
+                        "Forbidden: X-User-ID must name the session's user; a session cannot change its user",
+                    );
+                }
+                self.in_session(parts, checked, &id, &bound).await
+            }
+            None => self.start(parts, checked, user).await,
         }
-        let starts = session.is_none();
-        if starts && self.per_user && user.is_none() {
+    }
+
+    /// A request of a session the gate knows. rmcp never makes a handler here: one
+    /// made outside [`BINDING`] fails, so no request can end another's session.
+    async fn in_session(
+        &self,
+        parts: http::request::Parts,
+        checked: Option<Checked>,
+        id: &str,
+        bound: &Binding,
+    ) -> Response<Body> {
+        let deletes = parts.method == Method::DELETE;
+        let body = checked.map_or_else(Bytes::new, |c| c.message);
+        let mut response = self
+            .forward(Request::from_parts(parts, Full::new(body)))
+            .await;
+        // Ended only once rmcp has ended it: a DELETE it refuses ends nothing.
+        if deletes && response.status().is_success() {
+            self.forget(id);
+            bound.end();
+            // rmcp answers 202; clients expect 200 or 204 (the Python SDK warns on
+            // anything else), and nothing is left to do.
+            *response.status_mut() = StatusCode::NO_CONTENT;
+        }
+        response
+    }
+
+    /// A request without a session: only an `initialize` POST, which starts one bound
+    /// to its user.
+    async fn start(
+        &self,
+        parts: http::request::Parts,
+        checked: Option<Checked>,
+        user: Option<String>,
+    ) -> Response<Body> {
+        let Some(Checked {
+            message,
+            initialize: true,
+        }) = checked
+        else {
+            return plain(
+                StatusCode::BAD_REQUEST,
+                "Bad Request: Mcp-Session-Id is missing; a session starts with an initialize request",
+            );
+        };
+        if self.per_user && user.is_none() {
             return plain(
                 StatusCode::BAD_REQUEST,
                 "Bad Request: the X-User-ID header must name the session's user",
             );
         }
-        let binding = match (bound, starts) {
-            (Some(bound), _) => bound,
-            // A new session, or a request served without one.
-            (None, true) => Binding::new(if self.per_user { user } else { None }),
-            // A session this gate does not know: rmcp answers 404.
-            (None, false) => Binding::new(None),
-        };
-        let request = Request::from_parts(parts, Full::new(body));
-        let mut service = self.service.clone();
-        let call = tower_service::Service::call(&mut service, request);
-        let Ok(mut response) = BINDING.scope(binding.clone(), call).await;
-        // rmcp accepts a DELETE with 202; clients expect 200 or 204 (the Python SDK
-        // warns on anything else), and nothing is left to do.
-        if deletes && response.status() == StatusCode::ACCEPTED {
-            *response.status_mut() = StatusCode::NO_CONTENT;
+        if let Err(response) = self.make_room(user.as_deref()).await {
+            return response;
         }
-        if starts
-            && let Some(id) = response.headers().get(SESSION_HEADER)
+        let binding = Binding::new(if self.per_user { user } else { None });
+        let request = Request::from_parts(parts, Full::new(message));
+        let response = BINDING.scope(binding.clone(), self.forward(request)).await;
+        if let Some(id) = response.headers().get(SESSION_HEADER)
             && let Ok(id) = id.to_str()
         {
             let mut sessions = self.sessions.lock().unwrap_or_else(|e| e.into_inner());
-            sessions.retain(|_, binding| !binding.ended.is_cancelled());
             sessions.insert(id.to_owned(), binding);
         }
         response
     }
 
-    /// The user a request names, when users have workspaces of their own.
+    async fn forward(&self, request: Request<Full<Bytes>>) -> Response<Body> {
+        let mut service = self.service.clone();
+        let Ok(response) = tower_service::Service::call(&mut service, request).await;
+        response
+    }
+
+    /// Room for one more session: ended ones are let go; a user at
+    /// [`MAX_USER_SESSIONS`] loses their oldest session; past `--http-max-sessions`
+    /// in all, the new one is refused (503).
+    #[allow(clippy::result_large_err)]
+    async fn make_room(&self, user: Option<&str>) -> Result<(), Response<Body>> {
+        let oldest = {
+            let mut sessions = self.sessions.lock().unwrap_or_else(|e| e.into_inner());
+            sessions.retain(|_, binding| !binding.ended.is_cancelled());
+            if sessions.len() >= self.max_sessions {
+                return Err(plain(
+                    StatusCode::SERVICE_UNAVAILABLE,
+                    "Service Unavailable: too many sessions; end one (DELETE) or wait for one to expire",
+                ));
+            }
+            let mine: Vec<(&String, &Arc<Binding>)> = sessions
+                .iter()
+                .filter(|(_, binding)| binding.user.as_deref() == user)
+                .collect();
+            (user.is_some() && mine.len() >= MAX_USER_SESSIONS)
+                .then(|| {
+                    mine.iter()
+                        .min_by_key(|(_, b)| b.started)
+                        .map(|(id, _)| (*id).clone())
+                })
+                .flatten()
+        };
+        if let Some(id) = oldest
+            && let Some(binding) = self.forget(&id)
+        {
+            tracing::info!(
+                user = user.unwrap_or("-"),
+                "a user's oldest session ends: too many sessions"
+            );
+            binding.end();
+            let _ = self.manager.close_session(&id.into()).await;
+        }
+        Ok(())
+    }
+
+    /// The user a request names, when users have workspaces of their own. A header
+    /// given twice is refused: a proxy that appends one must not change the user.
     #[allow(clippy::result_large_err)]
     fn user(&self, headers: &http::HeaderMap) -> Result<Option<String>, Response<Body>> {
         if !self.per_user {
             return Ok(None);
         }
-        let Some(value) = headers.get(USER_HEADER) else {
+        let mut values = headers.get_all(USER_HEADER).iter();
+        let Some(value) = values.next() else {
             return Ok(None);
         };
         match value.to_str() {
-            Ok(user) if config::valid_user(user) => Ok(Some(user.to_owned())),
+            Ok(user) if config::valid_user(user) && values.next().is_none() => {
+                Ok(Some(user.to_owned()))
+            }
             _ => Err(plain(
                 StatusCode::BAD_REQUEST,
-                "Bad Request: X-User-ID must be 1 to 64 of A-Z a-z 0-9 . _ - (and not . or ..)",
+                "Bad Request: X-User-ID must be given once, 1 to 64 of A-Z a-z 0-9 . _ - (and not . or ..)",
             )),
         }
     }
 
     fn binding(&self, session: &str) -> Option<Arc<Binding>> {
         let sessions = self.sessions.lock().unwrap_or_else(|e| e.into_inner());
-        sessions.get(session).cloned()
+        sessions
+            .get(session)
+            .filter(|binding| !binding.ended.is_cancelled())
+            .cloned()
     }
 
     fn forget(&self, session: &str) -> Option<Arc<Binding>> {
@@ -424,7 +531,7 @@ impl Gate {
     /// Reads a POST body and checks it as a stdio line is checked: `Ok(Some)` is the
     /// message for rmcp, `Ok(None)` a body with nothing to do.
     #[allow(clippy::result_large_err)]
-    async fn check(&self, body: Incoming) -> Result<Option<Bytes>, Response<Body>> {
+    async fn check(&self, body: Incoming) -> Result<Option<Checked>, Response<Body>> {
         let body = match Limited::new(body, MAX_BODY_BYTES).collect().await {
             Ok(body) => body.to_bytes(),
             Err(e) if e.is::<http_body_util::LengthLimitError>() => {
@@ -454,14 +561,15 @@ impl Gate {
             Ok(Accepted::Nothing) => return Ok(None),
             Err(refusal) => return Err(refused(&refusal)),
         };
-        if let ClientJsonRpcMessage::Request(request) = &message
-            && matches!(request.request, ClientRequest::InitializeRequest(_))
-        {
-            tracing::debug!("a session starts");
+        let initialize = matches!(&message, ClientJsonRpcMessage::Request(request)
+            if matches!(request.request, ClientRequest::InitializeRequest(_)));
+        match serde_json::to_vec(&message) {
+            Ok(bytes) => Ok(Some(Checked {
+                message: Bytes::from(bytes),
+                initialize,
+            })),
+            Err(e) => Err(plain(StatusCode::INTERNAL_SERVER_ERROR, &e.to_string())),
         }
-        serde_json::to_vec(&message)
-            .map(|bytes| Some(Bytes::from(bytes)))
-            .map_err(|e| plain(StatusCode::INTERNAL_SERVER_ERROR, &e.to_string()))
     }
 }
 
@@ -526,14 +634,29 @@ pub async fn serve(
         let workspaces = workspaces.clone();
         move || Session::make(&workspaces)
     };
+    let manager = Arc::new(sessions);
     let gate = Arc::new(Gate {
-        service: StreamableHttpService::new(factory, Arc::new(sessions), config),
+        service: StreamableHttpService::new(factory, manager.clone(), config),
+        manager,
         token: settings.token,
         per_user: workspaces.per_user(),
+        max_sessions: settings.max_sessions,
         sessions: Mutex::new(HashMap::new()),
     });
+    let retention = {
+        let workspaces = workspaces.clone();
+        AbortOnDropHandle::new(tokio::spawn(async move { workspaces.keep_bounded().await }))
+    };
+    let connections = Arc::new(tokio::sync::Semaphore::new(MAX_CONNECTIONS));
     tokio::pin!(stop);
     loop {
+        let permit = tokio::select! {
+            () = &mut stop => break,
+            permit = connections.clone().acquire_owned() => match permit {
+                Ok(permit) => permit,
+                Err(_) => break,
+            },
+        };
         let (stream, _) = tokio::select! {
             () = &mut stop => break,
             accepted = listener.accept() => match accepted {
@@ -550,6 +673,7 @@ pub async fn serve(
         let gate = gate.clone();
         let connection = shutdown.child_token();
         tokio::spawn(async move {
+            let _permit = permit;
             let service = hyper::service::service_fn(move |request| {
                 let gate = gate.clone();
                 async move { Ok::<_, Infallible>(gate.handle(request).await) }
@@ -568,6 +692,7 @@ pub async fn serve(
     }
     shut_down(&workspaces, &gate).await;
     shutdown.cancel();
+    drop(retention);
     Ok(())
 }
 

@@ -90,10 +90,22 @@ fn start_up(config: Config) -> Result<(Config, Option<String>), config::Error> {
     let injected = unsafe { environ::inject(&filter) };
     // Parsed again: injected variables may configure the server, as they always could.
     let config = Cli::parse().config;
-    // The token is the server's alone: commands inherit the environment.
+    // The token is the server's alone: commands inherit the environment, and
+    // /proc/<pid>/environ shows the environment the server was started with.
     let token = std::env::var(HTTP_TOKEN).ok();
-    // SAFETY: still no other thread.
-    unsafe { std::env::remove_var(HTTP_TOKEN) };
+    if token.is_some() {
+        // SAFETY: still no other thread. getenv points at the value in the
+        // environment's own memory (the block the kernel shows as environ, or a copy
+        // an injection made); it is overwritten in place, then the variable removed,
+        // and nothing reads that memory again.
+        unsafe {
+            let value = libc::getenv(c"FORGE_BASH_HTTP_TOKEN".as_ptr());
+            if !value.is_null() {
+                std::ptr::write_bytes(value, b'*', libc::strlen(value));
+            }
+            std::env::remove_var(HTTP_TOKEN);
+        }
+    }
     tracing_subscriber::fmt()
         .with_writer(std::io::stderr)
         .with_ansi(false)

@@ -149,6 +149,11 @@ impl Server {
         }
     }
 
+    /// Whether anything but the one holding it (a workspace list) uses this server.
+    pub fn in_use(&self) -> bool {
+        Arc::strong_count(&self.inner) > 1
+    }
+
     /// What this server shares with the others of the process.
     pub fn shared(&self) -> &Arc<Shared> {
         &self.inner.shared
@@ -200,9 +205,11 @@ impl Server {
             }
         };
         tokio::pin!(stop);
+        // A call cancelled already never starts, even when a turn is free.
         let _permit = tokio::select! {
-            permit = shared.permits.acquire() => permit,
+            biased;
             stop = &mut stop => return self.never_started(command, stop),
+            permit = shared.permits.acquire() => permit,
         };
         let started = Instant::now();
         let job = exec::Job {

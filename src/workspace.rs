@@ -4,11 +4,15 @@
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
+use std::time::Duration;
 
 use crate::config::{self, Config};
 use crate::sandbox::{self, Sandbox};
 use crate::server::{Server, Shared};
 use crate::state::StateDir;
+
+/// Users' workspaces kept open with no session: each holds its state dir open.
+pub const MAX_OPEN_USERS: usize = 1024;
 
 /// Why a workspace cannot be served.
 #[derive(Debug, thiserror::Error)]
@@ -78,7 +82,9 @@ impl Workspaces {
         } else {
             Some(open(shared.clone(), template.clone())?)
         };
-        single.iter().for_each(keep_bounded);
+        if let Some(single) = &single {
+            single.prune_state(Vec::new());
+        }
         Ok(Workspaces {
             template,
             shared,
@@ -109,28 +115,36 @@ impl Workspaces {
         if let Some(server) = users.get(user) {
             return Ok(server.clone());
         }
+        if users.len() >= MAX_OPEN_USERS {
+            // Each holds its state dir open: let go of those no session uses.
+            users.retain(|_, server| server.in_use());
+        }
         let config = self.template.for_user(user);
         make_dir(&config.workdir)?;
         let server = open(self.shared.clone(), config)?;
         tracing::info!(user, workdir = %server.workdir().display(), "a user's workspace");
-        keep_bounded(&server);
+        server.prune_state(Vec::new());
         users.insert(user.to_owned(), server.clone());
         Ok(server)
     }
 
-    /// Every workspace made so far.
+    /// Every workspace open.
     pub fn all(&self) -> Vec<Server> {
         let users = self.users.lock().unwrap_or_else(|e| e.into_inner());
         self.single.iter().chain(users.values()).cloned().collect()
     }
-}
 
-/// Keeps the workspace's state dir within its limits (a pass now, then hourly), on
-/// the runtime when there is one.
-fn keep_bounded(server: &Server) {
-    if let Ok(runtime) = tokio::runtime::Handle::try_current() {
-        let server = server.clone();
-        drop(runtime.spawn(async move { server.keep_state_bounded().await }));
+    /// Keeps every open workspace's state dir within its limits, every hour (each had
+    /// a pass when it opened).
+    pub async fn keep_bounded(&self) {
+        let mut hourly = tokio::time::interval(Duration::from_secs(3600));
+        hourly.tick().await;
+        loop {
+            hourly.tick().await;
+            for server in self.all() {
+                server.prune_state(Vec::new());
+            }
+        }
     }
 }
 

@@ -354,6 +354,28 @@ fn each_user_works_in_a_workspace_of_their_own() {
     let reply = thief.post(r#"{"jsonrpc":"2.0","id":9,"method":"ping"}"#);
     assert_eq!(reply.status, 403, "{reply:?}");
     assert!(reply.body.contains("a session cannot change its user"));
+    thief.user = None;
+    let reply = thief.post(r#"{"jsonrpc":"2.0","id":9,"method":"ping"}"#);
+    assert_eq!(reply.status, 403, "{reply:?}");
+    let token = format!("Bearer {TOKEN}");
+    let session = alice.session.clone().unwrap();
+    for users in [["alice", "bob"], ["alice", "alice"]] {
+        let headers = [
+            ("Authorization", token.as_str()),
+            ("Content-Type", "application/json"),
+            ("Accept", "application/json, text/event-stream"),
+            ("Mcp-Session-Id", session.as_str()),
+            ("X-User-ID", users[0]),
+            ("X-User-ID", users[1]),
+        ];
+        let reply = request(
+            server.addr,
+            "POST",
+            &headers,
+            br#"{"jsonrpc":"2.0","id":9,"method":"ping"}"#,
+        );
+        assert_eq!(reply.status, 400, "{users:?}: {reply:?}");
+    }
     for user in [
         None,
         Some(".."),
@@ -587,4 +609,86 @@ fn each_users_state_dir_stays_bounded() {
         "{} overflow files",
         overflow(&state)
     );
+}
+
+#[test]
+fn no_request_reaches_a_session_the_gate_did_not_start() {
+    let server = HttpServer::start(&PER_USER);
+    let (alice, job, _call) = busy_session(&server, "alice");
+    let mut bob = server.client(Some("bob"));
+    bob.initialize();
+    // Served without a session (the 2026-07-28 way), with a made-up id, or with
+    // alice's id and bob's name: none runs, none ends alice's work.
+    let call = json!({"jsonrpc": "2.0", "id": 5, "method": "tools/call",
+        "params": {"name": "run", "arguments": {"command": "pwd > pwned"},
+                   "_meta": {"io.modelcontextprotocol/protocolVersion": "2026-07-28"}}})
+    .to_string();
+    let mut stateless = bob.clone();
+    stateless.session = None;
+    let reply = stateless.post(&call);
+    assert_eq!(reply.status, 400, "{reply:?}");
+    let mut made_up = bob.clone();
+    made_up.session = Some("not-a-session".into());
+    assert_eq!(made_up.post(&call).status, 404);
+    let mut thief = alice.clone();
+    thief.user = Some("bob".into());
+    assert_eq!(thief.post(&call).status, 403);
+    // A DELETE that rmcp refuses (a browser's Origin) ends nothing.
+    let token = format!("Bearer {TOKEN}");
+    let session = alice.session.clone().unwrap();
+    let headers = [
+        ("Authorization", token.as_str()),
+        ("Mcp-Session-Id", session.as_str()),
+        ("X-User-ID", "alice"),
+        ("Origin", "http://evil.example"),
+    ];
+    assert_eq!(request(server.addr, "DELETE", &headers, b"").status, 403);
+    std::thread::sleep(Duration::from_millis(300));
+    assert!(alive(job));
+    assert!(!server.path("ws/alice/pwned").exists() && !server.path("ws/bob/pwned").exists());
+    let mut alice = alice;
+    assert_eq!(mask_ms(&alice.run("echo on")), "on\n\n[exit:0 | Xms]");
+    assert_eq!(alice.delete().status, 204);
+    assert!(eventually(PATIENCE, || !alive(job)));
+}
+
+#[test]
+fn sessions_are_bounded_per_user_and_in_all() {
+    let args = [&PER_USER[..], &["--http-max-sessions", "20"]].concat();
+    let server = HttpServer::start(&args);
+    let mut first = server.client(Some("alice"));
+    assert_eq!(first.initialize().status, 200);
+    first.run("sleep 600 > /dev/null 2>&1 & echo $! > bg");
+    let job = read_pid(&server.path("ws/alice/bg"));
+    let mut others = Vec::new();
+    for _ in 0..15 {
+        let mut client = server.client(Some("alice"));
+        assert_eq!(client.initialize().status, 200);
+        others.push(client);
+    }
+    // Her 17th session ends her oldest, and what it left running.
+    assert!(alive(job));
+    let mut seventeenth = server.client(Some("alice"));
+    assert_eq!(seventeenth.initialize().status, 200);
+    assert!(eventually(PATIENCE, || !alive(job)));
+    assert_eq!(
+        first
+            .post(r#"{"jsonrpc":"2.0","id":1,"method":"ping"}"#)
+            .status,
+        404
+    );
+    assert_eq!(
+        mask_ms(&others[0].run("echo kept")),
+        "kept\n\n[exit:0 | Xms]"
+    );
+    // 16 of alice's and 4 of bob's: the 21st in all is refused.
+    for _ in 0..4 {
+        assert_eq!(server.client(Some("bob")).initialize().status, 200);
+    }
+    let reply = server.client(Some("carol")).initialize();
+    assert_eq!(reply.status, 503, "{reply:?}");
+    assert!(!server.path("ws/carol").exists());
+    // Ending one makes room.
+    assert_eq!(seventeenth.delete().status, 204);
+    assert_eq!(server.client(Some("carol")).initialize().status, 200);
 }
