@@ -21,6 +21,8 @@ struct Tree {
     /// The `cgroup.procs` of the cgroup the server itself lives in, kept open: it
     /// returns there after each spawn.
     home: Option<std::fs::File>,
+    /// Its `tasks` (cgroup v1), kept open: the spawning thread returns there.
+    home_tasks: Option<std::fs::File>,
     /// `<home>/forge-bash-<pid>`.
     root: PathBuf,
     /// Call cgroups get `pids.max` here.
@@ -42,6 +44,8 @@ pub struct CallCgroups {
     v2: Option<PathBuf>,
     /// Holds the process limit when v2 cannot.
     pids_v1: Option<PathBuf>,
+    /// The shell was born in `pids_v1`.
+    entered_v1: std::sync::atomic::AtomicBool,
 }
 
 impl Cgroups {
@@ -140,32 +144,55 @@ impl Cgroups {
         CallCgroups {
             v2: make(&self.v2),
             pids_v1: make(&self.pids_v1),
+            entered_v1: std::sync::atomic::AtomicBool::new(false),
         }
     }
 
     /// Runs `spawn` with the server inside the call's cgroups, so the shell is born in
-    /// them; then the server moves back home.
+    /// them and nothing it starts is ever outside; then the server moves back home.
     ///
-    /// Only cgroup v2 is entered this way: it is what kills, so nothing may start
-    /// outside it. The v1 `pids` cgroup only limits; the shell is moved there as soon as
-    /// it is spawned ([`CallCgroups::adopt`]), before it has parsed its command.
+    /// Into cgroup v2 the whole server moves (v2 moves processes); into the v1 `pids`
+    /// cgroup only the spawning thread (v1 moves threads through `tasks`), which is
+    /// all a spawn needs. Were the shell moved there after its spawn instead, what it
+    /// forked first (on a loaded machine, a whole fork bomb) would stay outside the
+    /// limit.
     pub fn spawn_inside<T>(&self, call: &CallCgroups, spawn: impl FnOnce() -> T) -> T {
-        let (Some(tree), Some(dir)) = (&self.v2, &call.v2) else {
-            return spawn();
+        let v2 = match (&self.v2, &call.v2) {
+            (Some(tree), Some(dir)) => match std::fs::write(dir.join("cgroup.procs"), "0") {
+                Ok(()) => Some(tree),
+                Err(e) => {
+                    tracing::debug!(error = %e, "cannot enter the call's cgroup");
+                    None
+                }
+            },
+            _ => None,
         };
-        if let Err(e) = std::fs::write(dir.join("cgroup.procs"), "0") {
-            tracing::debug!(error = %e, "cannot enter the call's cgroup");
-            return spawn();
-        }
+        let v1 = match (&self.pids_v1, &call.pids_v1) {
+            (Some(tree), Some(dir)) => match std::fs::write(dir.join("tasks"), "0") {
+                Ok(()) => Some(tree),
+                Err(e) => {
+                    tracing::debug!(error = %e, "cannot enter the call's pids cgroup");
+                    None
+                }
+            },
+            _ => None,
+        };
+        call.entered_v1.store(v1.is_some(), std::sync::atomic::Ordering::Relaxed);
         let spawned = spawn();
-        let left = match &tree.home {
-            Some(home) => (&*home).write_all(b"0"),
-            None => Err(io::Error::other(
-                "the server's own cgroup.procs is not open",
-            )),
+        let back = |home: &Option<std::fs::File>, what: &str| {
+            let left = match home {
+                Some(home) => (&*home).write_all(b"0"),
+                None => Err(io::Error::other(format!("the server's own {what} is not open"))),
+            };
+            if let Err(e) = left {
+                tracing::error!(error = %e, "cannot leave a call's cgroup");
+            }
         };
-        if let Err(e) = left {
-            tracing::error!(error = %e, "cannot leave a call's cgroup");
+        if let Some(tree) = v1 {
+            back(&tree.home_tasks, "tasks");
+        }
+        if let Some(tree) = v2 {
+            back(&tree.home, "cgroup.procs");
         }
         spawned
     }
@@ -189,10 +216,11 @@ impl Cgroups {
 }
 
 impl CallCgroups {
-    /// Takes the just-spawned shell into the v1 `pids` cgroup, where that is what
-    /// limits the call's processes.
+    /// Takes the just-spawned shell into the v1 `pids` cgroup when it was not born
+    /// there (the spawning thread could not enter it).
     pub fn adopt(&self, pid: libc::pid_t) {
         if let Some(dir) = &self.pids_v1
+            && !self.entered_v1.load(std::sync::atomic::Ordering::Relaxed)
             && let Err(e) = std::fs::write(dir.join("cgroup.procs"), pid.to_string())
         {
             tracing::warn!(error = %e, "cannot limit the call's processes");
@@ -253,12 +281,15 @@ fn make_tree(base: &Path) -> Option<Tree> {
     remove_stale(base);
     let root = base.join(format!("forge-bash-{}", std::process::id()));
     std::fs::create_dir(&root).ok()?;
-    let home = std::fs::OpenOptions::new()
-        .write(true)
-        .open(base.join("cgroup.procs"))
-        .ok();
+    let open = |name: &str| {
+        std::fs::OpenOptions::new()
+            .write(true)
+            .open(base.join(name))
+            .ok()
+    };
     Some(Tree {
-        home,
+        home: open("cgroup.procs"),
+        home_tasks: open("tasks"),
         root,
         pids: false,
     })
