@@ -25,7 +25,7 @@ use tokio_util::sync::CancellationToken;
 use crate::capture::{self, Captured, Sink, Spiller};
 use crate::contain::{Call, Containment, Scope};
 use crate::exit;
-use crate::sandbox::{self, Sandbox};
+use crate::sandbox::Sandbox;
 
 /// How long to keep reading after the shell exits while its background children still
 /// hold the pipes. Long enough for output already in the pipe, short enough that a
@@ -167,20 +167,20 @@ fn spawn(job: &Job<'_>, call: &Call) -> Result<Child, Error> {
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .process_group(0);
-    if let Some(sandbox) = job.sandbox {
-        command.envs(sandbox.env.iter().map(|(name, value)| (name, value)));
-        let mut ruleset = Some(sandbox.for_child().map_err(|source| Error::Spawn {
-            shell: job.shell.display().to_string(),
-            source,
-        })?);
-        // SAFETY: between fork and exec the closure only applies the ruleset, which
-        // makes async-signal-safe calls and allocates nothing (see `sandbox::enter`).
-        unsafe {
-            command.pre_exec(move || ruleset.take().map_or(Ok(()), sandbox::enter));
-        }
-    }
     let child = call
-        .spawn_inside(|| command.spawn())
+        .spawn_inside(|| match job.sandbox {
+            None => command.spawn(),
+            Some(sandbox) => {
+                command.envs(sandbox.env.iter().map(|(name, value)| (name, value)));
+                // The spawn runs on the sandbox's thread: tokio registers the child and
+                // its pipes with this runtime from there.
+                let runtime = tokio::runtime::Handle::current();
+                sandbox.spawn_confined(|| {
+                    let _runtime = runtime.enter();
+                    command.spawn()
+                })
+            }
+        })
         .map_err(|source| Error::Spawn {
             shell: job.shell.display().to_string(),
             source,

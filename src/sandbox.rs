@@ -1,8 +1,10 @@
 //! The opt-in kernel sandbox: Landlock, through the `landlock` crate.
 //!
 //! With `--sandbox`, every command runs under a Landlock ruleset prepared once at
-//! start-up and applied in the child between fork and exec (one `prctl` and one
-//! `landlock_restrict_self`, both async-signal-safe).
+//! start-up. Each command's shell is spawned from a short-lived thread that entered
+//! the ruleset first (one `prctl` and one `landlock_restrict_self`, which bind that
+//! thread and what it spawns), so the shell is under it from its first instruction
+//! ([`Sandbox::spawn_confined`]).
 //!
 //! - **Reads** (reading files, listing directories, executing) are allowed only under
 //!   the system's directories ([`READ_DIRS`]), the workdir, the state dir, the private
@@ -390,9 +392,29 @@ impl Sandbox {
         ))
     }
 
-    /// A handle on the ruleset for one child (a duplicated descriptor, closed on exec).
-    pub fn for_child(&self) -> io::Result<RulesetCreated> {
-        self.ruleset.try_clone()
+    /// Runs `spawn` on a new thread that first enters the sandbox (`no_new_privs`, then
+    /// the ruleset), and returns what it returns: a process it spawns is born under the
+    /// ruleset, before it executes anything. The kernel binds both to the calling
+    /// thread alone, and passes them on to every process it spawns: the server's own
+    /// threads stay free, each call gets a Landlock domain of its own (its scope keeps
+    /// calls apart), and the thread ends here, so nothing else ever runs on it. Since
+    /// nothing has to run in the child between fork and exec, std spawns with
+    /// posix_spawn (a vfork-like clone) instead of forking the whole server.
+    pub fn spawn_confined<T: Send>(
+        &self,
+        spawn: impl FnOnce() -> io::Result<T> + Send,
+    ) -> io::Result<T> {
+        let ruleset = self.ruleset.try_clone()?;
+        std::thread::scope(|scope| {
+            std::thread::Builder::new()
+                .name("sandboxed spawn".to_owned())
+                .spawn_scoped(scope, move || {
+                    restrict_thread(ruleset)?;
+                    spawn()
+                })?
+                .join()
+                .unwrap_or_else(|_| Err(io::Error::other("the sandboxed spawn panicked")))
+        })
     }
 }
 
@@ -500,13 +522,13 @@ fn real(path: &Path) -> PathBuf {
     path.canonicalize().unwrap_or_else(|_| path.to_owned())
 }
 
-/// Applies `ruleset` to the calling process: meant for the child between fork and
-/// exec, where it makes only async-signal-safe calls (`prctl`, the Landlock syscall,
-/// `close`) and allocates nothing.
-pub fn enter(ruleset: RulesetCreated) -> io::Result<()> {
+/// Applies `ruleset` to the calling thread, `no_new_privs` first (the `landlock`
+/// crate's default): the kernel applies both to this thread alone, and to every
+/// process it spawns from then on.
+fn restrict_thread(ruleset: RulesetCreated) -> io::Result<()> {
     match ruleset.restrict_self() {
         Ok(_) => Ok(()),
-        Err(_) => Err(io::Error::last_os_error()),
+        Err(e) => Err(io::Error::other(e)),
     }
 }
 
