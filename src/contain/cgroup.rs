@@ -177,12 +177,15 @@ impl Cgroups {
             },
             _ => None,
         };
-        call.entered_v1.store(v1.is_some(), std::sync::atomic::Ordering::Relaxed);
+        call.entered_v1
+            .store(v1.is_some(), std::sync::atomic::Ordering::Relaxed);
         let spawned = spawn();
         let back = |home: &Option<std::fs::File>, what: &str| {
             let left = match home {
                 Some(home) => (&*home).write_all(b"0"),
-                None => Err(io::Error::other(format!("the server's own {what} is not open"))),
+                None => Err(io::Error::other(format!(
+                    "the server's own {what} is not open"
+                ))),
             };
             if let Err(e) = left {
                 tracing::error!(error = %e, "cannot leave a call's cgroup");
