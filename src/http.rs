@@ -360,6 +360,15 @@ impl Gate {
                 None => return plain(StatusCode::NOT_FOUND, "Not Found: Session not found"),
             },
         };
+        if let Some((_, bound)) = &session
+            && self.per_user
+            && bound.user != user
+        {
+            return plain(
+                StatusCode::FORBIDDEN,
+                "Forbidden: X-User-ID must name the session's user; a session cannot change its user",
+            );
+        }
         let (parts, body) = request.into_parts();
         let checked = if parts.method == Method::POST {
             match self.check(body).await {
@@ -371,15 +380,7 @@ impl Gate {
             None
         };
         match session {
-            Some((id, bound)) => {
-                if self.per_user && bound.user != user {
-                    return plain(
-                        StatusCode::FORBIDDEN,
-                        "Forbidden: X-User-ID must name the session's user; a session cannot change its user",
-                    );
-                }
-                self.in_session(parts, checked, &id, &bound).await
-            }
+            Some((id, bound)) => self.in_session(parts, checked, &id, &bound).await,
             None => self.start(parts, checked, user).await,
         }
     }
