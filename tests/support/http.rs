@@ -113,9 +113,18 @@ impl HttpServer {
 }
 
 impl Drop for HttpServer {
+    /// SIGTERM first: a server started through tini (the image's entrypoint) is
+    /// stopped by tini passing it on, where a SIGKILL to tini would orphan it.
     fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
+        // SAFETY: a signal to the process this test started.
+        unsafe { libc::kill(self.pid(), libc::SIGTERM) };
+        let exited = eventually(Duration::from_secs(5), || {
+            self.child.try_wait().is_ok_and(|status| status.is_some())
+        });
+        if !exited {
+            let _ = self.child.kill();
+            let _ = self.child.wait();
+        }
     }
 }
 
