@@ -70,9 +70,8 @@ pub const MAX_USER_SESSIONS: usize = 16;
 /// Connections served at once; past it, new ones wait in the kernel's queue.
 pub const MAX_CONNECTIONS: usize = 4096;
 
-/// On shutdown, how long running commands get to be killed and logged, then how long
-/// their answers get to go out.
-const SHUTDOWN_GRACE: Duration = Duration::from_millis(700);
+/// On shutdown, once running commands are stopped, how long their answers get to go
+/// out.
 const FLUSH_GRACE: Duration = Duration::from_millis(150);
 
 /// How long a client may take to send a request's headers.
@@ -329,6 +328,31 @@ struct Checked {
 }
 
 impl Gate {
+    /// rmcp's service, its sessions expiring after `settings.session_idle` and ending
+    /// with `shutdown`, behind the gate of `settings`.
+    fn new(workspaces: &Arc<Workspaces>, settings: Settings, shutdown: &CancellationToken) -> Gate {
+        let mut sessions = LocalSessionManager::default();
+        sessions.session_config.keep_alive = Some(settings.session_idle);
+        let config = StreamableHttpServerConfig::default()
+            .with_allowed_hosts(settings.allowed_hosts)
+            .enforce_origin_validation()
+            .with_max_request_body_bytes(MAX_BODY_BYTES)
+            .with_cancellation_token(shutdown.child_token());
+        let factory = {
+            let workspaces = workspaces.clone();
+            move || Session::make(&workspaces)
+        };
+        let manager = Arc::new(sessions);
+        Gate {
+            service: StreamableHttpService::new(factory, manager.clone(), config),
+            manager,
+            token: settings.token,
+            per_user: workspaces.per_user(),
+            max_sessions: settings.max_sessions,
+            sessions: Mutex::new(HashMap::new()),
+        }
+    }
+
     async fn handle(&self, request: Request<Incoming>) -> Response<Body> {
         if request.uri().path() != PATH {
             return plain(StatusCode::NOT_FOUND, "Not Found: MCP is served at /mcp");
@@ -624,26 +648,7 @@ pub async fn serve(
         "serving MCP over HTTP at {PATH}"
     );
     let shutdown = CancellationToken::new();
-    let mut sessions = LocalSessionManager::default();
-    sessions.session_config.keep_alive = Some(settings.session_idle);
-    let config = StreamableHttpServerConfig::default()
-        .with_allowed_hosts(settings.allowed_hosts.clone())
-        .enforce_origin_validation()
-        .with_max_request_body_bytes(MAX_BODY_BYTES)
-        .with_cancellation_token(shutdown.child_token());
-    let factory = {
-        let workspaces = workspaces.clone();
-        move || Session::make(&workspaces)
-    };
-    let manager = Arc::new(sessions);
-    let gate = Arc::new(Gate {
-        service: StreamableHttpService::new(factory, manager.clone(), config),
-        manager,
-        token: settings.token,
-        per_user: workspaces.per_user(),
-        max_sessions: settings.max_sessions,
-        sessions: Mutex::new(HashMap::new()),
-    });
+    let gate = Arc::new(Gate::new(&workspaces, settings, &shutdown));
     let retention = {
         let workspaces = workspaces.clone();
         AbortOnDropHandle::new(tokio::spawn(async move { workspaces.keep_bounded().await }))
@@ -670,25 +675,10 @@ pub async fn serve(
                 }
             },
         };
-        let _ = stream.set_nodelay(true);
-        let gate = gate.clone();
-        let connection = shutdown.child_token();
+        let connection = serve_connection(stream, gate.clone(), shutdown.child_token());
         tokio::spawn(async move {
-            let _permit = permit;
-            let service = hyper::service::service_fn(move |request| {
-                let gate = gate.clone();
-                async move { Ok::<_, Infallible>(gate.handle(request).await) }
-            });
-            let serving = hyper::server::conn::http1::Builder::new()
-                .timer(TokioTimer::new())
-                .header_read_timeout(HEADER_TIMEOUT)
-                .serve_connection(TokioIo::new(stream), service);
-            tokio::select! {
-                result = serving => if let Err(e) = result {
-                    tracing::debug!(error = %e, "connection ended");
-                },
-                () = connection.cancelled() => {}
-            }
+            connection.await;
+            drop(permit);
         });
     }
     shut_down(&workspaces, &gate).await;
@@ -697,19 +687,33 @@ pub async fn serve(
     Ok(())
 }
 
+/// One connection's requests, each through the gate, until it closes or `ended`.
+async fn serve_connection(
+    stream: tokio::net::TcpStream,
+    gate: Arc<Gate>,
+    ended: CancellationToken,
+) {
+    let _ = stream.set_nodelay(true);
+    let service = hyper::service::service_fn(move |request| {
+        let gate = gate.clone();
+        async move { Ok::<_, Infallible>(gate.handle(request).await) }
+    });
+    let serving = hyper::server::conn::http1::Builder::new()
+        .timer(TokioTimer::new())
+        .header_read_timeout(HEADER_TIMEOUT)
+        .serve_connection(TokioIo::new(stream), service);
+    tokio::select! {
+        result = serving => if let Err(e) = result {
+            tracing::debug!(error = %e, "connection ended");
+        },
+        () = ended.cancelled() => {}
+    }
+}
+
 /// Stops every running command, logs them, gives their answers a moment to go out,
 /// and ends every session.
 async fn shut_down(workspaces: &Workspaces, gate: &Gate) {
-    tracing::info!("shutdown signal: stopping running commands");
-    let shared = workspaces.shared();
-    shared.shutdown().cancel();
-    shared.calls().close();
-    if tokio::time::timeout(SHUTDOWN_GRACE, shared.calls().wait())
-        .await
-        .is_err()
-    {
-        tracing::warn!("running commands did not stop in time");
-    }
+    workspaces.shared().stop_calls().await;
     tokio::time::sleep(FLUSH_GRACE).await;
     let sessions = std::mem::take(&mut *gate.sessions.lock().unwrap_or_else(|e| e.into_inner()));
     for binding in sessions.values() {

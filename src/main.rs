@@ -215,7 +215,7 @@ async fn serve_stdio(
     let retention = {
         let server = server.clone();
         tokio_util::task::AbortOnDropHandle::new(tokio::spawn(async move {
-            server.keep_state_bounded().await
+            workspace::keep_bounded(|| vec![server.clone()]).await
         }))
     };
     // Non-blocking pipes when the client gave us pipes (as MCP clients do); the

@@ -38,6 +38,9 @@ use crate::{audit, exec, exit, guard, present, retention};
 /// The one tool's name.
 pub const TOOL: &str = "run";
 
+/// On shutdown, how long running commands get to be killed and logged.
+pub const STOP_GRACE: Duration = Duration::from_millis(700);
+
 /// The description of the tool's one parameter.
 pub const COMMAND_DESCRIPTION: &str = "Full command string, including pipes and chain operators.";
 
@@ -93,6 +96,20 @@ impl Shared {
     /// Cancelling it stops every running command (and any that starts later).
     pub fn shutdown(&self) -> &CancellationToken {
         &self.shutdown
+    }
+
+    /// The server stops: every running command is killed and logged, within
+    /// [`STOP_GRACE`]; no command starts after.
+    pub async fn stop_calls(&self) {
+        tracing::info!("shutdown signal: stopping running commands");
+        self.shutdown.cancel();
+        self.calls.close();
+        if tokio::time::timeout(STOP_GRACE, self.calls.wait())
+            .await
+            .is_err()
+        {
+            tracing::warn!("running commands did not stop in time");
+        }
     }
 }
 
@@ -276,15 +293,6 @@ impl Server {
             let retention = inner.config.retention();
             retention::prune(&inner.state, &retention, &spared, SystemTime::now());
         });
-    }
-
-    /// Keeps the state dir within its limits: a pass now, then every hour.
-    pub async fn keep_state_bounded(&self) {
-        let mut hourly = tokio::time::interval(Duration::from_secs(3600));
-        loop {
-            hourly.tick().await;
-            self.prune_state(Vec::new());
-        }
     }
 
     /// A call cancelled (or shut down) while it waited for its turn: audited, not run.

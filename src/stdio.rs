@@ -55,9 +55,6 @@ pub const MAX_LINE_BYTES: usize = 16 * 1024 * 1024;
 /// Checked messages waiting for rmcp to take them.
 const QUEUE: usize = 64;
 
-/// On shutdown, how long running commands get to be killed and logged.
-const SHUTDOWN_GRACE: Duration = Duration::from_millis(700);
-
 /// On shutdown, how long their answers get to reach stdout.
 const FLUSH_GRACE: Duration = Duration::from_millis(150);
 
@@ -121,15 +118,7 @@ where
 
 /// Stops every running command, logs them, and gives their answers a moment to go out.
 async fn shut_down(server: &Server, pending: &Pending, backlog: &Backlog) {
-    tracing::info!("shutdown signal: stopping running commands");
-    server.shutdown().cancel();
-    server.calls().close();
-    if tokio::time::timeout(SHUTDOWN_GRACE, server.calls().wait())
-        .await
-        .is_err()
-    {
-        tracing::warn!("running commands did not stop in time");
-    }
+    server.shared().stop_calls().await;
     let flushed = async {
         pending.wait_empty().await;
         backlog.empty().await;

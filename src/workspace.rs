@@ -26,11 +26,27 @@ pub enum Error {
     },
 }
 
-/// The server of `config`'s workdir and state dir, sharing `shared`.
+/// The server of `config`'s workdir and state dir, sharing `shared`; its state dir
+/// gets a retention pass (on the runtime's blocking threads).
 pub fn open(shared: Arc<Shared>, config: Config) -> Result<Server, Error> {
     let state = Arc::new(StateDir::open(&config.state_dir));
     let sandbox = prepare_sandbox(&config, &state)?;
-    Ok(Server::sharing(shared, config, sandbox, state))
+    let server = Server::sharing(shared, config, sandbox, state);
+    server.prune_state(Vec::new());
+    Ok(server)
+}
+
+/// Keeps the state dirs of `servers` within their limits, a pass every hour (each had
+/// one when it opened).
+pub async fn keep_bounded(servers: impl Fn() -> Vec<Server>) {
+    let mut hourly = tokio::time::interval(Duration::from_secs(3600));
+    hourly.tick().await;
+    loop {
+        hourly.tick().await;
+        for server in servers() {
+            server.prune_state(Vec::new());
+        }
+    }
 }
 
 /// The Landlock ruleset, prepared once per workspace; warnings of best-effort mode
@@ -82,9 +98,6 @@ impl Workspaces {
         } else {
             Some(open(shared.clone(), template.clone())?)
         };
-        if let Some(single) = &single {
-            single.prune_state(Vec::new());
-        }
         Ok(Workspaces {
             template,
             shared,
@@ -123,7 +136,6 @@ impl Workspaces {
         make_dir(&config.workdir)?;
         let server = open(self.shared.clone(), config)?;
         tracing::info!(user, workdir = %server.workdir().display(), "a user's workspace");
-        server.prune_state(Vec::new());
         users.insert(user.to_owned(), server.clone());
         Ok(server)
     }
@@ -134,17 +146,9 @@ impl Workspaces {
         self.single.iter().chain(users.values()).cloned().collect()
     }
 
-    /// Keeps every open workspace's state dir within its limits, every hour (each had
-    /// a pass when it opened).
+    /// Keeps every open workspace's state dir within its limits ([`keep_bounded`]).
     pub async fn keep_bounded(&self) {
-        let mut hourly = tokio::time::interval(Duration::from_secs(3600));
-        hourly.tick().await;
-        loop {
-            hourly.tick().await;
-            for server in self.all() {
-                server.prune_state(Vec::new());
-            }
-        }
+        keep_bounded(|| self.all()).await;
     }
 }
 

@@ -4,14 +4,26 @@ fn read(path: &str) -> String {
     std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/").to_owned() + path).unwrap()
 }
 
+/// The fenced code blocks of `text` in `language`, in order.
+fn blocks<'a>(text: &'a str, language: &str) -> Vec<&'a str> {
+    text.split(&format!("```{language}\n"))
+        .skip(1)
+        .map(|rest| rest.split("```").next().unwrap())
+        .collect()
+}
+
+/// The README's LibreChat registration.
+fn readme_librechat_block(readme: &str) -> &str {
+    blocks(readme, "yaml")
+        .first()
+        .copied()
+        .expect("the README's LibreChat block")
+}
+
 #[test]
 fn readme_registration_blocks_are_valid_json_for_the_binary() {
     let readme = read("README.md");
-    let blocks: Vec<&str> = readme
-        .split("```json\n")
-        .skip(1)
-        .map(|rest| rest.split("```").next().unwrap())
-        .collect();
+    let blocks = blocks(&readme, "json");
     assert_eq!(blocks.len(), 2, "Claude Code and Claude Desktop");
     for block in blocks {
         let config: Value = serde_json::from_str(block).unwrap_or_else(|e| panic!("{e}: {block}"));
@@ -37,11 +49,7 @@ fn librechat_example_has_the_seed_block_and_keeps_secrets_out() {
         assert!(yaml.lines().any(|l| l == line), "missing line {line:?}");
     }
     let readme = read("README.md");
-    let block = readme
-        .split("```yaml\n")
-        .nth(1)
-        .and_then(|rest| rest.split("```").next())
-        .expect("the README's LibreChat block");
+    let block = readme_librechat_block(&readme);
     for text in [&yaml, &block.to_owned()] {
         let list = text
             .lines()
@@ -228,11 +236,7 @@ fn anchors(markdown: &str) -> Vec<String> {
 #[test]
 fn the_per_user_librechat_registration_serves_once_substituted() {
     let readme = read("README.md");
-    let block = readme
-        .split("```yaml\n")
-        .nth(1)
-        .and_then(|rest| rest.split("```").next())
-        .expect("the README's LibreChat block");
+    let block = readme_librechat_block(&readme);
     // The args as LibreChat hands them over, the placeholder substituted.
     let args = block
         .split("args: [")
@@ -285,11 +289,7 @@ fn the_per_user_librechat_registration_serves_once_substituted() {
 #[test]
 fn the_http_page_shows_the_deploy_files() {
     let page = read("docs/http.md");
-    let blocks: Vec<&str> = page
-        .split("```yaml\n")
-        .skip(1)
-        .map(|rest| rest.split("```").next().unwrap())
-        .collect();
+    let blocks = blocks(&page, "yaml");
     for file in [
         "deploy/docker-compose.override.yml",
         "deploy/librechat.yaml",

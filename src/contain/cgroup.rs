@@ -157,26 +157,8 @@ impl Cgroups {
     /// forked first (on a loaded machine, a whole fork bomb) would stay outside the
     /// limit.
     pub fn spawn_inside<T>(&self, call: &CallCgroups, spawn: impl FnOnce() -> T) -> T {
-        let v2 = match (&self.v2, &call.v2) {
-            (Some(tree), Some(dir)) => match std::fs::write(dir.join("cgroup.procs"), "0") {
-                Ok(()) => Some(tree),
-                Err(e) => {
-                    tracing::debug!(error = %e, "cannot enter the call's cgroup");
-                    None
-                }
-            },
-            _ => None,
-        };
-        let v1 = match (&self.pids_v1, &call.pids_v1) {
-            (Some(tree), Some(dir)) => match std::fs::write(dir.join("tasks"), "0") {
-                Ok(()) => Some(tree),
-                Err(e) => {
-                    tracing::debug!(error = %e, "cannot enter the call's pids cgroup");
-                    None
-                }
-            },
-            _ => None,
-        };
+        let v2 = enter(&self.v2, &call.v2, "cgroup.procs");
+        let v1 = enter(&self.pids_v1, &call.pids_v1, "tasks");
         call.entered_v1
             .store(v1.is_some(), std::sync::atomic::Ordering::Relaxed);
         let spawned = spawn();
@@ -265,6 +247,19 @@ impl CallCgroups {
             .flatten()
             .filter(|dir| std::fs::remove_dir(dir).is_err() && dir.exists())
             .collect()
+    }
+}
+
+/// Moves the server (`cgroup.procs`) or its calling thread (`tasks`) into a call's
+/// cgroup of `tree`; the tree when it did.
+fn enter<'a>(tree: &'a Option<Tree>, dir: &Option<PathBuf>, file: &str) -> Option<&'a Tree> {
+    let (tree, dir) = (tree.as_ref()?, dir.as_ref()?);
+    match std::fs::write(dir.join(file), "0") {
+        Ok(()) => Some(tree),
+        Err(e) => {
+            tracing::debug!(error = %e, dir = %dir.display(), "cannot enter the call's cgroup");
+            None
+        }
     }
 }
 

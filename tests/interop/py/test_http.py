@@ -24,22 +24,11 @@ from mcp.client.streamable_http import streamable_http_client
 from mcp.shared._httpx_utils import create_mcp_http_client
 from mcp.shared.exceptions import MCPError
 
+from conftest import assert_seq_overflow, masked, text_of
+
 BIN = os.environ.get("FORGE_BASH_BIN", str(Path(__file__).resolve().parents[3] / "target/debug/forge-bash"))
 
 pytestmark = pytest.mark.anyio
-
-
-@pytest.fixture
-def anyio_backend():
-    return "asyncio"
-
-
-def text_of(result) -> str:
-    return result.content[0].text
-
-
-def masked(text: str) -> str:
-    return re.sub(r"\| \d+ms\]$", "| Xms]", text)
 
 
 def processes_in(directory: Path) -> list[tuple[int, list[str]]]:
@@ -222,19 +211,7 @@ async def test_http_overflow(tmp_path):
         async with connect(server, "alice") as alice:
             result = await alice.run("seq 1 1000")
 
-            def lines(first, last):
-                return "\n".join(str(n) for n in range(first, last + 1))
-
-            overflow = server.state("alice") / "cmd-1.txt"
-            marker = (
-                "[... lines 31-940 of 1000 not shown, no error or failure among them: "
-                f"sed -n '31,940p' {overflow}]"
-            )
-            assert masked(text_of(result)) == (
-                f"{lines(1, 30)}\n{marker}\n{lines(941, 1000)}\n"
-                f"Output truncated. Full output written to {overflow}\n[exit:0 | Xms]"
-            )
-            assert overflow.read_text() == "".join(f"{n}\n" for n in range(1, 1001))
+            assert_seq_overflow(text_of(result), server.state("alice") / "cmd-1.txt")
     await no_process_left(server, "alice")
 
 

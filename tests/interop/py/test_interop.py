@@ -5,7 +5,6 @@ Each test starts its own server with its own temporary workdir and state dir.
 """
 
 import os
-import re
 import time
 from contextlib import asynccontextmanager
 from pathlib import Path
@@ -15,14 +14,11 @@ import pytest
 from mcp import ClientSession, StdioServerParameters
 from mcp.client.stdio import stdio_client
 
+from conftest import assert_seq_overflow, masked, text_of
+
 BIN = os.environ.get("FORGE_BASH_BIN", str(Path(__file__).resolve().parents[3] / "target/debug/forge-bash"))
 
 pytestmark = pytest.mark.anyio
-
-
-@pytest.fixture
-def anyio_backend():
-    return "asyncio"
 
 
 @asynccontextmanager
@@ -38,14 +34,6 @@ async def forge(tmp_path: Path, *args: str):
         async with ClientSession(read, write) as session:
             await session.initialize()
             yield session, work, state
-
-
-def text_of(result) -> str:
-    return result.content[0].text
-
-
-def masked(text: str) -> str:
-    return re.sub(r"\| \d+ms\]$", "| Xms]", text)
 
 
 def alive(pid: int) -> bool:
@@ -83,19 +71,7 @@ async def test_echo_hello(tmp_path):
 async def test_overflow(tmp_path):
     async with forge(tmp_path) as (session, _, state):
         result = await session.call_tool("run", {"command": "seq 1 1000"})
-        def lines(first, last):
-            return "\n".join(str(n) for n in range(first, last + 1))
-
-        overflow = state / "cmd-1.txt"
-        marker = (
-            "[... lines 31-940 of 1000 not shown, no error or failure among them: "
-            f"sed -n '31,940p' {overflow}]"
-        )
-        assert masked(text_of(result)) == (
-            f"{lines(1, 30)}\n{marker}\n{lines(941, 1000)}\n"
-            f"Output truncated. Full output written to {overflow}\n[exit:0 | Xms]"
-        )
-        assert overflow.read_text() == "".join(f"{n}\n" for n in range(1, 1001))
+        assert_seq_overflow(text_of(result), state / "cmd-1.txt")
 
 
 async def test_blocked_rm(tmp_path):

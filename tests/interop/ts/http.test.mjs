@@ -128,6 +128,16 @@ async function connect(server, { user, token = server.token } = {}) {
   return { client, transport };
 }
 
+// Runs `body` with a client of `user`'s session, closed after.
+async function withClient(server, user, body) {
+  const { client } = await connect(server, { user });
+  try {
+    await body(client);
+  } finally {
+    await client.close();
+  }
+}
+
 const run = (client, command, options) =>
   client.callTool({ name: "run", arguments: { command } }, undefined, options);
 
@@ -151,8 +161,7 @@ async function withServer(server, users, body) {
 
 test("http: echo, over a session of user alice", async () => {
   await withServer(await serve(), ["alice"], async (server) => {
-    const { client } = await connect(server, { user: "alice" });
-    try {
+    await withClient(server, "alice", async (client) => {
       assert.equal(client.getServerVersion().name, "forge-bash");
       const { tools } = await client.listTools();
       assert.deepEqual(tools.map((t) => t.name), ["run"]);
@@ -161,32 +170,26 @@ test("http: echo, over a session of user alice", async () => {
       assert.equal(masked(textOf(result)), "hi\n\n[exit:0 | Xms]");
       assert.equal(result.isError, false);
       assert.ok(logged(server.state("alice"), "echo hi", 0));
-    } finally {
-      await client.close();
-    }
+    });
   });
 });
 
 test("http: rm is blocked and x stays", async () => {
   await withServer(await serve(), ["alice"], async (server) => {
-    const { client } = await connect(server, { user: "alice" });
-    try {
+    await withClient(server, "alice", async (client) => {
       assert.equal(masked(textOf(await run(client, "mkdir x && touch x/y"))), "\n[exit:0 | Xms]");
       const result = await run(client, "rm -rf x");
       assert.equal(textOf(result), "rm is blocked. Use the uvilo-trash MCP tool instead.\n[exit:-1 | 0ms]");
       assert.equal(result.isError, true);
       assert.ok(existsSync(join(server.workdir("alice"), "x", "y")));
       assert.ok(logged(server.state("alice"), "rm -rf x", -1));
-    } finally {
-      await client.close();
-    }
+    });
   });
 });
 
 test("http: overflow goes to a file in the user's state dir", async () => {
   await withServer(await serve(), ["alice"], async (server) => {
-    const { client } = await connect(server, { user: "alice" });
-    try {
+    await withClient(server, "alice", async (client) => {
       const result = await run(client, "seq 1 1000");
       const range = (from, to) => Array.from({ length: to - from + 1 }, (_, i) => String(from + i)).join("\n");
       const file = join(server.state("alice"), "cmd-1.txt");
@@ -197,17 +200,14 @@ test("http: overflow goes to a file in the user's state dir", async () => {
       );
       assert.equal(result.isError, false);
       assert.equal(readFileSync(file, "utf8"), `${range(1, 1000)}\n`);
-    } finally {
-      await client.close();
-    }
+    });
   });
 });
 
 test("http: an abort signal cancels sleep 30: audit code 130, the sleep is gone", async () => {
   await withServer(await serve(), ["alice"], async (server) => {
-    const { client } = await connect(server, { user: "alice" });
-    const work = server.workdir("alice");
-    try {
+    await withClient(server, "alice", async (client) => {
+      const work = server.workdir("alice");
       const controller = new AbortController();
       const call = run(client, "sleep 30", { signal: controller.signal });
       await waitFor(() => sleeping(work).length === 1);
@@ -219,9 +219,7 @@ test("http: an abort signal cancels sleep 30: audit code 130, the sleep is gone"
       assert.ok(Date.now() - started < 5000);
       // The session still works.
       assert.ok(textOf(await run(client, "echo next")).startsWith("next\n"));
-    } finally {
-      await client.close();
-    }
+    });
   });
 });
 
