@@ -62,6 +62,7 @@ fn prepare_sandbox(config: &Config, state: &StateDir) -> Result<Option<Sandbox>,
     let request = sandbox::Request {
         mode: config.sandbox,
         network: &config.network,
+        unix_sockets: config.unix_sockets,
         workdir: &config.workdir,
         state_dir: &config.state_dir,
         temp: &temp,
