@@ -134,6 +134,20 @@ fn two_users_of_one_librechat_do_not_meet() {
     assert!(crate::support::alive(job));
     assert!(alice.run("echo alive").starts_with("alive\n"));
 
+    // Sockets: a daemon listening in alice's temp dir (her tmux, her credential cache)
+    // is out of bob's reach, though he knows its path.
+    let path = container.path("state/alice/tmp/daemon.sock");
+    let listener = std::os::unix::net::UnixListener::bind(&path).unwrap();
+    std::os::unix::fs::chown(&path, Some(container.uid), Some(container.uid)).unwrap();
+    listener.set_nonblocking(true).unwrap();
+    let attack = format!(
+        "python3 -c 'import socket; socket.socket(socket.AF_UNIX).connect(\"{}\")'",
+        path.display()
+    );
+    let answer = bob.run(&attack);
+    assert!(denied(&answer), "bob: {attack}: {answer}");
+    assert!(listener.accept().is_err(), "bob reached alice's socket");
+
     // 6 (audit). Each user's calls are in that user's own log.
     let rows = |user: &str| crate::support::audit_rows(&container.path(&format!("state/{user}")));
     assert!(rows("alice").iter().all(|r| !r[1].contains("mine.txt")));
