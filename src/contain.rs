@@ -24,11 +24,12 @@ use std::fs::File;
 use std::io::{self, Write};
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, AtomicI32, AtomicU64, Ordering};
-use std::sync::{Arc, Mutex, OnceLock};
+use std::sync::{Arc, Mutex, OnceLock, Weak};
 
 pub mod cgroup;
 pub mod watchdog;
 
+use crate::background::{End, Log};
 use cgroup::{CallCgroups, Cgroups};
 
 /// The environment variable that marks a call's processes.
@@ -60,6 +61,8 @@ pub struct Containment {
     running: Mutex<HashMap<String, String>>,
     /// Call cgroups that still held processes when their call ended.
     lingering: Mutex<Vec<PathBuf>>,
+    /// The output files of background jobs still writing (see [`crate::background`]).
+    logs: Mutex<Vec<Weak<Log>>>,
 }
 
 impl Containment {
@@ -87,6 +90,7 @@ impl Containment {
             watchdog: Mutex::new(None),
             running: Mutex::new(HashMap::new()),
             lingering: Mutex::new(Vec::new()),
+            logs: Mutex::new(Vec::new()),
         }
     }
 
@@ -131,6 +135,7 @@ impl Containment {
             registered: AtomicBool::new(false),
             killed: AtomicBool::new(false),
             answered: AtomicBool::new(false),
+            log: OnceLock::new(),
             containment: self.clone(),
         })
     }
@@ -182,9 +187,19 @@ impl Containment {
         spawn.await.map_err(io::Error::other)?
     }
 
+    /// The server stops: the output file of every background job says so (a second
+    /// time does nothing). Nothing is killed yet.
+    pub fn end_background_output(&self) {
+        let logs = std::mem::take(&mut *lock(&self.logs));
+        for log in logs.iter().filter_map(Weak::upgrade) {
+            log.end_at_stop(self.keep_background);
+        }
+    }
+
     /// The server stops: unless background jobs are kept, every process any call
     /// started is killed. Then the empty cgroups are removed.
     pub fn stop(&self) {
+        self.end_background_output();
         if !self.keep_background {
             self.cgroups().kill_all();
             sweep_prefix(&format!("{}-", self.tag));
@@ -220,6 +235,8 @@ pub struct Call {
     registered: AtomicBool,
     killed: AtomicBool,
     answered: AtomicBool,
+    /// Where its background job's output goes, once it was answered with one.
+    log: OnceLock<Weak<Log>>,
     containment: Arc<Containment>,
 }
 
@@ -236,6 +253,28 @@ impl Call {
         self.containment
             .cgroups()
             .spawn_inside(&self.cgroups, spawn)
+    }
+
+    /// The call's process group: its shell's pid (0 before the shell started).
+    pub fn pgid(&self) -> libc::pid_t {
+        self.pgid.load(Ordering::Relaxed)
+    }
+
+    /// What the call's processes write after the answer goes to `log`, which ends with
+    /// a line saying why when the server, or the call's session, ends.
+    pub fn send_output_to(&self, log: &Arc<Log>) {
+        let log = Arc::downgrade(log);
+        let _ = self.log.set(log.clone());
+        let mut logs = lock(&self.containment.logs);
+        logs.retain(|log| log.strong_count() > 0);
+        logs.push(log);
+    }
+
+    /// Ends the call's background output file, if it has one still written.
+    fn end_output(&self, why: End) {
+        if let Some(log) = self.log.get().and_then(Weak::upgrade) {
+            log.end(why);
+        }
     }
 
     /// Takes the just-spawned shell (leader of its own group) into the call: its group
@@ -347,6 +386,7 @@ impl Scope {
     fn kill_all(&self) {
         let calls = std::mem::take(&mut *lock(&self.calls));
         for call in &calls {
+            call.end_output(End::SessionEnded);
             call.kill_remains();
         }
     }
