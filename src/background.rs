@@ -17,9 +17,8 @@ use std::os::fd::AsRawFd;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
-use crate::contain::Call;
+use crate::contain::{Call, Stopping, Told};
 use crate::overflow::Spiller;
-use crate::present::human_bytes;
 
 /// What the answer says of a job it leaves running: the line before the footer.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -49,11 +48,8 @@ impl Background {
 pub enum End {
     /// The file reached the output cap (in bytes); the call's processes were stopped.
     Capped(u64),
-    /// The server stopped; `kept`: its background jobs were left running
-    /// (`--keep-background`).
-    ServerStopped { kept: bool },
-    /// The HTTP session of the call ended.
-    SessionEnded,
+    /// The server, or the call's session, stopped.
+    Stopped(Stopping),
 }
 
 impl End {
@@ -61,16 +57,15 @@ impl End {
     pub fn line(self) -> String {
         let why = match self {
             End::Capped(cap) => format!(
-                "output limit of {} reached; every process of the call was stopped",
-                human_bytes(cap)
+                "output limit of {cap} bytes reached; every process of the call was stopped"
             ),
-            End::ServerStopped { kept: false } => {
+            End::Stopped(Stopping::Server { kept: false }) => {
                 "the server stopped; every process of the call was stopped".to_owned()
             }
-            End::ServerStopped { kept: true } => {
-                "the server stopped; the job was left running, and what it writes from here on is not kept".to_owned()
+            End::Stopped(Stopping::Server { kept: true }) => {
+                "the server stopped; what the job writes from here on is not kept".to_owned()
             }
-            End::SessionEnded => {
+            End::Stopped(Stopping::Session) => {
                 "the session ended; every process of the call was stopped".to_owned()
             }
         };
@@ -84,9 +79,6 @@ pub struct Log {
     path: PathBuf,
     cap: u64,
     call: Arc<Call>,
-    /// The job's call belongs to a client session (HTTP): it ends with the session,
-    /// whatever `--keep-background` says.
-    scoped: bool,
     file: Mutex<Writer>,
 }
 
@@ -101,12 +93,7 @@ struct Writer {
 impl Log {
     /// Creates the next `cmd-N.bg.txt` for `call`, locked while it is written; `cap`
     /// is the output cap.
-    pub fn create(
-        spiller: &Spiller,
-        call: &Arc<Call>,
-        cap: u64,
-        scoped: bool,
-    ) -> io::Result<Arc<Log>> {
+    pub fn create(spiller: &Spiller, call: &Arc<Call>, cap: u64) -> io::Result<Arc<Log>> {
         let (file, path) = spiller.create_background()?;
         // SAFETY: flock on a descriptor we own; the lock goes with it.
         if unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) } != 0 {
@@ -118,14 +105,14 @@ impl Log {
             path,
             cap,
             call: call.clone(),
-            scoped,
             file: Mutex::new(Writer {
                 file: Some(file),
                 written: 0,
                 last: None,
             }),
         });
-        call.send_output_to(&log);
+        let told = Arc::downgrade(&log);
+        call.tell(told);
         Ok(log)
     }
 
@@ -162,12 +149,11 @@ impl Log {
     pub fn end(&self, why: End) {
         lock(&self.file).end(why);
     }
+}
 
-    /// The server stops: as [`Log::end`], with whether the job is left running.
-    pub fn end_at_stop(&self, keep_background: bool) {
-        self.end(End::ServerStopped {
-            kept: keep_background && !self.scoped,
-        });
+impl Told for Log {
+    fn stopping(&self, why: Stopping) {
+        self.end(End::Stopped(why));
     }
 }
 
@@ -215,7 +201,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let spiller = Spiller::new(Arc::new(StateDir::open(dir.path())));
         let call = Arc::new(Containment::without_watchdog()).call();
-        let log = Log::create(&spiller, &call, cap, false).unwrap();
+        let log = Log::create(&spiller, &call, cap).unwrap();
         (dir, log)
     }
 
@@ -225,8 +211,8 @@ mod tests {
         assert_eq!(log.path(), dir.path().join("cmd-1.bg.txt"));
         log.write(b"\x1b[31mred\x1b[0m\n");
         log.write(b"no newline");
-        log.end(End::SessionEnded);
-        log.end(End::ServerStopped { kept: false });
+        log.stopping(Stopping::Session);
+        log.stopping(Stopping::Server { kept: false });
         log.write(b"after");
         assert_eq!(
             std::fs::read(log.path()).unwrap(),

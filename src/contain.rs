@@ -29,11 +29,25 @@ use std::sync::{Arc, Mutex, OnceLock, Weak};
 pub mod cgroup;
 pub mod watchdog;
 
-use crate::background::{End, Log};
 use cgroup::{CallCgroups, Cgroups};
 
 /// The environment variable that marks a call's processes.
 pub const MARKER: &str = "FORGE_BASH_CALL";
+
+/// Why the server stops what an answered call left running.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Stopping {
+    /// The server stops; `kept`: background jobs are left running (`--keep-background`).
+    Server { kept: bool },
+    /// The client session of the call ends.
+    Session,
+}
+
+/// Told when the server stops what an answered call left running, before anything is
+/// killed: the file that a background job's output goes to ends with a line saying why.
+pub trait Told: Send + Sync + std::fmt::Debug {
+    fn stopping(&self, why: Stopping);
+}
 
 /// Processes a call may have at once, where a `pids` controller enforces it.
 pub const DEFAULT_MAX_PROCESSES: u32 = 2048;
@@ -61,8 +75,8 @@ pub struct Containment {
     running: Mutex<HashMap<String, String>>,
     /// Call cgroups that still held processes when their call ended.
     lingering: Mutex<Vec<PathBuf>>,
-    /// The output files of background jobs still writing (see [`crate::background`]).
-    logs: Mutex<Vec<Weak<Log>>>,
+    /// What is told when the server stops: background jobs' output files.
+    told: Mutex<Vec<Weak<dyn Told>>>,
 }
 
 impl Containment {
@@ -90,7 +104,7 @@ impl Containment {
             watchdog: Mutex::new(None),
             running: Mutex::new(HashMap::new()),
             lingering: Mutex::new(Vec::new()),
-            logs: Mutex::new(Vec::new()),
+            told: Mutex::new(Vec::new()),
         }
     }
 
@@ -135,7 +149,7 @@ impl Containment {
             registered: AtomicBool::new(false),
             killed: AtomicBool::new(false),
             answered: AtomicBool::new(false),
-            log: OnceLock::new(),
+            told: OnceLock::new(),
             containment: self.clone(),
         })
     }
@@ -187,12 +201,15 @@ impl Containment {
         spawn.await.map_err(io::Error::other)?
     }
 
-    /// The server stops: the output file of every background job says so (a second
-    /// time does nothing). Nothing is killed yet.
+    /// The server stops: whatever background jobs' output goes to is told (once).
+    /// Nothing is killed yet.
     pub fn end_background_output(&self) {
-        let logs = std::mem::take(&mut *lock(&self.logs));
-        for log in logs.iter().filter_map(Weak::upgrade) {
-            log.end_at_stop(self.keep_background);
+        let told = std::mem::take(&mut *lock(&self.told));
+        let why = Stopping::Server {
+            kept: self.keep_background,
+        };
+        for told in told.iter().filter_map(Weak::upgrade) {
+            told.stopping(why);
         }
     }
 
@@ -236,7 +253,7 @@ pub struct Call {
     killed: AtomicBool,
     answered: AtomicBool,
     /// Where its background job's output goes, once it was answered with one.
-    log: OnceLock<Weak<Log>>,
+    told: OnceLock<Weak<dyn Told>>,
     containment: Arc<Containment>,
 }
 
@@ -260,20 +277,18 @@ impl Call {
         self.pgid.load(Ordering::Relaxed)
     }
 
-    /// What the call's processes write after the answer goes to `log`, which ends with
-    /// a line saying why when the server, or the call's session, ends.
-    pub fn send_output_to(&self, log: &Arc<Log>) {
-        let log = Arc::downgrade(log);
-        let _ = self.log.set(log.clone());
-        let mut logs = lock(&self.containment.logs);
-        logs.retain(|log| log.strong_count() > 0);
-        logs.push(log);
+    /// `told` is where the call's background output goes: it is told when the server,
+    /// or the call's session, stops the call's processes.
+    pub fn tell(&self, told: Weak<dyn Told>) {
+        let _ = self.told.set(told.clone());
+        let mut all = lock(&self.containment.told);
+        all.retain(|told| told.strong_count() > 0);
+        all.push(told);
     }
 
-    /// Ends the call's background output file, if it has one still written.
-    fn end_output(&self, why: End) {
-        if let Some(log) = self.log.get().and_then(Weak::upgrade) {
-            log.end(why);
+    fn stopping(&self, why: Stopping) {
+        if let Some(told) = self.told.get().and_then(Weak::upgrade) {
+            told.stopping(why);
         }
     }
 
@@ -386,7 +401,7 @@ impl Scope {
     fn kill_all(&self) {
         let calls = std::mem::take(&mut *lock(&self.calls));
         for call in &calls {
-            call.end_output(End::SessionEnded);
+            call.stopping(Stopping::Session);
             call.kill_remains();
         }
     }

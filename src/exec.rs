@@ -162,7 +162,7 @@ pub async fn run(job: Job<'_>, stop: impl Future<Output = Stop>) -> Result<Outpu
 /// Opens the file that what the call's processes write from now on goes to; the
 /// answer's line says where it is, or why there is none.
 fn keep_output(job: &Job<'_>, call: &Arc<Call>) -> (Option<Arc<Log>>, Background) {
-    match Log::create(job.spiller, call, job.cap, job.scope.is_some()) {
+    match Log::create(job.spiller, call, job.cap) {
         Ok(log) => {
             let file = Ok(log.path().to_owned());
             (

@@ -1,6 +1,6 @@
 //! Overflow files: the full output of a stream too long to show whole, in the state
 //! dir as `cmd-N.txt` (stdout) and `stderr-N.txt` (stderr); and what a background job
-//! writes after its call was answered, as `cmd-N.bg.txt` (see [`crate::background`]).
+//! writes after its call was answered, as `cmd-N.bg.txt`.
 
 use std::fs::File;
 use std::io;

@@ -108,7 +108,7 @@ impl StateDir {
     }
 
     /// Whether a process holds a lock on the file `name` (a background job's output
-    /// file while the job runs: see [`crate::background`]). A file that cannot be
+    /// file while the job runs). A file that cannot be
     /// opened is not in use.
     pub fn in_use(&self, name: &str) -> bool {
         let Ok(dir) = self.handle() else {
