@@ -84,9 +84,11 @@ pub struct Log {
 
 #[derive(Debug)]
 struct Writer {
-    /// `None` once the log ended: what comes after is read and dropped.
+    /// `None` once the log ended (or could not be written): what comes after is read
+    /// and dropped.
     file: Option<File>,
-    written: u64,
+    /// Bytes the job wrote, kept or not: past the cap, the call is stopped.
+    received: u64,
     last: Option<u8>,
 }
 
@@ -107,7 +109,7 @@ impl Log {
             call: call.clone(),
             file: Mutex::new(Writer {
                 file: Some(file),
-                written: 0,
+                received: 0,
                 last: None,
             }),
         });
@@ -121,26 +123,27 @@ impl Log {
     }
 
     /// Appends what a pipe gave. Past the cap, the rest is dropped, the file ends, and
-    /// every process of the call is stopped.
+    /// every process of the call is stopped (once).
     pub fn write(&self, chunk: &[u8]) {
         let mut writer = lock(&self.file);
-        if writer.file.is_none() {
+        let before = writer.received;
+        writer.received = before.saturating_add(chunk.len() as u64);
+        if writer.received <= self.cap {
+            writer.put(chunk);
             return;
         }
-        let room = self.cap.saturating_sub(writer.written);
-        let over = chunk.len() as u64 > room;
-        let chunk = &chunk[..chunk.len().min(room as usize)];
-        writer.put(chunk);
-        if over {
-            writer.end(End::Capped(self.cap));
-            drop(writer);
-            tracing::info!(
-                cap = self.cap,
-                "a background job passed the output cap; stopping the call's processes"
-            );
-            if let Err(e) = self.call.kill() {
-                tracing::warn!(error = %e, "cannot kill the command's processes");
-            }
+        if before > self.cap {
+            return;
+        }
+        writer.put(&chunk[..(self.cap - before) as usize]);
+        writer.end(End::Capped(self.cap));
+        drop(writer);
+        tracing::info!(
+            cap = self.cap,
+            "a background job passed the output cap; stopping the call's processes"
+        );
+        if let Err(e) = self.call.kill() {
+            tracing::warn!(error = %e, "cannot kill the command's processes");
         }
     }
 
@@ -171,7 +174,6 @@ impl Writer {
             self.file = None;
             return;
         }
-        self.written += bytes.len() as u64;
         self.last = bytes.last().copied();
     }
 

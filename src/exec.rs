@@ -125,13 +125,12 @@ pub async fn run(job: Job<'_>, stop: impl Future<Output = Stop>) -> Result<Outpu
     let status = status.map_err(Error::Wait)?;
     // A call stopped already (timeout, cancel, shutdown) keeps its ending.
     let listen = ending == Ending::Exited;
-    let collected = collect(readers, &call, stop.as_mut(), listen).await;
     let Collected {
         stdout,
         stderr,
         stopped,
         held,
-    } = collected;
+    } = collect(readers, &call, stop.as_mut(), listen).await;
     let capped = kill_if_capped(&call, &stdout, &stderr);
     if let (Ending::Exited, Some(stop)) = (ending, stopped) {
         ending = stop.into();
@@ -162,29 +161,18 @@ pub async fn run(job: Job<'_>, stop: impl Future<Output = Stop>) -> Result<Outpu
 /// Opens the file that what the call's processes write from now on goes to; the
 /// answer's line says where it is, or why there is none.
 fn keep_output(job: &Job<'_>, call: &Arc<Call>) -> (Option<Arc<Log>>, Background) {
-    match Log::create(job.spiller, call, job.cap) {
+    let (log, file) = match Log::create(job.spiller, call, job.cap) {
         Ok(log) => {
-            let file = Ok(log.path().to_owned());
-            (
-                Some(log),
-                Background {
-                    pgid: call.pgid(),
-                    file,
-                },
-            )
+            let path = log.path().to_owned();
+            (Some(log), Ok(path))
         }
         Err(e) => {
             tracing::warn!(error = %e, "cannot create a background job's output file");
-            let file = Err(format!("{}: {e}", job.spiller.dir().display()));
-            (
-                None,
-                Background {
-                    pgid: call.pgid(),
-                    file,
-                },
-            )
+            (None, Err(format!("{}: {e}", job.spiller.dir().display())))
         }
-    }
+    };
+    let pgid = call.pgid();
+    (log, Background { pgid, file })
 }
 
 fn validate(job: &Job<'_>) -> Result<(), Error> {
