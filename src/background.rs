@@ -255,5 +255,13 @@ mod tests {
             line,
             "[still running in the background (process group 4242); its output goes to /tmp/forge-bash/cmd-7.bg.txt — stop it with: kill -- -4242]"
         );
+        let unkept = Background {
+            pgid: 7,
+            file: Err("/s: No space left on device".to_owned()),
+        };
+        assert_eq!(
+            unkept.line(),
+            "[still running in the background (process group 7); its output is not kept (/s: No space left on device) — stop it with: kill -- -7]"
+        );
     }
 }

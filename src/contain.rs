@@ -16,8 +16,10 @@
 //!   (`env -i setsid …`) loses it; only the cgroup still holds such a process.
 //!
 //! When the server stops, it ends everything any call started, background jobs of
-//! answered calls included, unless `--keep-background` is given. A [`watchdog`]
-//! process does the same when the server dies without stopping (SIGKILL, a crash).
+//! answered calls included, unless `--keep-background` is given. Before anything is
+//! killed, whatever their output goes to is [`Told`] why, as it is when a session
+//! ends. A [`watchdog`] process does the same when the server dies without stopping
+//! (SIGKILL, a crash).
 
 use std::collections::HashMap;
 use std::fs::File;
