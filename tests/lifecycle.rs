@@ -400,11 +400,11 @@ fn file_holding(file: &std::path::Path, needle: &str) -> Vec<u8> {
 fn a_background_job_keeps_its_output_in_the_file_the_answer_names() {
     let mut server = Server::start(Options::default());
     let mut groups = Groups::default();
-    let started = Instant::now();
     let answer = server.run(
         r"echo $$ > pgid; (sleep 1; echo late; printf '\033[31mred\033[0m\n' >&2) & echo started",
     );
-    assert!(started.elapsed() < Duration::from_secs(2), "{answer}");
+    // Answered without waiting for the job.
+    assert!(!answer.contains("late"), "{answer}");
     let pgid = read_pid(&server.workdir.join("pgid"));
     groups.0.push(pgid);
     assert!(answer.starts_with("started\n\n[still running"), "{answer}");
