@@ -1,5 +1,6 @@
 //! Overflow files: the full output of a stream too long to show whole, in the state
-//! dir as `cmd-N.txt` (stdout) and `stderr-N.txt` (stderr).
+//! dir as `cmd-N.txt` (stdout) and `stderr-N.txt` (stderr); and what a background job
+//! writes after its call was answered, as `cmd-N.bg.txt`.
 
 use std::fs::File;
 use std::io;
@@ -8,6 +9,9 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 
 use crate::state::StateDir;
+
+/// How the name of a background job's output file ends: `cmd-N.bg.txt`.
+pub const BACKGROUND_SUFFIX: &str = ".bg.txt";
 
 /// Which stream a sink captures; stdout spills to `cmd-N.txt`, stderr to `stderr-N.txt`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -26,6 +30,7 @@ pub struct Spiller {
     state: Arc<StateDir>,
     next_stdout: AtomicU64,
     next_stderr: AtomicU64,
+    next_background: AtomicU64,
 }
 
 impl Spiller {
@@ -34,6 +39,7 @@ impl Spiller {
             state,
             next_stdout: AtomicU64::new(1),
             next_stderr: AtomicU64::new(1),
+            next_background: AtomicU64::new(1),
         })
     }
 
@@ -52,13 +58,26 @@ impl Spiller {
 
     /// Creates the next free `cmd-N.txt` or `stderr-N.txt`.
     pub fn create(&self, stream: Stream) -> io::Result<(File, PathBuf)> {
-        let (prefix, counter) = match stream {
-            Stream::Stdout => ("cmd", &self.next_stdout),
-            Stream::Stderr => ("stderr", &self.next_stderr),
-        };
+        match stream {
+            Stream::Stdout => self.create_next("cmd-", ".txt", &self.next_stdout),
+            Stream::Stderr => self.create_next("stderr-", ".txt", &self.next_stderr),
+        }
+    }
+
+    /// Creates the next free `cmd-N.bg.txt`, for a background job's output.
+    pub fn create_background(&self) -> io::Result<(File, PathBuf)> {
+        self.create_next("cmd-", BACKGROUND_SUFFIX, &self.next_background)
+    }
+
+    fn create_next(
+        &self,
+        prefix: &str,
+        suffix: &str,
+        counter: &AtomicU64,
+    ) -> io::Result<(File, PathBuf)> {
         loop {
             let n = counter.fetch_add(1, Ordering::Relaxed);
-            let name = format!("{prefix}-{n}.txt");
+            let name = format!("{prefix}{n}{suffix}");
             match self.state.create_new(&name) {
                 Ok(file) => return Ok((file, self.dir().join(name))),
                 Err(e) if e.kind() == io::ErrorKind::AlreadyExists => continue,
@@ -88,6 +107,8 @@ mod tests {
         assert_eq!(first, dir.path().join("cmd-2.txt"));
         assert_eq!(second, dir.path().join("cmd-3.txt"));
         assert_eq!(err, dir.path().join("stderr-1.txt"));
+        let (_, background) = spiller.create_background().unwrap();
+        assert_eq!(background, dir.path().join("cmd-1.bg.txt"));
         assert_eq!(
             std::fs::read_to_string(dir.path().join("cmd-1.txt")).unwrap(),
             "old"

@@ -1,11 +1,13 @@
 //! The state dir stays bounded: old overflow files are removed, and audit logs too
 //! when the operator asks for it.
 //!
-//! After each overflow, at start-up and every hour, the oldest `cmd-N.txt` and
-//! `stderr-N.txt` are removed until those left are within the byte budget and none is
-//! older than the age limit. Some are always kept, whatever their size: the most recent
-//! ones, any changed in the last minute (one a model was just told to read, by this
-//! server or another on the same state dir), and those named in the answer just given.
+//! After each overflow, at start-up and every hour, the oldest `cmd-N.txt`,
+//! `stderr-N.txt` and `cmd-N.bg.txt` are removed until those left are within the byte
+//! budget and none is older than the age limit. Some are always kept, whatever their
+//! size: the most recent ones, any changed in the last minute (one a model was just told
+//! to read, by this server or another on the same state dir), those named in the answer
+//! just given, and the output file of a background job still running (its writer holds
+//! a lock on it, whichever server on the state dir that is).
 //! A file another server removed first is simply gone. Audit logs are the record: they
 //! are kept unless `--audit-retention-days` is set.
 
@@ -113,7 +115,7 @@ fn prune_overflows(
     for (rank, file) in files.iter().enumerate().rev() {
         let kept = rank < KEEP_RECENT || file.age < GRACE || spared.contains(&file.name);
         let due = file.age > retention.overflow_age || total > retention.overflow_bytes;
-        if kept || !due {
+        if kept || !due || (is_background_name(&file.name) && state.in_use(&file.name)) {
             continue;
         }
         if remove(state, &file.name) {
@@ -137,15 +139,25 @@ fn remove(state: &StateDir, name: &str) -> bool {
     }
 }
 
-/// `cmd-N.txt` or `stderr-N.txt`.
+/// `cmd-N.txt`, `stderr-N.txt` or `cmd-N.bg.txt`.
 pub fn is_overflow_name(name: &str) -> bool {
-    let Some(n) = (name.strip_prefix("cmd-"))
+    let plain = (name.strip_prefix("cmd-"))
         .or_else(|| name.strip_prefix("stderr-"))
-        .and_then(|rest| rest.strip_suffix(".txt"))
-    else {
-        return false;
-    };
-    !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit())
+        .and_then(|rest| rest.strip_suffix(".txt"));
+    numbered(plain) || is_background_name(name)
+}
+
+/// `cmd-N.bg.txt`: a background job's output.
+fn is_background_name(name: &str) -> bool {
+    let n = name
+        .strip_prefix("cmd-")
+        .and_then(|rest| rest.strip_suffix(crate::overflow::BACKGROUND_SUFFIX));
+    numbered(n)
+}
+
+/// The N of a name: ASCII digits, at least one.
+fn numbered(n: Option<&str>) -> bool {
+    n.is_some_and(|n| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()))
 }
 
 /// The day of `audit-YYYY-MM-DD.tsv`.
@@ -224,6 +236,28 @@ mod tests {
     }
 
     #[test]
+    fn the_file_of_a_running_job_stays() {
+        use std::os::fd::AsRawFd;
+        let (dir, state) = state_with(25, 1000, Duration::from_secs(3600));
+        let path = dir.path().join("cmd-1.bg.txt");
+        std::fs::write(&path, "old").unwrap();
+        let writer = std::fs::File::options().append(true).open(&path).unwrap();
+        writer
+            .set_modified(SystemTime::now() - Duration::from_secs(8 * 86_400))
+            .unwrap();
+        // SAFETY: flock on a descriptor this test owns, as the job's writer holds it.
+        assert_eq!(unsafe { libc::flock(writer.as_raw_fd(), libc::LOCK_EX) }, 0);
+        prune(&state, &retention(0), &[], SystemTime::now());
+        assert!(path.exists());
+        assert_eq!(left(&dir).len(), KEEP_RECENT + 1);
+        // The job is over: its file goes like any other.
+        drop(writer);
+        prune(&state, &retention(0), &[], SystemTime::now());
+        assert!(!path.exists());
+        assert_eq!(left(&dir).len(), KEEP_RECENT);
+    }
+
+    #[test]
     fn expired_files_go_whatever_the_budget() {
         let (dir, state) = state_with(25, 10, Duration::from_secs(8 * 86_400));
         let pruned = prune(&state, &retention(u64::MAX), &[], SystemTime::now());
@@ -259,7 +293,7 @@ mod tests {
 
     #[test]
     fn names() {
-        for yes in ["cmd-1.txt", "stderr-42.txt"] {
+        for yes in ["cmd-1.txt", "stderr-42.txt", "cmd-7.bg.txt"] {
             assert!(is_overflow_name(yes), "{yes}");
         }
         for no in [
@@ -268,6 +302,9 @@ mod tests {
             "cmd-x.txt",
             "audit-2026-01-01.tsv",
             "cmd-1",
+            "cmd-.bg.txt",
+            "stderr-1.bg.txt",
+            "cmd-1.bg.txt.bak",
         ] {
             assert!(!is_overflow_name(no), "{no}");
         }

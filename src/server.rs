@@ -102,6 +102,7 @@ impl Shared {
     /// [`STOP_GRACE`]; no command starts after.
     pub async fn stop_calls(&self) {
         tracing::info!("shutdown signal: stopping running commands");
+        self.containment.end_background_output();
         self.shutdown.cancel();
         self.calls.close();
         if tokio::time::timeout(STOP_GRACE, self.calls.wait())
@@ -139,7 +140,8 @@ impl Server {
         state: Arc<StateDir>,
     ) -> Server {
         let workdir = config.workdir.display().to_string();
-        let tool = Tool::new(TOOL, tool_description(&workdir), input_schema())
+        let description = tool_description(&workdir, config.timeout_secs);
+        let tool = Tool::new(TOOL, description, input_schema())
             .with_title("Forge Bash")
             .with_annotations(
                 ToolAnnotations::with_title("Forge Bash")
@@ -265,7 +267,7 @@ impl Server {
             out.stderr.discard_spill();
         }
         let answer = present::show(&out, ms, config.timeout_secs, config.max_output_bytes);
-        self.audit(command, out.code, ms);
+        self.audit_row(command, out.code, ms, out.background.is_some());
         let named = [&out.stdout.spill, &out.stderr.spill];
         let named: Vec<String> = named
             .into_iter()
@@ -306,6 +308,7 @@ impl Server {
                 _ => exit::SHUTDOWN,
             },
             ending,
+            background: None,
         };
         self.audit(command, out.code, 0);
         let config = &self.inner.config;
@@ -313,11 +316,17 @@ impl Server {
     }
 
     fn audit(&self, command: &str, code: i32, ms: u128) {
+        self.audit_row(command, code, ms, false);
+    }
+
+    /// The call's row; `background`: it left a job running.
+    fn audit_row(&self, command: &str, code: i32, ms: u128, background: bool) {
         let row = audit::Row {
             at: chrono::Utc::now(),
             command,
             code,
             ms,
+            background,
         };
         audit::record(&self.inner.state, &row);
     }
@@ -460,11 +469,14 @@ fn json_kind(value: &Value) -> &'static str {
     }
 }
 
-/// The tool description the model reads.
-pub fn tool_description(workdir: &str) -> String {
+/// The tool description the model reads; `timeout_secs` is the configured timeout.
+pub fn tool_description(workdir: &str, timeout_secs: u64) -> String {
     format!(
         "Execute a shell command or pipeline in {workdir}, supporting operators |, &&, ||, ;. \
-         rm is blocked — use uvilo-trash instead. All commands are audit-logged."
+         rm is blocked — use uvilo-trash instead. All commands are audit-logged. \
+         For a server, or anything that runs longer than the {timeout_secs} s timeout, \
+         end the command with & (`npm run dev &`): the answer names a file that keeps \
+         receiving its output, to read with cat or tail in later calls."
     )
 }
 
