@@ -30,6 +30,16 @@ pub struct Config {
     #[arg(long, env = "FORGE_BASH_STATE_DIR", default_value = "/tmp/forge-bash")]
     pub state_dir: PathBuf,
 
+    /// When the answer shows stderr: `always` (after stdout, whatever the exit code) or
+    /// `on-failure` (only after a non-zero exit).
+    #[arg(
+        long,
+        env = "FORGE_BASH_STDERR",
+        value_name = "WHEN",
+        default_value = "always"
+    )]
+    pub stderr: crate::present::Stderr,
+
     /// Bytes of overflow files (cmd-N.txt, stderr-N.txt) kept in the state dir: past it
     /// the oldest are removed (the 20 most recent, and any changed in the last minute,
     /// always stay).

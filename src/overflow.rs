@@ -1,5 +1,6 @@
 //! Overflow files: the full output of a stream too long to show whole, in the state
-//! dir as `cmd-N.txt` (stdout) and `stderr-N.txt` (stderr).
+//! dir as `cmd-N.txt` (stdout) and `stderr-N.txt` (stderr), and binary stdout as
+//! `cmd-N.bin`.
 
 use std::fs::File;
 use std::io;
@@ -56,16 +57,54 @@ impl Spiller {
             Stream::Stdout => ("cmd", &self.next_stdout),
             Stream::Stderr => ("stderr", &self.next_stderr),
         };
+        self.next_free(
+            counter,
+            |n| format!("{prefix}-{n}.txt"),
+            |name| self.state.create_new(name),
+        )
+    }
+
+    /// Creates the next free `cmd-N.bin`, for binary stdout (N counts with `cmd-N.txt`).
+    pub fn create_binary(&self) -> io::Result<(File, PathBuf)> {
+        self.next_free(&self.next_stdout, binary_name, |name| {
+            self.state.create_new(name)
+        })
+    }
+
+    /// Renames the overflow file at `path` (still being written) to the next free
+    /// `cmd-N.bin`: stdout that turned out binary after it spilled.
+    pub fn rename_binary(&self, path: &Path) -> io::Result<PathBuf> {
+        let from = path
+            .file_name()
+            .and_then(|n| n.to_str())
+            .ok_or_else(|| io::Error::new(io::ErrorKind::InvalidInput, "not a file name"))?;
+        let ((), to) = self.next_free(&self.next_stdout, binary_name, |name| {
+            self.state.link_new(from, name)
+        })?;
+        self.discard(path);
+        Ok(to)
+    }
+
+    /// Tries `make` on the names `name(N)` for N from `counter` on, until one is free.
+    fn next_free<T>(
+        &self,
+        counter: &AtomicU64,
+        name: impl Fn(u64) -> String,
+        make: impl Fn(&str) -> io::Result<T>,
+    ) -> io::Result<(T, PathBuf)> {
         loop {
-            let n = counter.fetch_add(1, Ordering::Relaxed);
-            let name = format!("{prefix}-{n}.txt");
-            match self.state.create_new(&name) {
-                Ok(file) => return Ok((file, self.dir().join(name))),
+            let name = name(counter.fetch_add(1, Ordering::Relaxed));
+            match make(&name) {
+                Ok(made) => return Ok((made, self.dir().join(name))),
                 Err(e) if e.kind() == io::ErrorKind::AlreadyExists => continue,
                 Err(e) => return Err(e),
             }
         }
     }
+}
+
+fn binary_name(n: u64) -> String {
+    format!("cmd-{n}.bin")
 }
 
 #[cfg(test)]
@@ -88,6 +127,12 @@ mod tests {
         assert_eq!(first, dir.path().join("cmd-2.txt"));
         assert_eq!(second, dir.path().join("cmd-3.txt"));
         assert_eq!(err, dir.path().join("stderr-1.txt"));
+        std::fs::write(dir.path().join("cmd-4.bin"), "old").unwrap();
+        let (_, binary) = spiller.create_binary().unwrap();
+        assert_eq!(binary, dir.path().join("cmd-5.bin"));
+        let renamed = spiller.rename_binary(&second).unwrap();
+        assert_eq!(renamed, dir.path().join("cmd-6.bin"));
+        assert!(!second.exists() && renamed.exists());
         assert_eq!(
             std::fs::read_to_string(dir.path().join("cmd-1.txt")).unwrap(),
             "old"

@@ -1,8 +1,8 @@
 //! The state dir stays bounded: old overflow files are removed, and audit logs too
 //! when the operator asks for it.
 //!
-//! After each overflow, at start-up and every hour, the oldest `cmd-N.txt` and
-//! `stderr-N.txt` are removed until those left are within the byte budget and none is
+//! After each overflow, at start-up and every hour, the oldest `cmd-N.txt`,
+//! `cmd-N.bin` (binary output) and `stderr-N.txt` are removed until those left are within the byte budget and none is
 //! older than the age limit. Some are always kept, whatever their size: the most recent
 //! ones, any changed in the last minute (one a model was just told to read, by this
 //! server or another on the same state dir), and those named in the answer just given.
@@ -137,11 +137,14 @@ fn remove(state: &StateDir, name: &str) -> bool {
     }
 }
 
-/// `cmd-N.txt` or `stderr-N.txt`.
+/// `cmd-N.txt`, `cmd-N.bin` or `stderr-N.txt`.
 pub fn is_overflow_name(name: &str) -> bool {
     let Some(n) = (name.strip_prefix("cmd-"))
-        .or_else(|| name.strip_prefix("stderr-"))
-        .and_then(|rest| rest.strip_suffix(".txt"))
+        .and_then(|rest| {
+            rest.strip_suffix(".txt")
+                .or_else(|| rest.strip_suffix(".bin"))
+        })
+        .or_else(|| name.strip_prefix("stderr-")?.strip_suffix(".txt"))
     else {
         return false;
     };
@@ -259,7 +262,7 @@ mod tests {
 
     #[test]
     fn names() {
-        for yes in ["cmd-1.txt", "stderr-42.txt"] {
+        for yes in ["cmd-1.txt", "stderr-42.txt", "cmd-7.bin"] {
             assert!(is_overflow_name(yes), "{yes}");
         }
         for no in [
@@ -268,6 +271,7 @@ mod tests {
             "cmd-x.txt",
             "audit-2026-01-01.tsv",
             "cmd-1",
+            "stderr-1.bin",
         ] {
             assert!(!is_overflow_name(no), "{no}");
         }

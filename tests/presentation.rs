@@ -116,54 +116,100 @@ fn invalid_utf8_and_binary() {
         "caf\u{FFFD}\n\n[exit:0 | Xms]"
     );
     let binary = server.call("printf 'a\\0b'");
+    let file = server.state.join("cmd-1.bin");
+    let file = file.display();
     assert_eq!(
         mask_ms(&text(&binary)),
-        "Binary output detected. Use: file <path> or: xxd <path> | head -20\n[exit:0 | Xms]"
+        format!(
+            "Binary output detected (3 bytes): {file}. Use: file {file} or: xxd {file} \
+             | head -20\n[exit:0 | Xms]"
+        )
     );
     assert!(is_error(&binary));
-    // A long stream that turns binary late leaves no overflow file behind.
+    assert_eq!(
+        std::fs::read(server.state.join("cmd-1.bin")).unwrap(),
+        b"a\0b"
+    );
+    // A long stream that turns binary late: its overflow file becomes the binary file.
     let late = server.call("seq 1 100000; printf '\\0'");
-    assert!(text(&late).starts_with("Binary output detected."));
+    let mut full: Vec<u8> = (1..=100_000)
+        .flat_map(|n| format!("{n}\n").into_bytes())
+        .collect();
+    full.push(0);
+    let file = server.state.join("cmd-3.bin");
+    assert!(
+        text(&late).starts_with(&format!(
+            "Binary output detected (588,896 bytes): {}.",
+            file.display()
+        )),
+        "{}",
+        text(&late)
+    );
+    assert_eq!(std::fs::read(&file).unwrap(), full);
     let spilled: Vec<_> = std::fs::read_dir(&server.state)
         .unwrap()
         .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
-        .filter(|n| n.starts_with("cmd-"))
+        .filter(|n| n.ends_with(".txt"))
         .collect();
     assert!(spilled.is_empty(), "{spilled:?}");
 }
 
 #[test]
-fn stderr_is_shown_only_on_failure_and_bounded() {
+fn stderr_is_shown_after_success_too_and_bounded() {
     let mut server = Server::start(Options::default());
     assert_eq!(
         mask_ms(&server.run("echo out; echo warn >&2")),
-        "out\n\n[exit:0 | Xms]"
+        "out\n\n--- stderr ---\nwarn\n\n[exit:0 | Xms]"
     );
     assert_eq!(
         mask_ms(&server.run("echo out; echo bad >&2; exit 4")),
         "out\n\n--- stderr ---\nbad\n\n[exit:4 | Xms]"
     );
-    let answer = server.run("for i in $(seq 1 20000); do echo \"err $i\"; done >&2; exit 1");
-    assert!(
-        answer.starts_with("\n--- stderr ---\nerr 1\nerr 2\n"),
-        "{}",
-        &answer[..60]
-    );
-    let file = server.state.join("stderr-1.txt");
-    assert!(
-        answer.contains(&format!(
-            "\nerr 30\n[... lines 31-19940 of 20000 not shown, no error or failure among \
-             them: sed -n '31,19940p' {}]\nerr 19941\n",
-            file.display()
-        )),
-        "{answer}"
-    );
-    assert!(mask_ms(&answer).ends_with("err 20000\n\n[exit:1 | Xms]"));
-    let full: String = (1..=20000).map(|n| format!("err {n}\n")).collect();
-    assert_eq!(std::fs::read_to_string(file).unwrap(), full);
-    // A long stderr of a successful command leaves no file behind.
-    server.run("seq 1 1000 >&2");
-    assert!(!server.state.join("stderr-2.txt").exists());
+    // A command that writes no stderr answers as before.
+    assert_eq!(mask_ms(&server.run("echo out")), "out\n\n[exit:0 | Xms]");
+    for (code, n) in [(1, 1), (0, 2)] {
+        let answer = server.run(&format!(
+            "for i in $(seq 1 20000); do echo \"err $i\"; done >&2; exit {code}"
+        ));
+        assert!(
+            answer.starts_with("\n--- stderr ---\nerr 1\nerr 2\n"),
+            "{}",
+            &answer[..60]
+        );
+        let file = server.state.join(format!("stderr-{n}.txt"));
+        assert!(
+            answer.contains(&format!(
+                "\nerr 30\n[... lines 31-19940 of 20000 not shown, no error or failure among \
+                 them: sed -n '31,19940p' {}]\nerr 19941\n",
+                file.display()
+            )),
+            "{answer}"
+        );
+        assert!(mask_ms(&answer).ends_with(&format!("err 20000\n\n[exit:{code} | Xms]")));
+        let full: String = (1..=20000).map(|n| format!("err {n}\n")).collect();
+        assert_eq!(std::fs::read_to_string(file).unwrap(), full);
+    }
+}
+
+#[test]
+fn stderr_on_failure_only_keeps_the_original_rule() {
+    for options in [
+        Options::default().arg("--stderr").arg("on-failure"),
+        Options::default().env("FORGE_BASH_STDERR", "on-failure"),
+    ] {
+        let mut server = options.start();
+        assert_eq!(
+            mask_ms(&server.run("echo out; echo warn >&2")),
+            "out\n\n[exit:0 | Xms]"
+        );
+        assert_eq!(
+            mask_ms(&server.run("echo out; echo bad >&2; exit 4")),
+            "out\n\n--- stderr ---\nbad\n\n[exit:4 | Xms]"
+        );
+        // A long stderr of a successful command leaves no file behind.
+        server.run("seq 1 1000 >&2");
+        assert!(!server.state.join("stderr-1.txt").exists());
+    }
 }
 
 #[test]
@@ -260,7 +306,7 @@ fn stderr_is_rendered_too_and_binary_is_still_binary() {
         mask_ms(&answer),
         "\n--- stderr ---\nfetch 100%\nerror: bad\n\n[exit:3 | Xms]"
     );
-    const BINARY: &str = "Binary output detected. Use: file <path> or: xxd <path> | head -20";
+    const BINARY: &str = "Binary output detected (";
     for command in [
         "printf 'a\\033[31m\\0b'",
         "cat /bin/true",

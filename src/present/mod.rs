@@ -40,14 +40,15 @@ pub fn failure(message: &str, ms: u128) -> Answer {
 /// The answer of a command that ran (to its end or until it was stopped).
 ///
 /// `cap` is the configured output cap and `timeout_secs` the configured timeout, both
-/// only for the messages that name them.
-pub fn show(out: &Output, ms: u128, timeout_secs: u64, cap: u64) -> Answer {
+/// only for the messages that name them; `stderr` says when stderr is shown.
+pub fn show(out: &Output, ms: u128, timeout_secs: u64, cap: u64, stderr: Stderr) -> Answer {
     let mut body = String::new();
     let binary = out.stdout.binary;
     if binary {
-        body.push_str("Binary output detected. Use: file <path> or: xxd <path> | head -20");
+        body.push_str(&binary_notice(&out.stdout));
     } else {
-        let both = out.stdout.overflows() && shows_stderr(out) && out.stderr.overflows();
+        let shown = shows_stderr(out, stderr);
+        let both = out.stdout.overflows() && shown && out.stderr.overflows();
         let budget = if both { BUDGET.half() } else { BUDGET };
         push_stdout(&mut body, &out.stdout, budget);
         if out.stdout.capped || out.stderr.capped {
@@ -56,7 +57,7 @@ pub fn show(out: &Output, ms: u128, timeout_secs: u64, cap: u64) -> Answer {
                 human_bytes(cap)
             ));
         }
-        if shows_stderr(out) {
+        if shown {
             body.push_str("\n--- stderr ---\n");
             push_stderr(&mut body, &out.stderr, budget);
         }
@@ -78,10 +79,52 @@ pub fn show(out: &Output, ms: u128, timeout_secs: u64, cap: u64) -> Answer {
     Answer { text, is_error }
 }
 
-/// Whether the answer shows stderr: only after a non-zero exit, and not in place of
-/// binary output.
-pub fn shows_stderr(out: &Output) -> bool {
-    out.code != 0 && !out.stdout.binary && out.stderr.total_bytes > 0
+/// The answer of binary stdout: its size and the file that holds it.
+fn binary_notice(stdout: &Captured) -> String {
+    let size = grouped(stdout.total_bytes);
+    match &stdout.spill {
+        Some(Spill::Written(path)) => {
+            let path = path.display();
+            format!(
+                "Binary output detected ({size} bytes): {path}. Use: file {path} or: xxd {path} | head -20"
+            )
+        }
+        Some(Spill::Failed(why)) => {
+            format!("Binary output detected ({size} bytes). It could not be saved: {why}")
+        }
+        None => format!("Binary output detected ({size} bytes)."),
+    }
+}
+
+/// `4096` → `4,096`.
+pub fn grouped(n: u64) -> String {
+    let digits = n.to_string();
+    let mut out = String::with_capacity(digits.len() + digits.len() / 3);
+    for (i, c) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i).is_multiple_of(3) {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    out
+}
+
+/// When the answer shows stderr.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, clap::ValueEnum)]
+pub enum Stderr {
+    /// After stdout, whatever the exit code: warnings, a test runner's report and
+    /// progress written to stderr by a command that succeeded are seen.
+    #[default]
+    Always,
+    /// Only after a non-zero exit (the original rule).
+    OnFailure,
+}
+
+/// Whether the answer shows stderr: when it holds anything, unless `when` keeps it to
+/// failures and the exit code is 0; never in place of binary output.
+pub fn shows_stderr(out: &Output, when: Stderr) -> bool {
+    let failed = out.code != 0;
+    (failed || when == Stderr::Always) && !out.stdout.binary && out.stderr.total_bytes > 0
 }
 
 /// `⏎[exit:N | Xms]`, appended to every answer.

@@ -117,7 +117,7 @@ pub fn answer_now(case: &Case, dir: &Path) -> String {
         code: case.code,
         ending: Ending::Exited,
     };
-    present::show(&out, 5, 300, CAP).text
+    present::show(&out, 5, 300, CAP, present::Stderr::Always).text
 }
 
 /// The text a terminal shows of `bytes`, whole.
