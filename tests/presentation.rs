@@ -416,3 +416,123 @@ fn cursor_movement_shows_the_final_screen_and_line_numbers_stay_the_files() {
     let line = server.run(&format!("sed -n '{number}p' {}", file.display()));
     assert_eq!(mask_ms(&line), "error: step 150 broke\n\n[exit:0 | Xms]");
 }
+
+/// The rows of the key lines an answer lists, `line:text`.
+fn key_rows(answer: &str) -> Vec<&str> {
+    answer
+        .lines()
+        .filter(|l| {
+            l.split_once(':')
+                .is_some_and(|(n, _)| n.parse::<u64>().is_ok())
+        })
+        .collect()
+}
+
+#[test]
+fn the_real_error_after_thousands_of_decoys_is_shown_with_the_first_ones() {
+    let mut server = Server::start(Options::default());
+    let answer = server.run(
+        "for i in $(seq 1 3000); do echo \"error: decoy $i\"; done; \
+         echo 'error: the real one'; seq 1 500; exit 1",
+    );
+    let file = server.state.join("cmd-1.txt");
+    let rows = key_rows(&answer);
+    assert_eq!(rows.first(), Some(&"31:error: decoy 31"), "{answer}");
+    assert_eq!(rows.last(), Some(&"3001:error: the real one"), "{answer}");
+    // Between the first and the last: the count of the rest and how to find them.
+    let more = format!(
+        " more: grep -nE '{}' {}]\n",
+        forge_bash::keylines::grep_pattern(),
+        file.display()
+    );
+    let (first, last) = answer.split_once(&more).expect(&answer);
+    let count: usize = first.rsplit_once("[... and ").unwrap().1.parse().unwrap();
+    assert!(last.starts_with("29"), "{last}");
+    // Every key line is shown (the head shows decoys 1 to 30) or counted.
+    assert_eq!(30 + rows.len() + count, 3001, "{answer}");
+    assert!(answer.len() <= 16 * 1024, "{}", answer.len());
+}
+
+#[test]
+fn identical_lines_of_different_failures_keep_their_own_entries() {
+    let mut server = Server::start(Options::default());
+    // The same message for three failures, two of them at the same place.
+    let script = "for i in $(seq 1 300); do echo \"step $i\"; \
+                  case $i in 100) f=a;; 150) f=b;; 200) f=a;; *) continue;; esac; \
+                  echo '  error: expected 1 to equal 2'; \
+                  echo \"      at Context.<anonymous> (test/$f.test.js:12:9)\"; done; exit 1";
+    let answer = server.run(script);
+    let rows = key_rows(&answer);
+    assert_eq!(
+        rows,
+        [
+            "101:  error: expected 1 to equal 2  [2 times, last at line 205]",
+            "102:      at Context.<anonymous> (test/a.test.js:12:9)",
+            "153:  error: expected 1 to equal 2",
+            "154:      at Context.<anonymous> (test/b.test.js:12:9)",
+        ],
+        "{answer}"
+    );
+}
+
+#[test]
+fn go_test_shows_the_message_before_its_fail_line() {
+    let mut server = Server::start(Options::default());
+    // go test -v: the message comes before `--- FAIL:` and holds no failure word.
+    let script = "for i in $(seq 1 150); do echo \"=== RUN   TestStep$i\"; \
+                  if [ $i = 90 ]; then \
+                  echo '    inventory_test.go:280: Oldest(5) = [a b], want [c d]'; \
+                  echo \"--- FAIL: TestStep$i (0.00s)\"; \
+                  else echo \"--- PASS: TestStep$i (0.00s)\"; fi; done; \
+                  echo FAIL; printf 'FAIL\\texample.com/inventory\\t0.004s\\n'; exit 1";
+    let answer = server.run(script);
+    let rows = key_rows(&answer);
+    assert!(
+        rows.windows(2).any(|w| w
+            == [
+                "180:    inventory_test.go:280: Oldest(5) = [a b], want [c d]",
+                "181:--- FAIL: TestStep90 (0.00s)",
+            ]),
+        "{answer}"
+    );
+}
+
+#[test]
+fn tap_failures_show_their_names_and_what_failed() {
+    let mut server = Server::start(Options::default());
+    // node --test's TAP: `not ok N - name`, then a YAML block.
+    let block = "  ---\n  duration_ms: 2.4\n  location: '/w/calc.test.js:6:1'\n  \
+                 failureType: 'testCodeFailure'\n  error: |-\n    \
+                 Expected values to be strictly equal:\n    \n    2 !== 3\n    \n  \
+                 code: 'ERR_ASSERTION'\n  name: 'AssertionError'\n  expected: 3\n  \
+                 actual: 2\n  operator: 'strictEqual'\n  stack: |-\n    \
+                 TestContext.<anonymous> (/w/calc.test.js:6:42)\n  ...\n";
+    std::fs::write(server.workdir.join("block"), block).unwrap();
+    let answer = server.run(
+        "for i in $(seq 1 200); do echo \"# Subtest: adds $i\"; \
+         if [ $i = 70 ] || [ $i = 120 ]; then echo \"not ok $i - subtracts $i\"; \
+         cat block; else echo \"ok $i - adds $i\"; fi; done; \
+         echo '1..200'; echo '# fail 2'; exit 1",
+    );
+    let rows = key_rows(&answer);
+    for name in ["not ok 70 - subtracts 70", "not ok 120 - subtracts 120"] {
+        let at = rows
+            .iter()
+            .position(|r| r.ends_with(name))
+            .unwrap_or_else(|| panic!("{name}: {answer}"));
+        let details: Vec<&str> = rows[at + 1..at + 5]
+            .iter()
+            .map(|r| r.split_once(':').unwrap().1)
+            .collect();
+        assert_eq!(
+            details,
+            [
+                "  location: '/w/calc.test.js:6:1'",
+                "    Expected values to be strictly equal:",
+                "  expected: 3",
+                "  actual: 2",
+            ],
+            "{answer}"
+        );
+    }
+}
