@@ -135,6 +135,8 @@ fn rules() -> &'static Rules {
                 // rustc, gcc, clang, tsc, pip, npm, yarn, go and the generic forms
                 r"(^|[\s:(\[])(error|ERROR|fatal error)(\[[\w-]+\])?(:|!| TS\d+:)",
                 r"|^\s*(error|ERROR)\s",
+                // eslint's stylish rows: `  5:10  error  'x' is not defined  no-undef`
+                r"|^\s+\d+:\d+\s+error\s",
                 r"|(^|\s)(Error|FATAL|fatal):",
                 r"|^(\w+\.)*\w*(Error|Exception|Exit|Interrupt)\b(:|$)",
                 r"|\b\w*(Error|Exception)\b: ",

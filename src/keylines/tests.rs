@@ -60,6 +60,9 @@ fn key_lines_by_content() {
             "assertion `left == right` failed",
             "Tests:       3 failed, 297 passed, 300 total",
             "fatal: not a git repository (or any of the parent directories): .git",
+            "  5:10  error  'totl1' is not defined                        no-undef",
+            "not ok 6 - subtracts wrongly",
+            "    not ok 1 - inner case",
         ],
     );
 }
@@ -95,6 +98,11 @@ fn locators_by_content() {
             " ❯ src/cart2.test.js:53:80",
             "/usr/bin/ld: build/main.o: in function `main':",
             "    calc_test.go:254: Avg([1 2]) = 1, want 2",
+            // A file and line anywhere: a locator near a failure, whatever the tool.
+            "    TestContext.<anonymous> (/w/calc.test.js:6:42)",
+            "  location: '/w/calc.test.js:6:1'",
+            "rspec ./spec/calc_spec.rb:103 # Calc finds the customer",
+            "     # ./spec/calc_spec.rb:103:in `block (2 levels) in <top (required)>'",
         ],
     );
 }
