@@ -138,6 +138,8 @@ fn rules() -> &'static Rules {
                 // eslint's stylish rows: `  5:10  error  'x' is not defined  no-undef`
                 r"|^\s+\d+:\d+\s+error\s",
                 r"|(^|\s)(Error|FATAL|fatal):",
+                // a log record's level: `2026-01-01 12:00:00 ERROR sync: …`
+                r"|\bERROR\b",
                 r"|^(\w+\.)*\w*(Error|Exception|Exit|Interrupt)\b(:|$)",
                 r"|\b\w*(Error|Exception)\b: ",
                 r"|\bException\b",

@@ -61,6 +61,7 @@ fn key_lines_by_content() {
             "Tests:       3 failed, 297 passed, 300 total",
             "fatal: not a git repository (or any of the parent directories): .git",
             "  5:10  error  'totl1' is not defined                        no-undef",
+            "2026-12-01 16:02:11,332 ERROR sync: batch 301: upstream returned 503",
             "not ok 6 - subtracts wrongly",
             "    not ok 1 - inner case",
         ],

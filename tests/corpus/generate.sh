@@ -882,4 +882,50 @@ if want maven && command -v mvn >/dev/null; then
     truth maven-test-fail junit "$WORK/maven.xml" --verdict-regex '^\[ERROR\] Tests run: \d+, Failures'
 fi
 
+# ------------------------------------------------ runs that succeed, stderr to read
+# What they have to show is on stderr, with an exit code of 0: warnings, a test report,
+# logging.
+if want cargo-warnings && command -v cargo >/dev/null; then
+    d="$WORK/cargo-warnings"
+    mkdir -p "$d/src"
+    printf '[package]\nname = "shapes"\nversion = "0.1.0"\nedition = "2021"\n\n[dependencies]\n' >"$d/Cargo.toml"
+    for i in $(seq 1 20); do
+        echo "pub fn area_$i(w: u32, h: u32) -> u32 { let unused_$i = w; w * h }"
+    done >"$d/src/lib.rs"
+    (cd "$d" && cargo build --message-format=json >"$WORK/cargo-warnings.json" 2>/dev/null && touch src/lib.rs)
+    COMMAND='cargo build'
+    run cargo-build-warnings-pass "$d" "$COMMAND"
+    truth cargo-build-warnings-pass rustc-json "$WORK/cargo-warnings.json" --level warning --verdict-regex '^\s*Finished '
+fi
+
+if want python-logging && command -v python3 >/dev/null; then
+    d="$WORK/python-logging"
+    mkdir -p "$d"
+    {
+        echo 'import logging'
+        echo 'logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")'
+        echo 'log = logging.getLogger("sync")'
+        echo 'for n in range(1, 400):'
+        echo '    log.info("synced batch %d (50 rows)", n)'
+        echo '    if n == 137:'
+        echo '        log.warning("batch %d: 3 rows skipped, duplicate key order_id=8812", n)'
+        echo '    if n == 301:'
+        echo '        log.error("batch %d: upstream returned 503, retried once and succeeded", n)'
+        echo 'print("sync done: 399 batches")'
+    } >"$d/sync.py"
+    COMMAND='python3 sync.py'
+    run python-logging-pass "$d" "$COMMAND"
+    truth python-logging-pass plain --verdict-prefix 'sync done' \
+        --item 'batch 301: upstream returned 503, retried once and succeeded'
+fi
+
+if want jest-pass && [[ -x "$NODE_TOOLS/node_modules/.bin/jest" ]]; then
+    d="$WORK/jest-pass"
+    NODE_WORK="$NODE_TOOLS" js_project "$d"
+    sed -i '/applies a 15% discount\|finds a missing item\|totals an empty cart/d' "$d"/src/cart*.test.js
+    COMMAND='npx jest'
+    run jest-pass "$d" "$COMMAND"
+    truth jest-pass plain --verdict-regex '^Tests: '
+fi
+
 echo "corpus: $(ls "$LOGS"/*.truth | wc -l) cases, $(du -sh "$LOGS" | cut -f1)" >&2

@@ -95,7 +95,7 @@ def rustc_json(args):
         if msg.get("reason") != "compiler-message":
             continue
         m = msg["message"]
-        if m["level"] != "error":
+        if m["level"] != args.level:
             continue
         for span in m["spans"]:
             if span["is_primary"]:
@@ -287,6 +287,7 @@ def main():
     p.add_argument("--verdict-prefix")
     p.add_argument("--verdict-regex")
     p.add_argument("--pretty", action="store_true")
+    p.add_argument("--level", default="error")
     p.add_argument("--item", action="append", default=[])
     args = p.parse_args()
     if args.source:
