@@ -6,7 +6,9 @@
 //!
 //! - the key lines: errors, failures, panics, tracebacks, failed assertions, each with
 //!   its line number (as `sed -n 'Np'` counts) and the line or two after or before it
-//!   that locate it (rustc's ` --> file:line`, pytest's `file.py:NN:`, a stack frame);
+//!   that locate it (rustc's ` --> file:line`, pytest's `file.py:NN:`, a stack frame,
+//!   go's message before `--- FAIL:`, any line naming a file and line) or say what
+//!   failed (the `error`, `expected` and `actual` of TAP's `not ok`);
 //!   identical key lines with identical locators are counted, not kept twice (the
 //!   same text at another place is another failure); past [`MAX_KEYS`] distinct ones,
 //!   only the last [`LAST_KEYS`] are kept, the others counted;
@@ -240,7 +242,8 @@ pub struct KeyLine {
     /// How often it was seen, and where last.
     pub count: u64,
     pub last_line: u64,
-    /// Lines that locate it (at most two), in line order.
+    /// The lines beside it that say where or what failed, in line order: a locator
+    /// before or after it, or the details of TAP's `not ok` (at most four).
     pub locators: Vec<Numbered>,
 }
 
@@ -278,8 +281,8 @@ pub struct Digest {
     keys: Vec<KeyLine>,
     /// The index in `keys` of each key line's identity ([`identity`]).
     index: HashMap<String, usize>,
-    /// Past [`MAX_KEYS`]: the last distinct key lines.
-    last: VecDeque<KeyLine>,
+    /// Past [`MAX_KEYS`]: the last distinct key lines, with their identities.
+    last: VecDeque<(String, KeyLine)>,
     key_lines: u64,
     /// The key line waiting for a locator after it: which failure it is (and so
     /// whether it repeats one) is known once it has one, or none came.
@@ -347,7 +350,7 @@ impl Digest {
         }
         self.settle();
         let mut keys = std::mem::take(&mut self.keys);
-        keys.extend(std::mem::take(&mut self.last));
+        keys.extend(std::mem::take(&mut self.last).into_iter().map(|(_, key)| key));
         let tail_lines = memchr::memchr_iter(b'\n', &tail).count() as u64
             + u64::from(tail.last().is_some_and(|&b| b != b'\n'));
         Summary {
@@ -543,14 +546,14 @@ impl Digest {
         } else if self.keys.len() < MAX_KEYS {
             self.index.insert(id, self.keys.len());
             self.keys.push(key);
-        } else if let Some(kept) = self.last.iter_mut().find(|k| identity(k) == id) {
+        } else if let Some((_, kept)) = self.last.iter_mut().find(|(kept, _)| *kept == id) {
             kept.count += 1;
             kept.last_line = line;
         } else {
             if self.last.len() == LAST_KEYS {
                 self.last.pop_front();
             }
-            self.last.push_back(key);
+            self.last.push_back((id, key));
         }
     }
 
