@@ -350,7 +350,11 @@ impl Digest {
         }
         self.settle();
         let mut keys = std::mem::take(&mut self.keys);
-        keys.extend(std::mem::take(&mut self.last).into_iter().map(|(_, key)| key));
+        keys.extend(
+            std::mem::take(&mut self.last)
+                .into_iter()
+                .map(|(_, key)| key),
+        );
         let tail_lines = memchr::memchr_iter(b'\n', &tail).count() as u64
             + u64::from(tail.last().is_some_and(|&b| b != b'\n'));
         Summary {
