@@ -437,3 +437,27 @@ fn failure_and_sizes() {
     assert_eq!(human_bytes(2048), "2 KB");
     assert_eq!(human_bytes(1000), "1000 bytes");
 }
+
+#[test]
+fn binary_output_that_cannot_be_kept_says_why() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("file");
+    std::fs::write(&file, "").unwrap();
+    // A state dir under a regular file cannot be made, whoever runs this.
+    let spiller = Spiller::new(Arc::new(crate::state::StateDir::open(file.join("state"))));
+    let out = Output {
+        stdout: Captured::from_bytes(Stream::Stdout, b"a\0b", CAP, &spiller),
+        stderr: Captured::default(),
+        code: 0,
+        ending: Ending::Exited,
+    };
+    let answer = show(&out, 5, 300, CAP, Stderr::Always);
+    assert!(
+        answer
+            .text
+            .starts_with("Binary output detected (3 bytes). It could not be saved: "),
+        "{}",
+        answer.text
+    );
+    assert!(answer.is_error);
+}
