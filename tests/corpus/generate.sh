@@ -882,6 +882,58 @@ if want maven && command -v mvn >/dev/null; then
     truth maven-test-fail junit "$WORK/maven.xml" --verdict-regex '^\[ERROR\] Tests run: \d+, Failures'
 fi
 
+if want minitest && command -v ruby >/dev/null; then
+    d="$WORK/minitest"
+    mkdir -p "$d"
+    {
+        echo 'require "minitest/autorun"'
+        echo 'class CartTest < Minitest::Test'
+        for i in $(seq 1 150); do echo "  def test_adds_$i; assert_equal $((i + 1)), $i + 1; end"; done
+        echo '  def test_applies_discount; assert_equal 80, (100 * 0.85).round; end'
+        echo '  def test_reads_customer; assert_equal "ann", nil.fetch(:name); end'
+        echo 'end'
+    } >"$d/cart_test.rb"
+    # The failures, from minitest's own reporter.
+    cat >"$WORK/minitest-truth.rb" <<'EOF'
+require "json"
+require "minitest"
+out = ARGV.shift
+failed = []
+Minitest.after_run { File.write(out, JSON.dump(failed)) }
+module Minitest
+  class Recorder < AbstractReporter
+    def initialize(failed) = (@failed = failed)
+    def record(result) = (@failed << result.name unless result.passed? || result.skipped?)
+  end
+  def self.plugin_recorder_init(_) = reporter << Recorder.new($failed)
+end
+$failed = failed
+Minitest.extensions << "recorder"
+load ARGV.shift
+EOF
+    (cd "$d" && ruby "$WORK/minitest-truth.rb" "$WORK/minitest.json" cart_test.rb >/dev/null 2>&1 || true)
+    COMMAND='ruby cart_test.rb'
+    run minitest-fail "$d" "$COMMAND"
+    truth minitest-fail names "$WORK/minitest.json" --verdict-regex '^\d+ runs, \d+ assertions'
+fi
+
+if want bats && command -v bats >/dev/null; then
+    d="$WORK/bats"
+    mkdir -p "$d"
+    {
+        echo 'add() { echo $(($1 + $2)); }'
+        for i in $(seq 1 120); do
+            echo "@test \"adds $i\" { [ \"\$(add $i 1)\" = $((i + 1)) ]; }"
+        done
+        echo '@test "reads the config" { run cat missing.conf; [ "$status" -eq 0 ]; }'
+        echo '@test "adds negative numbers" { [ "$(add -2 1)" = 1 ]; }'
+    } >"$d/calc.bats"
+    (cd "$d" && bats --formatter junit calc.bats >"$WORK/bats.xml" 2>/dev/null || true)
+    COMMAND='bats calc.bats'
+    run bats-fail "$d" "$COMMAND"
+    truth bats-fail junit "$WORK/bats.xml"
+fi
+
 # ------------------------------------------------ runs that succeed, stderr to read
 # What they have to show is on stderr, with an exit code of 0: warnings, a test report,
 # logging.
