@@ -11,11 +11,12 @@ and registry hosts become neutral ones). Every other subcommand writes NAME.trut
              the missing package
 
 taken from the tool's machine-readable form of the run where it has one (libtest and
-rustc JSON, JUnit XML (pytest, node --test, ctest, maven's surefire), jest/vitest JSON,
-`go test -json`, gcc's JSON diagnostics, `tsc --pretty false`, `npm --json`, the JSON
-of ruff, mypy, pylint, shellcheck, eslint, mocha and rspec, the result objects of
-unittest and minitest),
-and from the log itself where it has none (pip, ld, Test::More's diagnostics). Every verdict and item is checked to be in the log as a terminal shows it.
+rustc JSON, JUnit XML (pytest, node --test, ctest, bats, maven's surefire), jest/vitest
+JSON, `go test -json`, gcc's JSON diagnostics, `tsc --pretty false`, `npm --json`, the
+JSON of ruff, mypy, pylint, shellcheck, eslint, mocha and rspec, the result objects of
+unittest and minitest), and from the log itself where it has none (pip, ld,
+Test::More's diagnostics). Every verdict and item is checked to be in the log as a
+terminal shows it.
 """
 
 import argparse
