@@ -60,17 +60,35 @@ fn main() {
 
     // Commands writing 50 MB of text (short lines; base64 of random bytes), each on a
     // fresh server so VmHWM is that call's peak: medians of five.
-    let (big_wall, big_peak) = fifty_mb(
+    let (big_wall, big_peak, big_answer) = fifty_mb(
         &binary,
         &work,
         &state,
         "yes 'forty bytes of text, again and again...' | head -c 50000000",
+        "Output truncated",
     );
-    let (b64_wall, b64_peak) = fifty_mb(
+    let (b64_wall, b64_peak, b64_answer) = fifty_mb(
         &binary,
         &work,
         &state,
         "head -c 37500000 /dev/urandom | base64",
+        "Output truncated",
+    );
+    // The same text on stderr of a command that succeeds (shown, and saved), and 50 MB
+    // of binary stdout (saved to cmd-N.bin).
+    let (err_wall, err_peak, err_answer) = fifty_mb(
+        &binary,
+        &work,
+        &state,
+        "head -c 37500000 /dev/urandom | base64 >&2",
+        "--- stderr ---",
+    );
+    let (bin_wall, bin_peak, bin_answer) = fifty_mb(
+        &binary,
+        &work,
+        &state,
+        "head -c 50000000 /dev/urandom",
+        "Binary output detected (50,000,000 bytes)",
     );
 
     let guard_128k = guard_worst_case();
@@ -133,6 +151,31 @@ fn main() {
             mb(b64_peak),
             "≤ 24 MB".to_owned(),
         ),
+        (
+            "50 MB base64 on stderr, exit 0: wall time",
+            ms(err_wall),
+            "as on stdout".to_owned(),
+        ),
+        (
+            "50 MB base64 on stderr, exit 0: server peak RSS (VmHWM)",
+            mb(err_peak),
+            "≤ 24 MB".to_owned(),
+        ),
+        (
+            "50 MB of binary stdout (kept in cmd-N.bin): wall time",
+            ms(bin_wall),
+            "reported".to_owned(),
+        ),
+        (
+            "50 MB of binary stdout: server peak RSS (VmHWM)",
+            mb(bin_peak),
+            "≤ 24 MB".to_owned(),
+        ),
+        (
+            "50 MB commands: answer size (yes, base64, stderr, binary)",
+            format!("{big_answer} / {b64_answer} / {err_answer} / {bin_answer} bytes"),
+            "≤ 16 KB".to_owned(),
+        ),
         ("idle RSS (VmRSS)", mb(idle_rss), "≤ 8 MB".to_owned()),
         (
             "2,000 × 50 KB answers, client not reading for 25 s: peak RSS",
@@ -173,9 +216,16 @@ fn main() {
     }
 }
 
-/// `command` (50 MB of output) on fresh servers: the median wall time and peak RSS (kB).
-fn fifty_mb(binary: &Path, work: &Path, state: &Path, command: &str) -> (Duration, u64) {
-    let (mut walls, mut peaks) = (Vec::new(), Vec::new());
+/// `command` (50 MB of output) on fresh servers: the median wall time and peak RSS
+/// (kB), and the largest answer (bytes), which must hold `expect`.
+fn fifty_mb(
+    binary: &Path,
+    work: &Path,
+    state: &Path,
+    command: &str,
+    expect: &str,
+) -> (Duration, u64, usize) {
+    let (mut walls, mut peaks, mut size) = (Vec::new(), Vec::new(), 0);
     for _ in 0..5 {
         let mut big = Client::spawn(binary, work, state);
         big.initialize();
@@ -183,10 +233,11 @@ fn fifty_mb(binary: &Path, work: &Path, state: &Path, command: &str) -> (Duratio
         let answer = big.call(command);
         walls.push(started.elapsed());
         peaks.push(status_kb(big.child.id(), "VmHWM"));
-        assert!(answer.contains("Output truncated"), "{answer}");
+        assert!(answer.contains(expect), "{answer}");
+        size = size.max(answer.len());
     }
     peaks.sort_unstable();
-    (median(walls), peaks[peaks.len() / 2])
+    (median(walls), peaks[peaks.len() / 2], size)
 }
 
 /// The guard on 128 KB commands of several shapes (chains, quotes, heredocs,

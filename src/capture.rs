@@ -56,7 +56,8 @@ pub struct Captured {
     pub lines: u64,
     /// Newlines captured.
     pub newlines: u64,
-    /// Stdout only: a NUL byte anywhere, or too many control bytes at the start.
+    /// Stdout only: a NUL byte anywhere, or too many control bytes at the start. The
+    /// bytes are then in a `cmd-N.bin` (the spill), not shown.
     pub binary: bool,
     /// The stream reached the output cap; what came after was not kept.
     pub capped: bool,
@@ -168,14 +169,14 @@ impl Sink {
         let was_binary = self.out.binary;
         self.count(chunk);
         if self.out.binary {
-            // Binary output is never shown nor kept: drop what was spilled.
+            // Binary output is not shown but kept, byte for byte, in `cmd-N.bin`.
             if !was_binary {
-                self.file = None;
-                self.out.discard_spill();
                 self.renderer = None;
                 self.digest = Digest::new();
                 self.held = Vec::new();
+                self.keep_binary();
             }
+            self.write(chunk);
             self.keep_head(chunk);
             return;
         }
@@ -205,20 +206,52 @@ impl Sink {
     /// still in the head) once the stream is too long to show whole.
     fn spill(&mut self, chunk: &[u8]) {
         if self.out.spill.is_none() && self.out.raw_overflows() {
-            self.out.spill = Some(match self.spiller.create(self.stream) {
-                Ok((mut file, path)) => match file.write_all(&self.out.head) {
-                    Ok(()) => {
-                        self.file = Some(file);
-                        Spill::Written(path)
-                    }
-                    Err(e) => {
-                        self.spiller.discard(&path);
-                        Spill::Failed(format!("{}: {e}", path.display()))
-                    }
-                },
-                Err(e) => Spill::Failed(format!("{}: {e}", self.spiller.dir().display())),
-            });
+            let created = self.spiller.create(self.stream);
+            self.out.spill = Some(self.start_file(created));
         }
+        self.write(chunk);
+    }
+
+    /// Binary stdout: what came before it goes to a `cmd-N.bin`, where the rest
+    /// follows; an overflow file already written becomes that file.
+    fn keep_binary(&mut self) {
+        self.out.spill = Some(match self.out.spill.take() {
+            Some(Spill::Written(path)) => match self.spiller.rename_binary(&path) {
+                Ok(renamed) => Spill::Written(renamed),
+                Err(e) => {
+                    self.file = None;
+                    self.spiller.discard(&path);
+                    Spill::Failed(format!("{}: {e}", path.display()))
+                }
+            },
+            Some(failed) => failed,
+            // Not spilled yet: the head holds everything so far.
+            None => {
+                let created = self.spiller.create_binary();
+                self.start_file(created)
+            }
+        });
+    }
+
+    /// A file just created: it gets the head (everything so far) and what follows.
+    fn start_file(&mut self, created: std::io::Result<(File, PathBuf)>) -> Spill {
+        match created {
+            Ok((mut file, path)) => match file.write_all(&self.out.head) {
+                Ok(()) => {
+                    self.file = Some(file);
+                    Spill::Written(path)
+                }
+                Err(e) => {
+                    self.spiller.discard(&path);
+                    Spill::Failed(format!("{}: {e}", path.display()))
+                }
+            },
+            Err(e) => Spill::Failed(format!("{}: {e}", self.spiller.dir().display())),
+        }
+    }
+
+    /// Appends `chunk` to the file, if there is one; a write that fails removes it.
+    fn write(&mut self, chunk: &[u8]) {
         if let Some(file) = &mut self.file
             && let Err(e) = file.write_all(chunk)
         {
@@ -240,7 +273,8 @@ impl Sink {
             && mostly_control(&self.out.head)
         {
             self.out.binary = true;
-            self.out.discard_spill();
+            self.renderer = None;
+            self.keep_binary();
         }
         if let Some(renderer) = &mut self.renderer {
             self.out.rendered = Some(renderer.finish());

@@ -26,13 +26,23 @@ pub struct Config {
           value_parser = clap::value_parser!(u64).range(1..))]
     pub max_output_bytes: u64,
 
-    /// Directory of overflow files (cmd-N.txt) and audit logs (audit-YYYY-MM-DD.tsv).
+    /// Directory of overflow files (cmd-N.txt, cmd-N.bin) and audit logs (audit-YYYY-MM-DD.tsv).
     #[arg(long, env = "FORGE_BASH_STATE_DIR", default_value = "/tmp/forge-bash")]
     pub state_dir: PathBuf,
 
-    /// Bytes of overflow files (cmd-N.txt, stderr-N.txt) kept in the state dir: past it
-    /// the oldest are removed (the 20 most recent, and any changed in the last minute,
-    /// always stay).
+    /// When the answer shows stderr: `always` (after stdout, whatever the exit code) or
+    /// `on-failure` (only after a non-zero exit).
+    #[arg(
+        long,
+        env = "FORGE_BASH_STDERR",
+        value_name = "WHEN",
+        default_value = "always"
+    )]
+    pub stderr: crate::present::Stderr,
+
+    /// Bytes of overflow files (cmd-N.txt, cmd-N.bin, stderr-N.txt) kept in the state
+    /// dir: past it the oldest are removed (the 20 most recent, and any changed in the
+    /// last minute, always stay).
     #[arg(long, env = "FORGE_BASH_OVERFLOW_RETENTION_BYTES", default_value_t = 1 << 30)]
     pub overflow_retention_bytes: u64,
 

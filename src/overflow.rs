@@ -1,6 +1,7 @@
 //! Overflow files: the full output of a stream too long to show whole, in the state
-//! dir as `cmd-N.txt` (stdout) and `stderr-N.txt` (stderr); and what a background job
-//! writes after its call was answered, as `cmd-N.bg.txt`.
+//! dir as `cmd-N.txt` (stdout) and `stderr-N.txt` (stderr), binary stdout as
+//! `cmd-N.bin`, and what a background job writes after its call was answered, as
+//! `cmd-N.bg.txt`.
 
 use std::fs::File;
 use std::io;
@@ -58,33 +59,67 @@ impl Spiller {
 
     /// Creates the next free `cmd-N.txt` or `stderr-N.txt`.
     pub fn create(&self, stream: Stream) -> io::Result<(File, PathBuf)> {
-        match stream {
-            Stream::Stdout => self.create_next("cmd-", ".txt", &self.next_stdout),
-            Stream::Stderr => self.create_next("stderr-", ".txt", &self.next_stderr),
-        }
+        let (prefix, counter) = match stream {
+            Stream::Stdout => ("cmd", &self.next_stdout),
+            Stream::Stderr => ("stderr", &self.next_stderr),
+        };
+        self.next_free(
+            counter,
+            |n| format!("{prefix}-{n}.txt"),
+            |name| self.state.create_new(name),
+        )
+    }
+
+    /// Creates the next free `cmd-N.bin`, for binary stdout (N counts with `cmd-N.txt`).
+    pub fn create_binary(&self) -> io::Result<(File, PathBuf)> {
+        self.next_free(&self.next_stdout, binary_name, |name| {
+            self.state.create_new(name)
+        })
     }
 
     /// Creates the next free `cmd-N.bg.txt`, for a background job's output.
     pub fn create_background(&self) -> io::Result<(File, PathBuf)> {
-        self.create_next("cmd-", BACKGROUND_SUFFIX, &self.next_background)
+        self.next_free(
+            &self.next_background,
+            |n| format!("cmd-{n}{BACKGROUND_SUFFIX}"),
+            |name| self.state.create_new(name),
+        )
     }
 
-    fn create_next(
+    /// Renames the overflow file at `path` (still being written) to the next free
+    /// `cmd-N.bin`: stdout that turned out binary after it spilled.
+    pub fn rename_binary(&self, path: &Path) -> io::Result<PathBuf> {
+        let from = path
+            .file_name()
+            .and_then(|n| n.to_str())
+            .ok_or_else(|| io::Error::new(io::ErrorKind::InvalidInput, "not a file name"))?;
+        let ((), to) = self.next_free(&self.next_stdout, binary_name, |name| {
+            self.state.link_new(from, name)
+        })?;
+        self.discard(path);
+        Ok(to)
+    }
+
+    /// Tries `make` on the names `name(N)` for N from `counter` on, until one is free.
+    fn next_free<T>(
         &self,
-        prefix: &str,
-        suffix: &str,
         counter: &AtomicU64,
-    ) -> io::Result<(File, PathBuf)> {
+        name: impl Fn(u64) -> String,
+        make: impl Fn(&str) -> io::Result<T>,
+    ) -> io::Result<(T, PathBuf)> {
         loop {
-            let n = counter.fetch_add(1, Ordering::Relaxed);
-            let name = format!("{prefix}{n}{suffix}");
-            match self.state.create_new(&name) {
-                Ok(file) => return Ok((file, self.dir().join(name))),
+            let name = name(counter.fetch_add(1, Ordering::Relaxed));
+            match make(&name) {
+                Ok(made) => return Ok((made, self.dir().join(name))),
                 Err(e) if e.kind() == io::ErrorKind::AlreadyExists => continue,
                 Err(e) => return Err(e),
             }
         }
     }
+}
+
+fn binary_name(n: u64) -> String {
+    format!("cmd-{n}.bin")
 }
 
 #[cfg(test)]
@@ -109,6 +144,12 @@ mod tests {
         assert_eq!(err, dir.path().join("stderr-1.txt"));
         let (_, background) = spiller.create_background().unwrap();
         assert_eq!(background, dir.path().join("cmd-1.bg.txt"));
+        std::fs::write(dir.path().join("cmd-4.bin"), "old").unwrap();
+        let (_, binary) = spiller.create_binary().unwrap();
+        assert_eq!(binary, dir.path().join("cmd-5.bin"));
+        let renamed = spiller.rename_binary(&second).unwrap();
+        assert_eq!(renamed, dir.path().join("cmd-6.bin"));
+        assert!(!second.exists() && renamed.exists());
         assert_eq!(
             std::fs::read_to_string(dir.path().join("cmd-1.txt")).unwrap(),
             "old"

@@ -2,12 +2,12 @@
 //! when the operator asks for it.
 //!
 //! After each overflow, at start-up and every hour, the oldest `cmd-N.txt`,
-//! `stderr-N.txt` and `cmd-N.bg.txt` are removed until those left are within the byte
-//! budget and none is older than the age limit. Some are always kept, whatever their
-//! size: the most recent ones, any changed in the last minute (one a model was just told
-//! to read, by this server or another on the same state dir), those named in the answer
-//! just given, and the output file of a background job still running (its writer holds
-//! a lock on it, whichever server on the state dir that is).
+//! `cmd-N.bin` (binary output), `stderr-N.txt` and `cmd-N.bg.txt` are removed until those
+//! left are within the byte budget and none is older than the age limit. Some are always
+//! kept, whatever their size: the most recent ones, any changed in the last minute (one a
+//! model was just told to read, by this server or another on the same state dir), those
+//! named in the answer just given, and the output file of a background job still running
+//! (its writer holds a lock on it, whichever server on the state dir that is).
 //! A file another server removed first is simply gone. Audit logs are the record: they
 //! are kept unless `--audit-retention-days` is set.
 
@@ -139,11 +139,14 @@ fn remove(state: &StateDir, name: &str) -> bool {
     }
 }
 
-/// `cmd-N.txt`, `stderr-N.txt` or `cmd-N.bg.txt`.
+/// `cmd-N.txt`, `cmd-N.bin`, `stderr-N.txt` or `cmd-N.bg.txt`.
 pub fn is_overflow_name(name: &str) -> bool {
     let plain = (name.strip_prefix("cmd-"))
-        .or_else(|| name.strip_prefix("stderr-"))
-        .and_then(|rest| rest.strip_suffix(".txt"));
+        .and_then(|rest| {
+            rest.strip_suffix(".txt")
+                .or_else(|| rest.strip_suffix(".bin"))
+        })
+        .or_else(|| name.strip_prefix("stderr-")?.strip_suffix(".txt"));
     numbered(plain) || is_background_name(name)
 }
 
@@ -293,7 +296,7 @@ mod tests {
 
     #[test]
     fn names() {
-        for yes in ["cmd-1.txt", "stderr-42.txt", "cmd-7.bg.txt"] {
+        for yes in ["cmd-1.txt", "stderr-42.txt", "cmd-7.bg.txt", "cmd-7.bin"] {
             assert!(is_overflow_name(yes), "{yes}");
         }
         for no in [
@@ -305,6 +308,7 @@ mod tests {
             "cmd-.bg.txt",
             "stderr-1.bg.txt",
             "cmd-1.bg.txt.bak",
+            "stderr-1.bin",
         ] {
             assert!(!is_overflow_name(no), "{no}");
         }

@@ -263,10 +263,16 @@ impl Server {
     /// names spared by the retention pass that follows.
     fn finished(&self, command: &str, mut out: exec::Output, ms: u128) -> Answer {
         let config = &self.inner.config;
-        if !present::shows_stderr(&out) {
+        if !present::shows_stderr(&out, config.stderr) {
             out.stderr.discard_spill();
         }
-        let answer = present::show(&out, ms, config.timeout_secs, config.max_output_bytes);
+        let answer = present::show(
+            &out,
+            ms,
+            config.timeout_secs,
+            config.max_output_bytes,
+            config.stderr,
+        );
         self.audit_row(command, out.code, ms, out.background.is_some());
         let named = [&out.stdout.spill, &out.stderr.spill];
         let named: Vec<String> = named
@@ -312,7 +318,13 @@ impl Server {
         };
         self.audit(command, out.code, 0);
         let config = &self.inner.config;
-        present::show(&out, 0, config.timeout_secs, config.max_output_bytes)
+        present::show(
+            &out,
+            0,
+            config.timeout_secs,
+            config.max_output_bytes,
+            config.stderr,
+        )
     }
 
     fn audit(&self, command: &str, code: i32, ms: u128) {

@@ -123,6 +123,20 @@ impl StateDir {
         locked != 0 && io::Error::last_os_error().raw_os_error() == Some(libc::EWOULDBLOCK)
     }
 
+    /// Gives the file `from` the new name `to` as well (a hard link, through the
+    /// handle); fails with `AlreadyExists` when anything is at `to` already.
+    pub fn link_new(&self, from: &str, to: &str) -> io::Result<()> {
+        let dir = self.handle()?;
+        let (c_from, c_to) = (c_name(from)?, c_name(to)?);
+        let fd = dir.as_raw_fd();
+        // SAFETY: a valid directory descriptor and NUL-terminated names; no symlink is
+        // followed (no AT_SYMLINK_FOLLOW).
+        if unsafe { libc::linkat(fd, c_from.as_ptr(), fd, c_to.as_ptr(), 0) } != 0 {
+            return Err(io::Error::last_os_error());
+        }
+        Ok(())
+    }
+
     /// Makes (mode 0700) or opens the subdirectory `name` and returns its path, after
     /// checking through the handle that it is a directory of this user and not a symlink.
     pub fn subdir(&self, name: &str) -> io::Result<PathBuf> {

@@ -6,9 +6,12 @@
 //!
 //! - the key lines: errors, failures, panics, tracebacks, failed assertions, each with
 //!   its line number (as `sed -n 'Np'` counts) and the line or two after or before it
-//!   that locate it (rustc's ` --> file:line`, pytest's `file.py:NN:`, a stack frame);
-//!   identical key lines are counted, not kept twice; past [`MAX_KEYS`] distinct ones
-//!   they are only counted;
+//!   that locate it (rustc's ` --> file:line`, pytest's `file.py:NN:`, a stack frame,
+//!   go's message before `--- FAIL:`, any line naming a file and line) or say what
+//!   failed (the `error`, `expected` and `actual` of TAP's `not ok`);
+//!   identical key lines with identical locators are counted, not kept twice (the
+//!   same text at another place is another failure); past [`MAX_KEYS`] distinct ones,
+//!   only the last [`LAST_KEYS`] are kept, the others counted;
 //! - the last lines ([`TAIL_KEEP`] bytes), where runners print their verdict;
 //! - the counts of lines and bytes.
 //!
@@ -18,14 +21,19 @@
 //! right after a key line (where its locator is) and a few before it. Plain text is
 //! searched a chunk at a time, never line by line, so a 50 MB stream costs one pass.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, VecDeque};
 use std::sync::OnceLock;
 
 use aho_corasick::{AhoCorasick, Input, MatchKind};
 use regex_lite::Regex;
 
-/// Distinct key lines kept; more are counted.
+/// Distinct key lines kept from the start; past them, the last [`LAST_KEYS`] are kept
+/// and the others counted.
 pub const MAX_KEYS: usize = 200;
+
+/// Distinct key lines kept from the end, past the first [`MAX_KEYS`]: the real error
+/// after thousands of lesser ones.
+pub const LAST_KEYS: usize = 40;
 
 /// Bytes kept of a key line or a locator: longer ones are cut in their middle.
 pub const KEY_LINE_BYTES: usize = 400;
@@ -35,6 +43,9 @@ pub const TAIL_KEEP: usize = 24 * 1024;
 
 /// Lines after a key line within which a locator line is attached to it.
 const LOCATOR_AFTER: u64 = 20;
+
+/// Lines kept of the YAML block of TAP's `not ok`: error, expected, actual, location.
+const TAP_DETAILS: usize = 4;
 
 /// Lines before a key line within which a locator line is attached to it.
 const LOCATOR_BEFORE: u64 = 4;
@@ -64,7 +75,8 @@ const KEY_TRIGGERS: &[&str] = &[
     "undefined ref", // ld's undefined reference
     "not found",     // command not found, module not found
     "No such file",
-    "●", // jest's failed test
+    "●",      // jest's failed test
+    "not ok", // TAP's failed test
 ];
 
 /// What a line is to the digest.
@@ -85,6 +97,8 @@ struct Rules {
     triggers: AhoCorasick,
     exclude: Regex,
     locator: Regex,
+    /// A file and line anywhere in the line: a locator when near a failure.
+    location: Regex,
     key_locator: Regex,
     key: Regex,
     zero: Regex,
@@ -114,12 +128,20 @@ fn rules() -> &'static Rules {
                 r"|: in function `[^']*':$",
                 r"|^\s+\S+_test\.go:\d+: ",
             )),
+            location: re(concat!(
+                r#"(^|[\s('"\[])(\S*/)?[\w.-]*\w\.[A-Za-z]\w*:\d+(:\d+)?([:)'"\],\s]|$)"#,
+                r"|^\s*--> \S+:\d+",
+            )),
             key_locator: re(r"^\S+\.py:\d+: \S"),
             key: re(concat!(
                 // rustc, gcc, clang, tsc, pip, npm, yarn, go and the generic forms
                 r"(^|[\s:(\[])(error|ERROR|fatal error)(\[[\w-]+\])?(:|!| TS\d+:)",
                 r"|^\s*(error|ERROR)\s",
+                // eslint's stylish rows: `  5:10  error  'x' is not defined  no-undef`
+                r"|^\s+\d+:\d+\s+error\s",
                 r"|(^|\s)(Error|FATAL|fatal):",
+                // a log record's level: `2026-01-01 12:00:00 ERROR sync: …`
+                r"|\bERROR\b",
                 r"|^(\w+\.)*\w*(Error|Exception|Exit|Interrupt)\b(:|$)",
                 r"|\b\w*(Error|Exception)\b: ",
                 r"|\bException\b",
@@ -129,6 +151,7 @@ fn rules() -> &'static Rules {
                 r"|\bFAILED\b",
                 r"|^\s*FAIL\b",
                 r"|^--- FAIL: ",
+                r"|^\s*not ok \d+",
                 r"|^---- .+ stdout ----$",
                 r"|^_{3,} .+ _{3,}$",
                 r"|^\s*(✕|✗|×) ",
@@ -168,6 +191,9 @@ pub fn classify(line: &str) -> Class {
     }
     if rules.key.is_match(line) && !only_zero_failures(line) {
         return Class::Key;
+    }
+    if rules.location.is_match(line) {
+        return Class::Locator;
     }
     Class::Plain
 }
@@ -216,16 +242,18 @@ pub struct KeyLine {
     /// How often it was seen, and where last.
     pub count: u64,
     pub last_line: u64,
-    /// Lines that locate it (at most two), in line order.
+    /// The lines beside it that say where or what failed, in line order: a locator
+    /// before or after it, or the details of TAP's `not ok` (at most four).
     pub locators: Vec<Numbered>,
 }
 
 /// What a digest hands to Layer 2.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Summary {
-    /// Distinct key lines, in the order first seen.
+    /// Distinct key lines, in the order first seen: the first [`MAX_KEYS`], then the
+    /// last [`LAST_KEYS`] of the others.
     pub keys: Vec<KeyLine>,
-    /// Key lines seen, repeats and those past [`MAX_KEYS`] included.
+    /// Key lines seen, repeats and those left out of `keys` included.
     pub key_lines: u64,
     /// The last whole lines within [`TAIL_KEEP`] bytes (the last may lack its `\n`).
     pub tail: String,
@@ -251,12 +279,18 @@ pub struct Digest {
     tail: Vec<u8>,
     tail_start: usize,
     keys: Vec<KeyLine>,
+    /// The index in `keys` of each key line's identity ([`identity`]).
     index: HashMap<String, usize>,
+    /// Past [`MAX_KEYS`]: the last distinct key lines, with their identities.
+    last: VecDeque<(String, KeyLine)>,
     key_lines: u64,
-    /// The key line (its index) waiting for a locator after it, and its line.
-    awaiting: Option<(usize, u64)>,
+    /// The key line waiting for a locator after it: which failure it is (and so
+    /// whether it repeats one) is known once it has one, or none came.
+    awaiting: Option<KeyLine>,
     /// The last locator seen, for a key line that follows it.
     last_locator: Option<Numbered>,
+    /// The next line of TAP's block is the first of an `error: |-`.
+    tap_error_next: bool,
     /// The line of the last pytest `E` line, so a block of them counts once.
     last_e_line: u64,
     /// Every line up to this one is looked at: it is close to a key line.
@@ -314,11 +348,18 @@ impl Digest {
             lines += 1;
             self.scan_line(&line, lines, &[]);
         }
+        self.settle();
+        let mut keys = std::mem::take(&mut self.keys);
+        keys.extend(
+            std::mem::take(&mut self.last)
+                .into_iter()
+                .map(|(_, key)| key),
+        );
         let tail_lines = memchr::memchr_iter(b'\n', &tail).count() as u64
             + u64::from(tail.last().is_some_and(|&b| b != b'\n'));
         Summary {
             first_line_bytes: self.first_line_bytes.unwrap_or(self.partial_len as u64),
-            keys: self.keys,
+            keys,
             key_lines: self.key_lines,
             tail_first_line: (lines + 1).saturating_sub(tail_lines).max(1),
             tail: String::from_utf8_lossy(&tail).into_owned(),
@@ -401,6 +442,9 @@ impl Digest {
         }
         let text = String::from_utf8_lossy(bytes);
         let text = text.trim_end_matches('\r');
+        if self.tap_detail(text, line) {
+            return;
+        }
         match classify(text) {
             Class::Plain => {}
             // A key line holds a trigger word (so that grep finds it); without one,
@@ -431,18 +475,94 @@ impl Digest {
         // Kept for a key line after it too: a traceback's innermost frame is the
         // last `File` line before the exception.
         self.last_locator = Some(numbered.clone());
-        if let Some((index, key_line)) = self.awaiting
-            && line <= key_line + LOCATOR_AFTER
+        if let Some(key) = &mut self.awaiting
+            && line <= key.first.line + LOCATOR_AFTER
             && !is_library_frame(text)
         {
-            self.keys[index].locators.push(numbered);
-            self.awaiting = None;
+            key.locators.push(numbered);
+            self.settle();
             return true;
         }
         false
     }
 
+    /// A line of the YAML block after TAP's `not ok N - name` that waits: what failed
+    /// (`error`, its first line when it is a block, `expected`, `actual`) and where
+    /// (`location`) are kept with it; the rest of the block is neither a key line nor
+    /// a locator. True when the line belongs to the block.
+    fn tap_detail(&mut self, text: &str, line: u64) -> bool {
+        static FIELD: OnceLock<Regex> = OnceLock::new();
+        let Some(key) = &mut self.awaiting else {
+            return false;
+        };
+        let Some(indent) = tap_failure_indent(&key.first.text) else {
+            return false;
+        };
+        let inner = text.len() - text.trim_start().len();
+        if inner <= indent || line > key.first.line + LOCATOR_AFTER {
+            // Past the block (or a block too long to read whole).
+            self.tap_error_next = false;
+            self.settle();
+            return false;
+        }
+        let field = FIELD.get_or_init(|| {
+            Regex::new(r"^\s*(location|error|expected|actual): *(\S.*)?$").expect("a valid rule")
+        });
+        let wanted = if self.tap_error_next {
+            self.tap_error_next = false;
+            !text.trim().is_empty()
+        } else if let Some(found) = field.captures(text) {
+            let value = found.get(2).map_or("", |v| v.as_str());
+            self.tap_error_next = &found[1] == "error" && value.starts_with('|');
+            !self.tap_error_next && !value.is_empty()
+        } else {
+            false
+        };
+        if wanted && key.locators.len() < TAP_DETAILS {
+            key.locators.push(Numbered {
+                line,
+                text: cut_middle(text, KEY_LINE_BYTES),
+            });
+        }
+        if text.trim() == "..." {
+            self.settle();
+        }
+        true
+    }
+
+    /// The key line waiting for a locator waits no more: it is kept as it is.
+    fn settle(&mut self) {
+        if let Some(key) = self.awaiting.take() {
+            self.keep(key);
+        }
+    }
+
+    /// Keeps a key line: counted with an identical one (same text, same locators)
+    /// already kept, else kept as a failure of its own, among the first [`MAX_KEYS`]
+    /// or the last [`LAST_KEYS`].
+    fn keep(&mut self, key: KeyLine) {
+        let id = identity(&key);
+        let line = key.first.line;
+        if let Some(&index) = self.index.get(&id) {
+            let kept = &mut self.keys[index];
+            kept.count += 1;
+            kept.last_line = line;
+        } else if self.keys.len() < MAX_KEYS {
+            self.index.insert(id, self.keys.len());
+            self.keys.push(key);
+        } else if let Some((_, kept)) = self.last.iter_mut().find(|(kept, _)| *kept == id) {
+            kept.count += 1;
+            kept.last_line = line;
+        } else {
+            if self.last.len() == LAST_KEYS {
+                self.last.pop_front();
+            }
+            self.last.push_back((id, key));
+        }
+    }
+
     fn key(&mut self, text: &str, line: u64, before: &[u8]) {
+        self.settle();
         self.look_until = line + LOCATOR_AFTER;
         // A block of pytest `E` lines is one failure: its first line stands for it.
         let is_e = text.starts_with("E ");
@@ -455,17 +575,6 @@ impl Digest {
             self.last_e_line = line;
         }
         let text = cut_middle(text.trim_end(), KEY_LINE_BYTES);
-        if let Some(&index) = self.index.get(&text) {
-            let key = &mut self.keys[index];
-            key.count += 1;
-            key.last_line = line;
-            self.awaiting = None;
-            return;
-        }
-        if self.keys.len() >= MAX_KEYS {
-            self.awaiting = None;
-            return;
-        }
         let mut locators = Vec::new();
         if wants_locator_before(&text) {
             if let Some(found) = locator_before(before, line) {
@@ -476,15 +585,18 @@ impl Digest {
                 locators.push(last);
             }
         }
-        self.index.insert(text.clone(), self.keys.len());
-        self.awaiting =
-            (!has_location(&text) && locators.is_empty()).then_some((self.keys.len(), line));
-        self.keys.push(KeyLine {
+        let waits = !has_location(&text) && locators.is_empty();
+        let key = KeyLine {
             first: Numbered { line, text },
             count: 1,
             last_line: line,
             locators,
-        });
+        };
+        if waits {
+            self.awaiting = Some(key);
+        } else {
+            self.keep(key);
+        }
     }
 
     fn keep_tail(&mut self, bytes: &[u8]) {
@@ -509,6 +621,16 @@ impl Digest {
             bytes = rest;
         }
     }
+}
+
+/// What makes two key lines the same failure: their text and their locators' texts.
+fn identity(key: &KeyLine) -> String {
+    let mut id = key.first.text.clone();
+    for locator in &key.locators {
+        id.push('\n');
+        id.push_str(&locator.text);
+    }
+    id
 }
 
 /// A stack frame in a runtime or dependency, not the code under test.
@@ -548,12 +670,22 @@ fn locator_before(before: &[u8], line: u64) -> Option<Numbered> {
     None
 }
 
+/// TAP's `not ok N - name`: the indent of its line.
+fn tap_failure_indent(text: &str) -> Option<usize> {
+    let trimmed = text.trim_start();
+    let rest = trimmed.strip_prefix("not ok ")?;
+    rest.starts_with(|c: char| c.is_ascii_digit())
+        .then_some(text.len() - trimmed.len())
+}
+
 /// Key lines whose locator comes before them: an exception after its traceback's
-/// frames, an undefined reference after ld's `in function`.
+/// frames, an undefined reference after ld's `in function`, go's `--- FAIL:` after
+/// the messages of `go test -v`.
 fn wants_locator_before(text: &str) -> bool {
     static EXCEPTION: OnceLock<Regex> = OnceLock::new();
     text.contains("undefined reference")
         || text.starts_with("E   ")
+        || text.starts_with("--- FAIL: ")
         || EXCEPTION
             .get_or_init(|| {
                 Regex::new(r"^(\w+\.)*\w*(Error|Exception|Exit|Interrupt)\b").expect("a valid rule")

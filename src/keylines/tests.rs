@@ -60,6 +60,10 @@ fn key_lines_by_content() {
             "assertion `left == right` failed",
             "Tests:       3 failed, 297 passed, 300 total",
             "fatal: not a git repository (or any of the parent directories): .git",
+            "  5:10  error  'totl1' is not defined                        no-undef",
+            "2026-12-01 16:02:11,332 ERROR sync: batch 301: upstream returned 503",
+            "not ok 6 - subtracts wrongly",
+            "    not ok 1 - inner case",
         ],
     );
 }
@@ -95,6 +99,11 @@ fn locators_by_content() {
             " ❯ src/cart2.test.js:53:80",
             "/usr/bin/ld: build/main.o: in function `main':",
             "    calc_test.go:254: Avg([1 2]) = 1, want 2",
+            // A file and line anywhere: a locator near a failure, whatever the tool.
+            "    TestContext.<anonymous> (/w/calc.test.js:6:42)",
+            "  location: '/w/calc.test.js:6:1'",
+            "rspec ./spec/calc_spec.rb:103 # Calc finds the customer",
+            "     # ./spec/calc_spec.rb:103:in `block (2 levels) in <top (required)>'",
         ],
     );
 }
@@ -205,11 +214,51 @@ fn repeats_are_counted_and_memory_is_bounded() {
         text.push_str(&format!("src/a{n}.c:1:1: error: bad {n}\n"));
     }
     let summary = digest(&text, 65_536);
-    assert_eq!(summary.keys.len(), MAX_KEYS);
+    // The first distinct ones, then the last ones.
+    assert_eq!(summary.keys.len(), MAX_KEYS + LAST_KEYS);
     assert_eq!(summary.keys[0].count, 5000);
     assert_eq!(summary.keys[0].last_line, 9999);
+    assert_eq!(
+        summary.keys[MAX_KEYS - 1].first.text,
+        "src/a198.c:1:1: error: bad 198"
+    );
+    let last = summary.keys.last().unwrap();
+    assert_eq!(last.first.text, "src/a4999.c:1:1: error: bad 4999");
+    assert_eq!(last.first.line, 10_000);
+    let lines: Vec<u64> = summary.keys.iter().map(|k| k.first.line).collect();
+    assert!(lines.is_sorted(), "{lines:?}");
     assert_eq!(summary.key_lines, 10_000);
     assert!(summary.tail.len() <= TAIL_KEEP);
+}
+
+#[test]
+fn the_same_text_at_another_place_is_another_failure() {
+    let mut text = String::new();
+    for (n, file) in ["a", "b", "a", "a"].iter().enumerate() {
+        text.push_str(&format!(
+            "test t{n} ... ok\n  error: |-\n  at Object.<anonymous> ({file}.test.js:3:9)\n"
+        ));
+    }
+    text.push_str("error: |-\nplain\n");
+    let summary = digest(&text, 7);
+    let shown: Vec<(u64, u64, Vec<&str>)> = summary
+        .keys
+        .iter()
+        .map(|k| {
+            let locators = k.locators.iter().map(|l| l.text.as_str()).collect();
+            (k.first.line, k.count, locators)
+        })
+        .collect();
+    assert_eq!(
+        shown,
+        vec![
+            (2, 3, vec!["  at Object.<anonymous> (a.test.js:3:9)"]),
+            (5, 1, vec!["  at Object.<anonymous> (b.test.js:3:9)"]),
+            (13, 1, vec![]),
+        ]
+    );
+    assert_eq!(summary.keys[0].last_line, 11);
+    assert_eq!(summary.key_lines, 5);
 }
 
 #[test]

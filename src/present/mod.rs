@@ -40,14 +40,15 @@ pub fn failure(message: &str, ms: u128) -> Answer {
 /// The answer of a command that ran (to its end or until it was stopped).
 ///
 /// `cap` is the configured output cap and `timeout_secs` the configured timeout, both
-/// only for the messages that name them.
-pub fn show(out: &Output, ms: u128, timeout_secs: u64, cap: u64) -> Answer {
+/// only for the messages that name them; `stderr` says when stderr is shown.
+pub fn show(out: &Output, ms: u128, timeout_secs: u64, cap: u64, stderr: Stderr) -> Answer {
     let mut body = String::new();
     let binary = out.stdout.binary;
     if binary {
-        body.push_str("Binary output detected. Use: file <path> or: xxd <path> | head -20");
+        body.push_str(&binary_notice(&out.stdout));
     } else {
-        let both = out.stdout.overflows() && shows_stderr(out) && out.stderr.overflows();
+        let shown = shows_stderr(out, stderr);
+        let both = out.stdout.overflows() && shown && out.stderr.overflows();
         let budget = if both { BUDGET.half() } else { BUDGET };
         push_stdout(&mut body, &out.stdout, budget);
         if out.stdout.capped || out.stderr.capped {
@@ -56,7 +57,7 @@ pub fn show(out: &Output, ms: u128, timeout_secs: u64, cap: u64) -> Answer {
                 human_bytes(cap)
             ));
         }
-        if shows_stderr(out) {
+        if shown {
             body.push_str("\n--- stderr ---\n");
             push_stderr(&mut body, &out.stderr, budget);
         }
@@ -83,10 +84,52 @@ pub fn show(out: &Output, ms: u128, timeout_secs: u64, cap: u64) -> Answer {
     Answer { text, is_error }
 }
 
-/// Whether the answer shows stderr: only after a non-zero exit, and not in place of
-/// binary output.
-pub fn shows_stderr(out: &Output) -> bool {
-    out.code != 0 && !out.stdout.binary && out.stderr.total_bytes > 0
+/// The answer of binary stdout: its size and the file that holds it.
+fn binary_notice(stdout: &Captured) -> String {
+    let size = grouped(stdout.total_bytes);
+    match &stdout.spill {
+        Some(Spill::Written(path)) => {
+            let path = path.display();
+            format!(
+                "Binary output detected ({size} bytes): {path}. Use: file {path} or: xxd {path} | head -20"
+            )
+        }
+        Some(Spill::Failed(why)) => {
+            format!("Binary output detected ({size} bytes). It could not be saved: {why}")
+        }
+        None => format!("Binary output detected ({size} bytes)."),
+    }
+}
+
+/// `4096` → `4,096`.
+pub fn grouped(n: u64) -> String {
+    let digits = n.to_string();
+    let mut out = String::with_capacity(digits.len() + digits.len() / 3);
+    for (i, c) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i).is_multiple_of(3) {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    out
+}
+
+/// When the answer shows stderr.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, clap::ValueEnum)]
+pub enum Stderr {
+    /// After stdout, whatever the exit code: warnings, a test runner's report and
+    /// progress written to stderr by a command that succeeded are seen.
+    #[default]
+    Always,
+    /// Only after a non-zero exit (the original rule).
+    OnFailure,
+}
+
+/// Whether the answer shows stderr: when it holds anything, unless `when` keeps it to
+/// failures and the exit code is 0; never in place of binary output.
+pub fn shows_stderr(out: &Output, when: Stderr) -> bool {
+    let failed = out.code != 0;
+    (failed || when == Stderr::Always) && !out.stdout.binary && out.stderr.total_bytes > 0
 }
 
 /// `⏎[exit:N | Xms]`, appended to every answer.
@@ -395,7 +438,7 @@ impl View<'_> {
 fn omitted(view: &View, summary: &keylines::Summary, file: Option<&str>, budget: Budget) -> String {
     let shown = keys_shown(view, summary, budget);
     // Every key line seen but those shown here, in the head or in the tail.
-    let listed: u64 = shown.iter().map(|(key, _)| key.count).sum();
+    let listed: u64 = shown.iter().map(|(key, _, _)| key.count).sum();
     let left_out = summary.key_lines.saturating_sub(listed + view.in_view);
     // Numbers as the saved file counts its lines.
     let (from, to, total) = (
@@ -420,15 +463,31 @@ fn omitted(view: &View, summary: &keylines::Summary, file: Option<&str>, budget:
     out.push_str(&format!(
         "[... lines {from}-{to} of {total} not shown; the error and failure lines among them, by line number:]\n"
     ));
-    out.push_str(&key_rows(view, &shown));
+    let more = match file {
+        Some(path) => format!(
+            "[... and {left_out} more: grep -nE '{}' {path}]\n",
+            keylines::grep_pattern()
+        ),
+        None => format!("[... and {left_out} more]\n"),
+    };
+    let rows = key_rows(view, &shown);
+    // The rows of the last key lines come after the count of those left out.
+    let last_from = shown
+        .iter()
+        .filter(|(_, _, last)| *last)
+        .flat_map(|(_, rows, _)| rows.iter().map(|row| view.raw(row.line)))
+        .min();
+    let (before, after): (Vec<_>, Vec<_>) = rows
+        .into_iter()
+        .partition(|(line, _)| last_from.is_none_or(|from| *line < from));
+    for (line, text) in before {
+        out.push_str(&format!("{line}:{text}\n"));
+    }
     if left_out > 0 {
-        match file {
-            Some(path) => out.push_str(&format!(
-                "[... and {left_out} more: grep -nE '{}' {path}]\n",
-                keylines::grep_pattern()
-            )),
-            None => out.push_str(&format!("[... and {left_out} more]\n")),
-        }
+        out.push_str(&more);
+    }
+    for (line, text) in after {
+        out.push_str(&format!("{line}:{text}\n"));
     }
     out.push_str(&format!(
         "[... end of lines {from}-{to}: {}]\n",
@@ -437,11 +496,17 @@ fn omitted(view: &View, summary: &keylines::Summary, file: Option<&str>, budget:
     out
 }
 
-/// A key line to show, with the rows it takes: itself and its locators not shown yet.
-type KeyRows<'a> = (&'a keylines::KeyLine, Vec<&'a keylines::Numbered>);
+/// A key line to show, with the rows it takes (itself and its locators not shown
+/// yet), and whether it is one of the last ones, shown after the count of the rest.
+type KeyRows<'a> = (&'a keylines::KeyLine, Vec<&'a keylines::Numbered>, bool);
 
-/// The key lines of the lines left out that the budget shows; past the budget, those
-/// that say where (file:line) go first.
+/// Share of the key line budget kept for the last key lines, when they are too many.
+const LAST_SHARE: usize = 4;
+
+/// The key lines of the lines left out that the budget shows. Past the budget, both
+/// the first and the last: a quarter of it for the last ones (the error that ended a
+/// run comes after its lesser ones), the rest for the first, those that say where
+/// (file:line) going first.
 fn keys_shown<'a>(view: &View, summary: &'a keylines::Summary, budget: Budget) -> Vec<KeyRows<'a>> {
     let range = view.from..=view.to;
     let candidates: Vec<&keylines::KeyLine> = summary
@@ -450,36 +515,74 @@ fn keys_shown<'a>(view: &View, summary: &'a keylines::Summary, budget: Budget) -
         .filter(|k| range.contains(&k.first.line))
         .collect();
 
-    let mut order: Vec<usize> = (0..candidates.len()).collect();
+    let mut shown = Vec::new();
+    let mut printed = std::collections::BTreeSet::new();
+    let mut room = Room {
+        lines: budget.key_lines,
+        bytes: budget.key_bytes,
+    };
+    let mut taken = vec![false; candidates.len()];
+    if candidates.len() > budget.key_lines {
+        let mut last = Room {
+            lines: budget.key_lines / LAST_SHARE,
+            bytes: budget.key_bytes / LAST_SHARE,
+        };
+        let before = (last.lines, last.bytes);
+        for i in (0..candidates.len()).rev() {
+            if !last.take(candidates[i], &mut printed, &mut shown, true) {
+                break;
+            }
+            taken[i] = true;
+        }
+        room.lines -= before.0 - last.lines;
+        room.bytes -= before.1 - last.bytes;
+    }
+    let mut order: Vec<usize> = (0..candidates.len()).filter(|&i| !taken[i]).collect();
     if candidates.len() > budget.key_lines {
         order.sort_by_key(|&i| (!keylines::locates(candidates[i]), i));
     }
-    let mut shown = Vec::new();
-    let mut printed = std::collections::BTreeSet::new();
-    let (mut lines, mut bytes) = (0, 0);
     for i in order {
-        let key = candidates[i];
-        let mut rows = vec![&key.first];
-        rows.extend(key.locators.iter().filter(|l| !printed.contains(&l.line)));
-        let cost_lines = rows.len();
-        let cost_bytes: usize = rows.iter().map(|r| r.text.len() + 24).sum();
-        if lines + cost_lines > budget.key_lines || bytes + cost_bytes > budget.key_bytes {
-            continue;
-        }
-        lines += cost_lines;
-        bytes += cost_bytes;
-        for row in &rows {
-            printed.insert(row.line);
-        }
-        shown.push((key, rows));
+        room.take(candidates[i], &mut printed, &mut shown, false);
     }
     shown
 }
 
-/// The rows of the key lines shown, `line:text`, in the saved file's line order.
-fn key_rows(view: &View, shown: &[KeyRows<'_>]) -> String {
+/// What is left of the key line budget.
+struct Room {
+    lines: usize,
+    bytes: usize,
+}
+
+impl Room {
+    /// Shows `key` (with its locators not printed yet) when it fits; false if not.
+    fn take<'a>(
+        &mut self,
+        key: &'a keylines::KeyLine,
+        printed: &mut std::collections::BTreeSet<u64>,
+        shown: &mut Vec<KeyRows<'a>>,
+        last: bool,
+    ) -> bool {
+        let mut rows = vec![&key.first];
+        rows.extend(key.locators.iter().filter(|l| !printed.contains(&l.line)));
+        let cost_lines = rows.len();
+        let cost_bytes: usize = rows.iter().map(|r| r.text.len() + 24).sum();
+        if cost_lines > self.lines || cost_bytes > self.bytes {
+            return false;
+        }
+        self.lines -= cost_lines;
+        self.bytes -= cost_bytes;
+        for row in &rows {
+            printed.insert(row.line);
+        }
+        shown.push((key, rows, last));
+        true
+    }
+}
+
+/// The rows of the key lines shown, `(line, text)`, in the saved file's line order.
+fn key_rows(view: &View, shown: &[KeyRows<'_>]) -> Vec<(u64, String)> {
     let mut rows: Vec<(u64, String)> = Vec::new();
-    for (key, locators) in shown {
+    for (key, locators, _) in shown {
         for row in locators {
             let mut text = visible(&row.text).into_owned();
             if row.line == key.first.line && key.count > 1 {
@@ -494,11 +597,7 @@ fn key_rows(view: &View, shown: &[KeyRows<'_>]) -> String {
     }
     rows.sort_by_key(|(line, _)| *line);
     rows.dedup_by_key(|(line, _)| *line);
-    let mut out = String::new();
-    for (line, text) in rows {
-        out.push_str(&format!("{line}:{text}\n"));
-    }
-    out
+    rows
 }
 
 /// `text` with every character a terminal does not show but a model reads, or that

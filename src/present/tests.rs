@@ -30,7 +30,13 @@ impl Fixture {
     }
 
     fn show(&self, stdout: &[u8], stderr: &[u8], code: i32) -> Answer {
-        show(&self.output(stdout, stderr, code), 5, 300, CAP)
+        show(
+            &self.output(stdout, stderr, code),
+            5,
+            300,
+            CAP,
+            Stderr::Always,
+        )
     }
 
     fn path(&self, name: &str) -> String {
@@ -44,18 +50,25 @@ fn the_five_examples_of_the_spec() {
     assert_eq!(f.show(b"hello\n", b"", 0).text, "hello\n\n[exit:0 | 5ms]");
     let ls = b"ls: cannot access '/nonexistent': No such file or directory\n";
     assert_eq!(
-        show(&f.output(b"", ls, 2), 6, 300, CAP).text,
+        show(&f.output(b"", ls, 2), 6, 300, CAP, Stderr::Always).text,
         "\n--- stderr ---\nls: cannot access '/nonexistent': No such file or directory\n\n[exit:2 | 6ms]"
     );
     assert_eq!(
-        show(&f.output(b"", b"", 0), 1, 300, CAP).text,
+        show(&f.output(b"", b"", 0), 1, 300, CAP, Stderr::Always).text,
         "\n[exit:0 | 1ms]"
     );
     let seq: String = (1..=1000).map(|n| format!("{n}\n")).collect();
     let lines = |from: u32, to: u32| (from..=to).map(|n| format!("{n}\n")).collect::<String>();
     let file = f.path("cmd-1.txt");
     assert_eq!(
-        show(&f.output(seq.as_bytes(), b"", 0), 4, 300, CAP).text,
+        show(
+            &f.output(seq.as_bytes(), b"", 0),
+            4,
+            300,
+            CAP,
+            Stderr::Always
+        )
+        .text,
         format!(
             "{}[... lines 31-940 of 1000 not shown, no error or failure among them: \
              sed -n '31,940p' {file}]\n{}Output truncated. Full output written to {file}\n\
@@ -155,13 +168,42 @@ fn binary_guard_nul_anywhere() {
     let mut bytes = vec![b'a'; 100_000];
     bytes[99_999] = 0;
     let answer = f.show(&bytes, b"", 0);
+    let file = f.path("cmd-1.bin");
     assert_eq!(
         answer.text,
-        "Binary output detected. Use: file <path> or: xxd <path> | head -20\n[exit:0 | 5ms]"
+        format!(
+            "Binary output detected (100,000 bytes): {file}. Use: file {file} or: xxd {file} \
+             | head -20\n[exit:0 | 5ms]"
+        )
     );
     assert!(answer.is_error);
-    // Nothing is left behind for output that is never shown.
-    assert_eq!(std::fs::read_dir(f.dir.path()).unwrap().count(), 0);
+    assert_eq!(std::fs::read(&file).unwrap(), bytes);
+    assert_eq!(std::fs::read_dir(f.dir.path()).unwrap().count(), 1);
+    // Short binary output, and output judged binary only at its end, are kept too.
+    let short = f.show(b"a\0b", b"", 0).text;
+    assert!(
+        short.starts_with("Binary output detected (3 bytes): "),
+        "{short}"
+    );
+    assert_eq!(std::fs::read(f.path("cmd-2.bin")).unwrap(), b"a\0b");
+    let control = f.show(b"\x01\x02\x03 abc\n", b"", 0).text;
+    assert!(control.contains(&f.path("cmd-3.bin")), "{control}");
+    assert_eq!(
+        std::fs::read(f.path("cmd-3.bin")).unwrap(),
+        b"\x01\x02\x03 abc\n"
+    );
+}
+
+#[test]
+fn grouped_numbers() {
+    for (n, text) in [
+        (0, "0"),
+        (999, "999"),
+        (4096, "4,096"),
+        (52_428_800, "52,428,800"),
+    ] {
+        assert_eq!(grouped(n), text);
+    }
 }
 
 #[test]
@@ -191,11 +233,21 @@ fn binary_guard_control_ratio_boundary() {
 }
 
 #[test]
-fn stderr_only_on_failure() {
+fn stderr_always_or_only_on_failure() {
     let f = Fixture::new();
     assert_eq!(
         f.show(b"out\n", b"warning\n", 0).text,
+        "out\n\n--- stderr ---\nwarning\n\n[exit:0 | 5ms]"
+    );
+    let quiet = f.output(b"out\n", b"warning\n", 0);
+    assert_eq!(
+        show(&quiet, 5, 300, CAP, Stderr::OnFailure).text,
         "out\n\n[exit:0 | 5ms]"
+    );
+    let failed = f.output(b"out\n", b"boom\n", 1);
+    assert_eq!(
+        show(&failed, 5, 300, CAP, Stderr::OnFailure).text,
+        show(&failed, 5, 300, CAP, Stderr::Always).text
     );
     assert_eq!(
         f.show(b"out\n", b"boom\n", 1).text,
@@ -289,12 +341,12 @@ fn stopped_commands_keep_their_output() {
     let mut out = f.output(b"step 1\n", b"", TIMEOUT);
     out.ending = Ending::TimedOut;
     assert_eq!(
-        show(&out, 1003, 1, CAP).text,
+        show(&out, 1003, 1, CAP, Stderr::Always).text,
         "ERROR: Command timed out after 1 s.\nstep 1\n\n[exit:124 | 1003ms]"
     );
     let mut silent = f.output(b"", b"", TIMEOUT);
     silent.ending = Ending::TimedOut;
-    let answer = show(&silent, 1003, 300, CAP);
+    let answer = show(&silent, 1003, 300, CAP, Stderr::Always);
     assert_eq!(
         answer.text,
         "ERROR: Command timed out after 300 s.\n[exit:124 | 1003ms]"
@@ -311,7 +363,7 @@ fn cap_keeps_the_head_and_says_so() {
     out.stdout = Captured::from_bytes(Stream::Stdout, &b"y\n".repeat(1000), 1024, &f.spiller);
     assert!(out.stdout.capped);
     assert_eq!(out.stdout.total_bytes, 1024);
-    let answer = show(&out, 9, 300, 1024);
+    let answer = show(&out, 9, 300, 1024, Stderr::Always);
     assert!(
         answer
             .text
@@ -385,4 +437,29 @@ fn failure_and_sizes() {
     assert_eq!(human_bytes(52_428_800), "50 MB");
     assert_eq!(human_bytes(2048), "2 KB");
     assert_eq!(human_bytes(1000), "1000 bytes");
+}
+
+#[test]
+fn binary_output_that_cannot_be_kept_says_why() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("file");
+    std::fs::write(&file, "").unwrap();
+    // A state dir under a regular file cannot be made, whoever runs this.
+    let spiller = Spiller::new(Arc::new(crate::state::StateDir::open(file.join("state"))));
+    let out = Output {
+        stdout: Captured::from_bytes(Stream::Stdout, b"a\0b", CAP, &spiller),
+        stderr: Captured::default(),
+        code: 0,
+        ending: Ending::Exited,
+        background: None,
+    };
+    let answer = show(&out, 5, 300, CAP, Stderr::Always);
+    assert!(
+        answer
+            .text
+            .starts_with("Binary output detected (3 bytes). It could not be saved: "),
+        "{}",
+        answer.text
+    );
+    assert!(answer.is_error);
 }

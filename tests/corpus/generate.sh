@@ -606,4 +606,378 @@ EOF
     truth go-test-pass-verbose plain --verdict-regex '^ok\s+example.com/calc'
 fi
 
+# ------------------------------------------------- families of tools never tuned on
+# Each needs its tool on PATH (PY_BIN may name a virtualenv's bin with pytest-xdist,
+# ruff, mypy and pylint; NODE_TOOLS a directory where mocha, eslint and @eslint/js are
+# installed); a family whose tool is missing is skipped. The families named in
+# held-out.txt were never looked at while the key line rules were written.
+PY_BIN="${PY_BIN:-$(dirname "$(command -v python3)")}"
+NODE_TOOLS="${NODE_TOOLS:-$WORK/node-tools}"
+
+py_lint_project() { # dir: a module with type errors, unused names and a bad call
+    local dir=$1
+    mkdir -p "$dir"
+    {
+        echo 'import os'
+        echo 'import sys'
+        echo ''
+        for i in $(seq 1 40); do
+            echo "def total_$i(items: list[int]) -> int:"
+            echo "    return sum(items) + $i"
+            echo ''
+        done
+        echo 'def name_of(user: dict) -> str:'
+        echo '    unused_name = 3'
+        echo '    return user.get("name")'
+        echo ''
+        echo 'def count() -> int:'
+        echo '    return "three"'
+        echo ''
+        echo 'print(total_1("x"))'
+        echo 'print(undefined_thing)'
+    } >"$dir/app.py"
+}
+
+if want node-tap && command -v node >/dev/null; then
+    d="$WORK/node-tap"
+    mkdir -p "$d"
+    {
+        echo "const test = require('node:test');"
+        echo "const assert = require('node:assert');"
+        for i in $(seq 1 150); do
+            echo "test('adds $i', () => { assert.strictEqual($i + 1, $((i + 1))); });"
+        done
+        echo "test('subtracts wrongly', () => { assert.strictEqual(5 - 3, 3); });"
+        echo "test('compares carts', () => { assert.deepStrictEqual({ total: 3, items: [1, 2] }, { total: 3, items: [1, 3] }); });"
+        echo "test('parses an empty order', () => { JSON.parse(''); });"
+    } >"$d/calc.test.js"
+    (cd "$d" && node --test --test-reporter=junit --test-reporter-destination="$WORK/node-tap.xml" calc.test.js >/dev/null 2>&1 || true)
+    COMMAND='node --test --test-reporter=tap calc.test.js'
+    run node-tap-fail "$d" "$COMMAND"
+    truth node-tap-fail junit "$WORK/node-tap.xml" --verdict-prefix '# fail'
+fi
+
+if want prove && command -v prove >/dev/null; then
+    d="$WORK/prove"
+    mkdir -p "$d/t"
+    for n in 1 2 3; do
+        {
+            echo 'use strict; use warnings; use Test::More;'
+            for i in $(seq 1 60); do echo "is($i + 1, $((i + 1)), 'adds $n.$i');"; done
+            if [[ $n == 2 ]]; then
+                echo "is(join(',', sort { \$a <=> \$b } (3, 1, 2)), '1,2,3,4', 'sorts the basket');"
+                echo "ok(-e 'missing.conf', 'finds its config');"
+            fi
+            echo 'done_testing();'
+        } >"$d/t/calc$n.t"
+    done
+    COMMAND='prove -v t/ 2>&1'
+    run prove-fail-verbose "$d" "$COMMAND"
+    truth prove-fail-verbose tap-diag --verdict-prefix 'Result:'
+fi
+
+if want pytest-xdist && [[ -x "$PY_BIN/pytest" ]]; then
+    d="$WORK/pytest-xdist"
+    py_project "$d" 40 fail
+    (cd "$d" && "$PY_BIN/python" -m pytest -n 2 -p no:cacheprovider --junitxml="$WORK/xdist.xml" >/dev/null 2>&1 || true)
+    COMMAND='python -m pytest -n 2 -p no:cacheprovider'
+    run pytest-xdist-fail "$d" "PATH=$PY_BIN:\$PATH $COMMAND"
+    truth pytest-xdist-fail junit "$WORK/xdist.xml" --verdict-regex '^=+ .*(failed|passed|errors?).* in '
+fi
+
+if want ruff && [[ -x "$PY_BIN/ruff" ]]; then
+    d="$WORK/ruff"
+    py_lint_project "$d"
+    (cd "$d" && "$PY_BIN/ruff" check --output-format json app.py >"$WORK/ruff.json" || true)
+    COMMAND='ruff check app.py'
+    run ruff-errors "$d" "PATH=$PY_BIN:\$PATH $COMMAND"
+    truth ruff-errors ruff "$WORK/ruff.json" --verdict-regex '^Found \d+ error'
+fi
+
+if want mypy && [[ -x "$PY_BIN/mypy" ]]; then
+    d="$WORK/mypy"
+    py_lint_project "$d"
+    (cd "$d" && "$PY_BIN/mypy" --no-incremental -O json app.py >"$WORK/mypy.json" || true)
+    COMMAND='mypy --no-incremental app.py'
+    run mypy-errors "$d" "PATH=$PY_BIN:\$PATH $COMMAND"
+    truth mypy-errors mypy "$WORK/mypy.json" --verdict-regex '^Found \d+ error'
+fi
+
+if want pylint && [[ -x "$PY_BIN/pylint" ]]; then
+    d="$WORK/pylint"
+    py_lint_project "$d"
+    (cd "$d" && "$PY_BIN/pylint" --output-format=json app.py >"$WORK/pylint.json" || true)
+    COMMAND='pylint app.py'
+    run pylint-errors "$d" "PATH=$PY_BIN:\$PATH $COMMAND"
+    truth pylint-errors pylint "$WORK/pylint.json" --verdict-regex 'Your code has been rated'
+fi
+
+if want unittest && command -v python3 >/dev/null; then
+    d="$WORK/unittest"
+    mkdir -p "$d"
+    {
+        echo 'import unittest'
+        echo ''
+        echo 'class CalcTest(unittest.TestCase):'
+        for i in $(seq 1 120); do
+            echo "    def test_adds_$i(self):"
+            echo "        self.assertEqual($i + 1, $((i + 1)))"
+        done
+        echo '    def test_divides_by_zero(self):'
+        echo '        self.assertEqual(1 / 0, 0)'
+        echo '    def test_rounds_half(self):'
+        echo '        self.assertEqual(round(2.5), 3)'
+        echo '    def test_joins_names(self):'
+        echo '        self.assertIn("bob", ", ".join(["ann", "eve"]))'
+    } >"$d/test_calc.py"
+    # The failures, from unittest's own result object.
+    (cd "$d" && python3 -c '
+import json, sys, unittest
+result = unittest.TestResult()
+unittest.defaultTestLoader.discover(".").run(result)
+json.dump([t.id().rsplit(".", 1)[1] for t, _ in result.failures + result.errors], open(sys.argv[1], "w"))
+' "$WORK/unittest.json")
+    COMMAND='python3 -m unittest -v'
+    run unittest-fail-verbose "$d" "$COMMAND"
+    truth unittest-fail-verbose names "$WORK/unittest.json" --verdict-regex '^FAILED \('
+fi
+
+if want shellcheck && command -v shellcheck >/dev/null; then
+    d="$WORK/shellcheck"
+    mkdir -p "$d"
+    {
+        echo '#!/bin/bash'
+        for i in $(seq 1 30); do echo "step_$i() { echo \"step $i\"; }"; done
+        echo 'files=$(ls *.txt)'
+        echo 'for f in $files; do cat $f; done'
+        echo 'if [ $1 = "--all" ]; then echo all; fi'
+        echo 'cd /tmp/somewhere'
+        echo 'read name'
+        echo 'echo "done: $nmae"'
+    } >"$d/deploy.sh"
+    (cd "$d" && shellcheck -f json deploy.sh >"$WORK/shellcheck.json" || true)
+    COMMAND='shellcheck deploy.sh'
+    run shellcheck-warnings "$d" "$COMMAND"
+    truth shellcheck-warnings shellcheck "$WORK/shellcheck.json"
+fi
+
+if want ctest && command -v cmake >/dev/null; then
+    d="$WORK/ctest"
+    mkdir -p "$d"
+    {
+        echo 'cmake_minimum_required(VERSION 3.16)'
+        echo 'project(calc C)'
+        echo 'enable_testing()'
+        echo 'add_executable(calc_test calc_test.c)'
+        for i in $(seq 1 60); do echo "add_test(NAME adds_$i COMMAND calc_test add $i)"; done
+        echo 'add_test(NAME divides_by_zero COMMAND calc_test div 0)'
+        echo 'add_test(NAME parses_garbage COMMAND calc_test parse x)'
+    } >"$d/CMakeLists.txt"
+    {
+        echo '#include <stdio.h>'
+        echo '#include <stdlib.h>'
+        echo '#include <string.h>'
+        echo 'int main(int argc, char **argv) {'
+        echo '    if (strcmp(argv[1], "add") == 0) { printf("adds %s: ok\n", argv[2]); return 0; }'
+        echo '    if (strcmp(argv[1], "div") == 0) { fprintf(stderr, "calc_test.c:6: division by zero\n"); return 1; }'
+        echo '    fprintf(stderr, "calc_test.c:7: cannot parse %s\n", argv[2]);'
+        echo '    abort();'
+        echo '}'
+    } >"$d/calc_test.c"
+    (cd "$d" && cmake -S . -B build >/dev/null && cmake --build build >/dev/null)
+    (cd "$d/build" && ctest --output-junit "$WORK/ctest.xml" >/dev/null 2>&1 || true)
+    COMMAND='ctest --output-on-failure'
+    run ctest-fail "$d/build" "$COMMAND"
+    truth ctest-fail junit "$WORK/ctest.xml" --verdict-regex 'tests passed, \d+ tests failed'
+fi
+
+if want mocha && [[ -x "$NODE_TOOLS/node_modules/.bin/mocha" ]]; then
+    d="$WORK/mocha"
+    mkdir -p "$d/test"
+    ln -sfn "$NODE_TOOLS/node_modules" "$d/node_modules"
+    {
+        echo "const assert = require('assert');"
+        echo "describe('cart', function () {"
+        for i in $(seq 1 120); do echo "  it('adds item $i', function () { assert.strictEqual($i + 1, $((i + 1))); });"; done
+        echo "  it('applies the discount', function () { assert.strictEqual(Math.round(100 * 0.85), 80); });"
+        echo "  it('reads the customer name', function () { const c = undefined; return c.name; });"
+        echo "});"
+    } >"$d/test/cart.test.js"
+    (cd "$d" && node_modules/.bin/mocha --reporter json >"$WORK/mocha.json" 2>/dev/null || true)
+    COMMAND='npx mocha'
+    run mocha-fail "$d" "$COMMAND"
+    truth mocha-fail mocha "$WORK/mocha.json" --verdict-regex '^\s+\d+ failing'
+fi
+
+if want eslint && [[ -x "$NODE_TOOLS/node_modules/.bin/eslint" ]]; then
+    d="$WORK/eslint"
+    mkdir -p "$d/src"
+    ln -sfn "$NODE_TOOLS/node_modules" "$d/node_modules"
+    echo 'const js = require("@eslint/js");
+module.exports = [js.configs.recommended, { languageOptions: { sourceType: "commonjs", globals: { module: "writable" } } }];' >"$d/eslint.config.js"
+    for n in $(seq 1 50); do
+        {
+            echo "function price$n(items) {"
+            echo "  const unused$n = 1;"
+            echo "  let total = 0;"
+            echo "  for (const i of items) total += i.price;"
+            echo "  return totl$n;"
+            echo "}"
+            echo "module.exports = { price$n };"
+        } >"$d/src/price$n.js"
+    done
+    (cd "$d" && node_modules/.bin/eslint -f json src >"$WORK/eslint.json" 2>/dev/null || true)
+    COMMAND='npx eslint src'
+    run eslint-errors "$d" "$COMMAND"
+    truth eslint-errors eslint "$WORK/eslint.json" --verdict-regex 'problems? \('
+fi
+
+if want rspec && command -v rspec >/dev/null; then
+    d="$WORK/rspec"
+    mkdir -p "$d/spec"
+    {
+        echo 'RSpec.describe "Calc" do'
+        for i in $(seq 1 100); do echo "  it(\"adds $i\") { expect($i + 1).to eq($((i + 1))) }"; done
+        echo '  it("rounds the total") { expect((2.675 * 100).round / 100.0).to eq(2.68) }'
+        echo '  it("finds the customer") { expect(nil.fetch(:name)).to eq("ann") }'
+        echo 'end'
+    } >"$d/spec/calc_spec.rb"
+    (cd "$d" && rspec --format json >"$WORK/rspec.json" 2>/dev/null || true)
+    COMMAND='rspec'
+    run rspec-fail "$d" "$COMMAND"
+    truth rspec-fail rspec "$WORK/rspec.json" --verdict-regex '^\d+ examples?, \d+ failures?'
+fi
+
+if want maven && command -v mvn >/dev/null; then
+    d="$WORK/maven"
+    mkdir -p "$d/src/main/java/calc" "$d/src/test/java/calc"
+    {
+        echo '<project xmlns="http://maven.apache.org/POM/4.0.0">'
+        echo '  <modelVersion>4.0.0</modelVersion>'
+        echo '  <groupId>example</groupId><artifactId>calc</artifactId><version>1.0</version>'
+        echo '  <properties>'
+        echo '    <maven.compiler.source>17</maven.compiler.source>'
+        echo '    <maven.compiler.target>17</maven.compiler.target>'
+        echo '    <project.build.sourceEncoding>UTF-8</project.build.sourceEncoding>'
+        echo '  </properties>'
+        echo '  <dependencies>'
+        echo '    <dependency><groupId>junit</groupId><artifactId>junit</artifactId><version>4.13.2</version><scope>test</scope></dependency>'
+        echo '  </dependencies>'
+        echo '</project>'
+    } >"$d/pom.xml"
+    echo 'package calc; public class Calc { public static int add(int a, int b) { return a + b; } public static int div(int a, int b) { return a / b; } }' >"$d/src/main/java/calc/Calc.java"
+    {
+        echo 'package calc;'
+        echo 'import static org.junit.Assert.assertEquals;'
+        echo 'import org.junit.Test;'
+        echo 'public class CalcTest {'
+        for i in $(seq 1 40); do echo "    @Test public void adds$i() { assertEquals($((i + 1)), Calc.add($i, 1)); }"; done
+        echo '    @Test public void addsWrongly() { assertEquals(5, Calc.add(2, 2)); }'
+        echo '    @Test public void dividesByZero() { assertEquals(0, Calc.div(1, 0)); }'
+        echo '}'
+    } >"$d/src/test/java/calc/CalcTest.java"
+    COMMAND='mvn -B test'
+    run maven-test-fail "$d" "$COMMAND"
+    cat "$d"/target/surefire-reports/TEST-*.xml >"$WORK/maven.xml"
+    truth maven-test-fail junit "$WORK/maven.xml" --verdict-regex '^\[ERROR\] Tests run: \d+, Failures'
+fi
+
+if want minitest && command -v ruby >/dev/null; then
+    d="$WORK/minitest"
+    mkdir -p "$d"
+    {
+        echo 'require "minitest/autorun"'
+        echo 'class CartTest < Minitest::Test'
+        for i in $(seq 1 150); do echo "  def test_adds_$i; assert_equal $((i + 1)), $i + 1; end"; done
+        echo '  def test_applies_discount; assert_equal 80, (100 * 0.85).round; end'
+        echo '  def test_reads_customer; assert_equal "ann", nil.fetch(:name); end'
+        echo 'end'
+    } >"$d/cart_test.rb"
+    # The failures, from minitest's own reporter.
+    cat >"$WORK/minitest-truth.rb" <<'EOF'
+require "json"
+require "minitest"
+out = ARGV.shift
+failed = []
+Minitest.after_run { File.write(out, JSON.dump(failed)) }
+module Minitest
+  class Recorder < AbstractReporter
+    def initialize(failed) = (@failed = failed)
+    def record(result) = (@failed << result.name unless result.passed? || result.skipped?)
+  end
+  def self.plugin_recorder_init(_) = reporter << Recorder.new($failed)
+end
+$failed = failed
+Minitest.extensions << "recorder"
+load ARGV.shift
+EOF
+    (cd "$d" && ruby "$WORK/minitest-truth.rb" "$WORK/minitest.json" cart_test.rb >/dev/null 2>&1 || true)
+    COMMAND='ruby cart_test.rb'
+    run minitest-fail "$d" "$COMMAND"
+    truth minitest-fail names "$WORK/minitest.json" --verdict-regex '^\d+ runs, \d+ assertions'
+fi
+
+if want bats && command -v bats >/dev/null; then
+    d="$WORK/bats"
+    mkdir -p "$d"
+    {
+        echo 'add() { echo $(($1 + $2)); }'
+        for i in $(seq 1 120); do
+            echo "@test \"adds $i\" { [ \"\$(add $i 1)\" = $((i + 1)) ]; }"
+        done
+        echo '@test "reads the config" { run cat missing.conf; [ "$status" -eq 0 ]; }'
+        echo '@test "adds negative numbers" { [ "$(add -2 1)" = 1 ]; }'
+    } >"$d/calc.bats"
+    (cd "$d" && bats --formatter junit calc.bats >"$WORK/bats.xml" 2>/dev/null || true)
+    COMMAND='bats calc.bats'
+    run bats-fail "$d" "$COMMAND"
+    truth bats-fail junit "$WORK/bats.xml"
+fi
+
+# ------------------------------------------------ runs that succeed, stderr to read
+# What they have to show is on stderr, with an exit code of 0: warnings, a test report,
+# logging.
+if want cargo-warnings && command -v cargo >/dev/null; then
+    d="$WORK/cargo-warnings"
+    mkdir -p "$d/src"
+    printf '[package]\nname = "shapes"\nversion = "0.1.0"\nedition = "2021"\n\n[dependencies]\n' >"$d/Cargo.toml"
+    for i in $(seq 1 20); do
+        echo "pub fn area_$i(w: u32, h: u32) -> u32 { let unused_$i = w; w * h }"
+    done >"$d/src/lib.rs"
+    (cd "$d" && cargo build --message-format=json >"$WORK/cargo-warnings.json" 2>/dev/null && touch src/lib.rs)
+    COMMAND='cargo build'
+    run cargo-build-warnings-pass "$d" "$COMMAND"
+    truth cargo-build-warnings-pass rustc-json "$WORK/cargo-warnings.json" --level warning --verdict-regex '^\s*Finished '
+fi
+
+if want python-logging && command -v python3 >/dev/null; then
+    d="$WORK/python-logging"
+    mkdir -p "$d"
+    {
+        echo 'import logging'
+        echo 'logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")'
+        echo 'log = logging.getLogger("sync")'
+        echo 'for n in range(1, 400):'
+        echo '    log.info("synced batch %d (50 rows)", n)'
+        echo '    if n == 137:'
+        echo '        log.warning("batch %d: 3 rows skipped, duplicate key order_id=8812", n)'
+        echo '    if n == 301:'
+        echo '        log.error("batch %d: upstream returned 503, retried once and succeeded", n)'
+        echo 'print("sync done: 399 batches")'
+    } >"$d/sync.py"
+    COMMAND='python3 sync.py'
+    run python-logging-pass "$d" "$COMMAND"
+    truth python-logging-pass plain --verdict-prefix 'sync done' \
+        --item 'batch 301: upstream returned 503, retried once and succeeded'
+fi
+
+if want jest-pass && [[ -x "$NODE_TOOLS/node_modules/.bin/jest" ]]; then
+    d="$WORK/jest-pass"
+    NODE_WORK="$NODE_TOOLS" js_project "$d"
+    sed -i '/applies a 15% discount\|finds a missing item\|totals an empty cart/d' "$d"/src/cart*.test.js
+    COMMAND='npx jest'
+    run jest-pass "$d" "$COMMAND"
+    truth jest-pass plain --verdict-regex '^Tests: '
+fi
+
 echo "corpus: $(ls "$LOGS"/*.truth | wc -l) cases, $(du -sh "$LOGS" | cut -f1)" >&2

@@ -11,9 +11,12 @@ and registry hosts become neutral ones). Every other subcommand writes NAME.trut
              the missing package
 
 taken from the tool's machine-readable form of the run where it has one (libtest and
-rustc JSON, JUnit XML, jest/vitest JSON, `go test -json`, gcc's JSON diagnostics,
-`tsc --pretty false`, `npm --json`), and from the log itself where it has none (pip,
-ld). Every verdict and item is checked to be in the log as a terminal shows it.
+rustc JSON, JUnit XML (pytest, node --test, ctest, bats, maven's surefire), jest/vitest
+JSON, `go test -json`, gcc's JSON diagnostics, `tsc --pretty false`, `npm --json`, the
+JSON of ruff, mypy, pylint, shellcheck, eslint, mocha and rspec, the result objects of
+unittest and minitest), and from the log itself where it has none (pip, ld,
+Test::More's diagnostics). Every verdict and item is checked to be in the log as a
+terminal shows it.
 """
 
 import argparse
@@ -94,7 +97,7 @@ def rustc_json(args):
         if msg.get("reason") != "compiler-message":
             continue
         m = msg["message"]
-        if m["level"] != "error":
+        if m["level"] != args.level:
             continue
         for span in m["spans"]:
             if span["is_primary"]:
@@ -217,6 +220,56 @@ def gotest(args):
     return items
 
 
+def tap_diag(args, lines):
+    """Test::More's diagnostics of each failed test: `#   Failed test 'name'`."""
+    return [m.group(1) for l in lines for m in [re.search(r"#\s+Failed test '([^']+)'", l)] if m]
+
+
+def names(args):
+    return json.load(open(args.source))
+
+
+def ruff(args):
+    return [f"{os.path.basename(d['filename'])}:{d['location']['row']}:{d['location']['column']}"
+            for d in json.load(open(args.source))]
+
+
+def mypy(args):
+    items = []
+    for line in open(args.source):
+        d = json.loads(line)
+        if d["severity"] == "error":
+            items.append(f"{d['file']}:{d['line']}")
+    return items
+
+
+def pylint(args):
+    return [f"{d['path']}:{d['line']}:{d['column']}" for d in json.load(open(args.source))
+            if d["type"] in ("error", "warning")]
+
+
+def shellcheck(args):
+    return [f"In {d['file']} line {d['line']}:" for d in json.load(open(args.source))]
+
+
+def eslint(args):
+    return [m["message"].rstrip(".") for f in json.load(open(args.source)) for m in f["messages"]
+            if m["severity"] == 2]
+
+
+def mocha(args):
+    return [t["title"] for t in json.load(open(args.source))["failures"]]
+
+
+def rspec(args):
+    items = []
+    for e in json.load(open(args.source))["examples"]:
+        if e["status"] == "failed":
+            items.append(e["description"])
+            items.append(f"{e['file_path']}:{e['line_number']}")
+    return items
+
+
 def main():
     if sys.argv[1] == "sanitize":
         p = argparse.ArgumentParser()
@@ -236,6 +289,7 @@ def main():
     p.add_argument("--verdict-prefix")
     p.add_argument("--verdict-regex")
     p.add_argument("--pretty", action="store_true")
+    p.add_argument("--level", default="error")
     p.add_argument("--item", action="append", default=[])
     args = p.parse_args()
     if args.source:
@@ -247,6 +301,9 @@ def main():
         "jest": jest, "tsc": tsc, "npm": npm, "gcc-json": gcc_json, "gotest": gotest,
         "plain": lambda a: [],
         "pip": lambda a: pip(a, lines), "ld": lambda a: ld(a, lines),
+        "tap-diag": lambda a: tap_diag(a, lines), "names": names, "ruff": ruff,
+        "mypy": mypy, "pylint": pylint, "shellcheck": shellcheck, "eslint": eslint,
+        "mocha": mocha, "rspec": rspec,
     }
     items = []
     for item in kinds[args.kind](args) + args.item:
