@@ -28,17 +28,8 @@ impl Parser<'_> {
             '&' | '|' => self.and_or_pipe(c),
             '(' => self.open_paren(),
             ')' => return self.close_paren(end),
-            '<' | '>' if self.peek_at(1) == Some('(') => {
-                // Process substitution; after `<` what it prints is stdin.
-                self.bump(2);
-                let printed = self.nested(End::Paren);
-                if std::mem::take(&mut self.cur.input_pending) && c == '<' {
-                    self.cur.stdin = printed;
-                } else if let Some(printed) = printed.filter(|_| c == '<') {
-                    self.cur.fed.push(printed);
-                }
-            }
-            '<' | '>' => self.redirection(),
+            // A process substitution is a word, or part of one.
+            '<' | '>' if self.peek_at(1) != Some('(') => self.redirection(),
             _ => return self.word_or_compound(end),
         }
         None
@@ -47,13 +38,28 @@ impl Parser<'_> {
     /// A newline ends the command; the bodies of the heredocs opened on its line follow.
     fn newline(&mut self) {
         self.flush();
+        if !self.operator {
+            self.list_ends();
+        }
         self.bump(1);
         self.heredoc_bodies();
+    }
+
+    /// A `;`, `&` or newline ends an and-or list: what follows is no condition's, and a
+    /// function defined before it is in effect.
+    fn list_ends(&mut self) {
+        self.conditional = false;
+        if self.defined.as_ref().is_some_and(|&(_, depth, compounds)| {
+            (depth, compounds) == (self.depth, self.compounds)
+        }) {
+            self.defined = None;
+        }
     }
 
     /// `;`, or the `;;`, `;&` or `;;&` that ends an item of a `case`.
     fn semicolon(&mut self, end: End) -> Option<ListEnd> {
         self.flush();
+        self.list_ends();
         let width = if self.starts_with(";;&") {
             3
         } else if self.starts_with(";;") || self.starts_with(";&") {
@@ -69,7 +75,20 @@ impl Parser<'_> {
     /// one printed.
     fn and_or_pipe(&mut self, c: char) {
         let pipe = c == '|' && self.peek_at(1) != Some('|');
+        let background = c == '&' && self.peek_at(1) != Some('&');
         self.flush();
+        if let Some((name, depth, compounds)) = self.defined.take()
+            && (pipe || background)
+            && (depth, compounds) == (self.depth, self.compounds)
+        {
+            self.visitor.function_undone(&name);
+        }
+        if background {
+            self.list_ends();
+        } else {
+            self.conditional = true;
+            self.operator = true;
+        }
         self.bump(1);
         if matches!(self.peek(), Some('&' | '|')) {
             self.bump(1);
@@ -87,7 +106,14 @@ impl Parser<'_> {
         if self.peek_at(1) == Some('(') && arithmetic_start && self.arithmetic(2) {
             return;
         }
-        self.function_name();
+        if self.function_name() {
+            // A definition, not a command: its body runs when the function is called.
+            self.cur = Default::default();
+            self.bump(1);
+            self.skip_blanks();
+            self.bump(1);
+            return;
+        }
         // A subshell piped into reads what was piped: `echo … | (bash)`.
         let piped = self
             .cur
@@ -105,11 +131,11 @@ impl Parser<'_> {
         self.group_stdin = outer;
     }
 
-    /// At the `(` of `NAME ()` or `function NAME ()`: tells the visitor.
-    fn function_name(&mut self) {
+    /// At the `(` of `NAME ()` or `function NAME ()`: tells the visitor, and says so.
+    fn function_name(&mut self) -> bool {
         let name = match self.cur.words.as_slice() {
             [name] | [_, name] if name.is_plain() => name.text.clone(),
-            _ => return,
+            _ => return false,
         };
         let keyword = self.cur.words.len() == 1 || self.cur.words[0].text == "function";
         let mut k = 1;
@@ -117,8 +143,15 @@ impl Parser<'_> {
             k += 1;
         }
         if keyword && self.peek_at(k) == Some(')') {
-            self.visitor.function(&name);
+            let in_effect =
+                self.depth == self.base_depth && self.compounds == 0 && !self.conditional;
+            if in_effect {
+                self.defined = Some((name.clone(), self.depth, self.compounds));
+            }
+            self.visitor.function(&name, in_effect);
+            return true;
         }
+        false
     }
 
     /// `)`: it ends the list of a subshell or substitution; elsewhere it is skipped.
@@ -145,9 +178,13 @@ impl Parser<'_> {
             match word.text.as_str() {
                 "case" => {
                     self.flush();
+                    self.compounds += 1;
                     let stop = self.case_clause();
+                    self.compounds -= 1;
                     return (stop == ListEnd::Eof).then_some(ListEnd::Eof);
                 }
+                "if" | "while" | "until" | "for" | "select" | "{" => self.compounds += 1,
+                "fi" | "done" | "}" => self.compounds = self.compounds.saturating_sub(1),
                 "[[" => {
                     self.flush();
                     self.double_bracket();
