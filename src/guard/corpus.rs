@@ -249,6 +249,8 @@ pub const ALLOW: &[&str] = &[
     "shopt -s extglob\ncase rm in @(rm|mv)) echo a;; esac",
     "shopt -s extglob\n[[ rm == ?(r)m ]] && echo a",
     "env -S 'echo\\_rm'",
+    // A tab of `env -S` is within a word.
+    "env -S'rm\\tx'",
     "ssh-agent echo rm",
     "coproc bash; echo 'echo rm' >&\"${COPROC[1]}\"; sleep 0.2",
     "coproc bash; echo 'rm x' > notes; sleep 0.2",
@@ -736,13 +738,12 @@ pub const BLOCK: &[&str] = &[
     // Option values the table does not know, extended globs, `env -S`'s escapes,
     // ssh-agent, a coprocess fed a script.
     "unshare -T --monotonic 10 rm x",
-    "unshare --boottime 5 rm x",
+    "unshare -T --boottime 5 rm x",
     "shopt -s extglob\n/usr/bin/@(r)m x",
     "shopt -s extglob\n/usr/bin/+(r)m x",
     "shopt -s extglob\n/usr/bin/?(r)m x",
     "shopt -s extglob\n/usr/bin/r*(m) x",
     "env -S 'rm\\_x'",
-    "env -S'rm\\tx'",
     "ssh-agent rm x",
     "ssh-agent -t 60 rm x",
     "coproc bash; echo 'rm x' >&\"${COPROC[1]}\"; sleep 0.5",

@@ -55,7 +55,8 @@ struct Judge {
     /// a function it stands in.
     hungry: bool,
     /// `rm` is a function of this call, defined where it takes effect: calling it
-    /// runs its body, which was judged where it stands.
+    /// runs its body, which was judged where it stands (where a call of `rm` was
+    /// still rm's).
     rm_function: bool,
     /// What `exec <<< …` (or another redirection of `exec` alone) made the stdin of
     /// the commands after it.
@@ -76,7 +77,12 @@ impl Visitor for Judge {
         {
             self.exec_stdin = Some(stdin.to_owned());
         }
-        let stdin = command.stdin.or(self.exec_stdin.as_deref());
+        // The first command that may read a script there takes it.
+        let exec_stdin = match command.stdin {
+            None if has_reader(words) => self.exec_stdin.take(),
+            _ => None,
+        };
+        let stdin = command.stdin.or(exec_stdin.as_deref());
         let cx = Cx {
             depth: command.depth,
             wrappers: &self.wrappers,
@@ -114,16 +120,13 @@ impl Visitor for Judge {
         printed(words)
     }
 
-    fn function(&mut self, name: &str, in_effect: bool) {
+    fn function(&mut self, name: &str) {
         self.define(name);
-        if name == "rm" {
-            self.rm_function |= in_effect;
-        }
     }
 
-    fn function_undone(&mut self, name: &str) {
+    fn function_in_effect(&mut self, name: &str) {
         if name == "rm" {
-            self.rm_function = false;
+            self.rm_function = true;
         }
     }
 
@@ -243,18 +246,24 @@ fn closes_group(words: &[Word]) -> bool {
 /// `make -f -` given a makefile there. Given one that is both a script and a makefile
 /// running rm, it runs rm.
 fn reads_stdin(words: &[Word], cx: &Cx) -> bool {
-    let reader = |w: &Word| {
+    has_reader(words) && !runs_rm(words, None, cx) && runs_rm(words, Some("all: ; rm"), cx)
+}
+
+/// Whether a word of the command may read a script on stdin: a shell, `source`,
+/// make, tclsh, or a wrapper that starts a shell.
+fn has_reader(words: &[Word]) -> bool {
+    words.iter().any(|w| {
         // No option is a reader; asked of nearly every word, this stays cheap.
         if w.text.starts_with('-') {
             return false;
         }
         let name = base_name(&w.text);
-        matches!(name, "make" | "gmake")
+        matches!(name, "make" | "gmake" | "wish" | "expect")
+            || name.starts_with("tclsh")
             || wrappers::find(name).is_some_and(|spec| {
                 matches!(spec.then, Then::Shell | Then::Source) || spec.bare_shell
             })
-    };
-    words.iter().any(reader) && !runs_rm(words, None, cx) && runs_rm(words, Some("all: ; rm"), cx)
+    })
 }
 
 /// A command name's last path component: what the tables know it by. Asked of

@@ -603,10 +603,10 @@ fn is_number(text: &str) -> bool {
             .all(|c| c.is_ascii_alphanumeric() || c == '.')
 }
 
-/// The script an option's value is: for `env -S`, with its escapes read. Outside
-/// quotes `\_`, `\t`, `\n`, `\v`, `\f` and `\r` split words, in double quotes they
-/// are those characters; `\c` ends the string; the other escapes (and all of them in
-/// single quotes) mean what they mean to a shell.
+/// The script an option's value is: for `env -S`, with its escapes read. `\_` is a
+/// space (outside quotes it splits words); `\t`, `\n`, `\v`, `\f` and `\r` are those
+/// characters, within a word; `\c` ends the string; the other escapes (and all of
+/// them in single quotes) mean what they mean to a shell.
 fn script_value(spec: &Wrapper, value: &str) -> String {
     if !spec.escapes {
         return value.to_owned();
@@ -624,19 +624,28 @@ fn script_value(spec: &Wrapper, value: &str) -> String {
             out.push(c);
             continue;
         }
-        let blank = |within: char| if quote.is_some() { within } else { ' ' };
-        match chars.next() {
-            Some('_') => out.push(' '),
-            Some('t') => out.push(blank('\t')),
-            Some('n') => out.push(blank('\n')),
-            Some('v') => out.push(blank('\x0b')),
-            Some('f') => out.push(blank('\x0c')),
-            Some('r') => out.push(blank('\r')),
+        let within = match chars.next() {
+            Some('_') => {
+                out.push(' ');
+                continue;
+            }
+            Some('t') => '\t',
+            Some('n') => '\n',
+            Some('v') => '\x0b',
+            Some('f') => '\x0c',
+            Some('r') => '\r',
             Some('c') | None => break,
             Some(other) => {
                 out.push('\\');
                 out.push(other);
+                continue;
             }
+        };
+        // A character within a word, as a shell reads it: quoted.
+        if quote.is_some() {
+            out.push(within);
+        } else {
+            out.extend(['\'', within, '\'']);
         }
     }
     out

@@ -45,14 +45,25 @@ impl Parser<'_> {
         self.heredoc_bodies();
     }
 
-    /// A `;`, `&` or newline ends an and-or list: what follows is no condition's, and a
-    /// function defined before it is in effect.
-    fn list_ends(&mut self) {
+    /// A `;`, `&` or newline ends an and-or list: what follows is no condition's.
+    pub(super) fn list_ends(&mut self) {
         self.conditional = false;
-        if self.defined.as_ref().is_some_and(|&(_, depth, compounds)| {
-            (depth, compounds) == (self.depth, self.compounds)
-        }) {
-            self.defined = None;
+        self.definition_ends(true);
+    }
+
+    /// An operator after a definition at its own level ends it; the definition is
+    /// in effect unless the operator puts it in a subshell (`|`, `&`).
+    fn definition_ends(&mut self, in_effect: bool) {
+        let Some((_, depth, compounds)) = self.defined else {
+            return;
+        };
+        if (depth, compounds) != (self.depth, self.compounds) {
+            return;
+        }
+        if let Some((name, ..)) = self.defined.take()
+            && in_effect
+        {
+            self.visitor.function_in_effect(&name);
         }
     }
 
@@ -77,12 +88,7 @@ impl Parser<'_> {
         let pipe = c == '|' && self.peek_at(1) != Some('|');
         let background = c == '&' && self.peek_at(1) != Some('&');
         self.flush();
-        if let Some((name, depth, compounds)) = self.defined.take()
-            && (pipe || background)
-            && (depth, compounds) == (self.depth, self.compounds)
-        {
-            self.visitor.function_undone(&name);
-        }
+        self.definition_ends(!pipe && !background);
         if background {
             self.list_ends();
         } else {
@@ -143,12 +149,10 @@ impl Parser<'_> {
             k += 1;
         }
         if keyword && self.peek_at(k) == Some(')') {
-            let in_effect =
-                self.depth == self.base_depth && self.compounds == 0 && !self.conditional;
-            if in_effect {
+            if self.depth == self.base_depth && self.compounds == 0 && !self.conditional {
                 self.defined = Some((name.clone(), self.depth, self.compounds));
             }
-            self.visitor.function(&name, in_effect);
+            self.visitor.function(&name);
             return true;
         }
         false

@@ -85,14 +85,13 @@ pub(super) trait Visitor {
     }
 
     /// A function is defined under this name (`NAME()`, `function NAME`); its body
-    /// is the commands that follow. `in_effect` when the definition stands where
-    /// it holds for the rest of the text: not in a subshell, a compound or after
-    /// `&&`, `||` or `|`.
-    fn function(&mut self, _name: &str, _in_effect: bool) {}
+    /// is the commands that follow.
+    fn function(&mut self, _name: &str) {}
 
-    /// The function just defined in effect is in a subshell after all: a `|` or `&`
-    /// follows its body.
-    fn function_undone(&mut self, _name: &str) {}
+    /// The definition of a function (`NAME()`) just ended where it holds for the
+    /// rest of the text: not in a subshell or a compound, not after `&&`, `||` or
+    /// `|`, and not put in a subshell by a `|` or `&` after its body.
+    fn function_in_effect(&mut self, _name: &str) {}
 
     /// Whether a command with these words writes its stdin to a pipe (`cat`).
     fn passes_stdin(&mut self, _words: &[Word]) -> bool {
@@ -119,6 +118,7 @@ pub(super) fn parse(text: &str, depth: usize, visitor: &mut dyn Visitor) -> Pars
     }
     parser.commands(End::Eof);
     parser.flush();
+    parser.list_ends();
     // Heredocs never closed: their commands are visited with what was read.
     parser.heredoc_bodies();
     parser.out
@@ -186,8 +186,8 @@ struct Parser<'v> {
     compounds: usize,
     conditional: bool,
     operator: bool,
-    /// A function just defined where it takes effect, and where it stands: a `|` or
-    /// `&` after its body still puts it in a subshell.
+    /// A function being defined where it may take effect, and where it stands: a
+    /// `|` or `&` after its body still puts it in a subshell.
     defined: Option<(String, usize, usize)>,
 }
 

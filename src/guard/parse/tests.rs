@@ -19,7 +19,7 @@ struct Record {
     depth: Vec<usize>,
     source: Vec<String>,
     last: Vec<Word>,
-    /// Functions defined, and whether in effect; `!` once undone.
+    /// Functions defined (`f?`), and in effect (`f`, once the definition ends).
     functions: Vec<String>,
 }
 
@@ -39,13 +39,12 @@ impl Visitor for Record {
         }
     }
 
-    fn function(&mut self, name: &str, in_effect: bool) {
-        let mark = if in_effect { "" } else { "?" };
-        self.functions.push(format!("{name}{mark}"));
+    fn function(&mut self, name: &str) {
+        self.functions.push(format!("{name}?"));
     }
 
-    fn function_undone(&mut self, name: &str) {
-        self.functions.push(format!("!{name}"));
+    fn function_in_effect(&mut self, name: &str) {
+        self.functions.push(name.to_owned());
     }
 
     fn printed(&mut self, words: &[Word]) -> Option<String> {
@@ -429,22 +428,28 @@ fn extended_globs_are_part_of_words() {
 #[test]
 fn definitions_say_whether_they_take_effect() {
     for (text, expected) in [
-        ("f() { :; }; g() (:)\nh() { :; }", &["f", "g", "h"][..]),
-        ("a; f() { :; } && b", &["f"]),
+        (
+            "f() { :; }; g() (:)\nh() { :; }",
+            &["f?", "f", "g?", "g", "h?", "h"][..],
+        ),
+        ("a; f() { :; } && b", &["f?", "f"]),
+        ("f() { :; } || b", &["f?", "f"]),
         ("a && f() { :; }", &["f?"]),
-        ("a || f() { :; }; g() { :; }", &["f?", "g"]),
+        ("a || f() { :; }; g() { :; }", &["f?", "g?", "g"]),
         ("a |\nf() { :; }", &["f?"]),
-        ("if a; then\nf() { :; }\nfi; g() { :; }", &["f?", "g"]),
+        ("if a; then\nf() { :; }\nfi; g() { :; }", &["f?", "g?", "g"]),
         // After a keyword on its line, the name is read as a command's.
         ("{ f() { :; }; }", &[]),
         ("{\nf() { :; }; }", &["f?"]),
         ("(f() { :; })", &["f?"]),
         ("case a in a) f() { :; };; esac", &["f?"]),
         ("for a in b; do\nf() { :; }; done", &["f?"]),
-        ("f() { :; } | a", &["f", "!f"]),
-        ("f() { :; } & a", &["f", "!f"]),
-        ("f() {\ng() { :; }; } | a", &["f", "g?", "!f"]),
-        ("f() { a | b; }; c & d", &["f"]),
+        ("f() { :; } | a", &["f?"]),
+        ("f() { :; } & a", &["f?"]),
+        ("f() {\ng() { :; }; } | a", &["f?", "g?"]),
+        ("f() { a | b; }; c & d", &["f?", "f"]),
+        ("f() { a; }\n", &["f?", "f"]),
+        ("f() ( a ) > log; b", &["f?", "f"]),
     ] {
         let (record, _) = visit(text);
         assert_eq!(record.functions, expected, "{text:?}");

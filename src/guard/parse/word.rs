@@ -156,16 +156,16 @@ impl Parser<'_> {
     }
 
     /// At `(`: whether it opens an extended glob, `@(…)`, `*(…)`, `+(…)`, `?(…)` or
-    /// `!(…)`, when its `(` follows the letter unquoted and is not empty (`!` that
-    /// starts a word is the keyword, before a subshell). Without `shopt -s extglob`
+    /// `!(…)`, when its `(` follows the letter unquoted and is not empty (`!` alone
+    /// where a command starts is the keyword, before a subshell). Without `shopt -s extglob`
     /// bash refuses such a word, and runs nothing.
     fn extglob_opens(&self, word: &Word) -> bool {
         let Some(&before) = self.s.get(self.i.wrapping_sub(1)) else {
             return false;
         };
         let escaped = self.s.get(self.i.wrapping_sub(2)) == Some(&'\\');
-        let letter =
-            matches!(before, '@' | '*' | '+' | '?') || before == '!' && word.text.len() > 1;
+        let letter = matches!(before, '@' | '*' | '+' | '?')
+            || before == '!' && (word.text.len() > 1 || !self.at_command_start());
         letter && !escaped && word.text.ends_with(before) && self.peek_at(1) != Some(')')
     }
 
