@@ -10,7 +10,7 @@ use super::glob;
 use super::parse::{self, Command, Visitor, Word, is_assignment};
 use super::printf;
 use super::special;
-use super::wrappers::{self, ShellInput, Then, Wrapper};
+use super::wrappers::{self, ShellInput, Then, Wrapper, file_in_sight, in_sight};
 
 /// The first simple command of `text` that runs rm, as written; `text` is nested
 /// `depth` deep (a script handed to `bash -c` is one deeper than its command).
@@ -664,22 +664,6 @@ fn find_exec(args: &[Word], cx: &Cx) -> bool {
         i = end + 1;
     }
     false
-}
-
-/// The text of a file a command reads, when it is in sight: what a `<(…)` in its
-/// word prints (`fed`), or the command's stdin when the file is `/dev/stdin`. A
-/// file's content is out of reach.
-pub(super) fn in_sight<'a>(
-    file: &str,
-    fed: Option<&'a str>,
-    stdin: Option<&'a str>,
-) -> Option<&'a str> {
-    fed.or_else(|| stdin.filter(|_| wrappers::STDIN_FILES.contains(&file)))
-}
-
-/// The text of the file a word names, when it is in sight.
-pub(super) fn file_in_sight<'a>(word: &'a Word, stdin: Option<&'a str>) -> Option<&'a str> {
-    in_sight(&word.text, word.fed.as_deref(), stdin)
 }
 
 /// `bash --rcfile FILE`, `--init-file FILE`: a start-up file, checked when in sight.

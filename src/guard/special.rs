@@ -6,10 +6,9 @@
 
 use std::borrow::Cow;
 
-use super::judge::in_sight;
 use super::parse::Word;
 use super::tcl;
-use super::wrappers::{STDIN_FILES, spells_rm};
+use super::wrappers::{STDIN_FILES, in_sight, spells_rm};
 
 /// Whether the command `name` (its last path component) given the words `rest` and
 /// `stdin` runs rm, with `script` telling whether a script does; `None` when it is

@@ -3,8 +3,8 @@
 //! commands: `exec`, expect's `spawn` and `system`, and `open "|…"`. Tcl's own
 //! evaluation of computed text (`eval`, `uplevel`, `subst`) is out of reach.
 
-use super::judge::file_in_sight;
 use super::parse::Word;
+use super::wrappers::file_in_sight;
 
 /// Whether `tclsh`, `wish` or `expect` given the words `args` and `stdin` runs rm,
 /// with `script` telling whether a shell script does.

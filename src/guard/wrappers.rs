@@ -3,11 +3,14 @@
 //! Each entry names the commands, the options that take a value (so that a value
 //! such as `env -u rm` is never taken for the command), the options whose value is
 //! a script, how many operands come before the command (`timeout 5`, `flock FILE`),
-//! and what the rest of the words are.
+//! and what the rest of the words are. Also how a shell reads its options, and which
+//! files a command reads are in sight (a `<(…)`, or stdin as `/dev/stdin`).
 
 use std::collections::HashMap;
 use std::hash::{BuildHasherDefault, Hasher};
 use std::sync::LazyLock;
+
+use super::parse::Word;
 
 /// How one wrapper command runs what it is given.
 pub(super) struct Wrapper {
@@ -653,6 +656,22 @@ fn script_value(spec: &Wrapper, value: &str) -> String {
 
 /// Files that are the reader's stdin: `bash /dev/stdin <<< …`.
 pub(super) const STDIN_FILES: &[&str] = &["/dev/stdin", "/dev/fd/0", "/proc/self/fd/0"];
+
+/// The text of a file a command reads, when it is in sight: what a `<(…)` in its
+/// word prints (`fed`), or the command's stdin when the file is `/dev/stdin`. A
+/// file's content is out of reach.
+pub(super) fn in_sight<'a>(
+    file: &str,
+    fed: Option<&'a str>,
+    stdin: Option<&'a str>,
+) -> Option<&'a str> {
+    fed.or_else(|| stdin.filter(|_| STDIN_FILES.contains(&file)))
+}
+
+/// The text of the file a word names, when it is in sight.
+pub(super) fn file_in_sight<'a>(word: &'a Word, stdin: Option<&'a str>) -> Option<&'a str> {
+    in_sight(&word.text, word.fed.as_deref(), stdin)
+}
 
 /// Where a shell's commands come from.
 #[derive(Debug, PartialEq, Eq)]
