@@ -1,7 +1,7 @@
 //! Command lists: separators, pipelines, subshells and groups, and the compounds
 //! whose insides are partly data: `case` (patterns) and `[[ ]]`.
 
-use super::{End, ListEnd, MAX_DEPTH, Parser, Word};
+use super::{End, ListEnd, MAX_DEPTH, PREFIX_KEYWORDS, Parser, Word};
 
 impl Parser<'_> {
     /// A command list, up to what ends it (`end`) or the end of the text; says which.
@@ -178,6 +178,10 @@ impl Parser<'_> {
         if matches!(self.peek(), Some('<' | '>')) && is_fd(&word) {
             return None;
         }
+        // The body of `function NAME { …; }` and `coproc NAME { …; }` is a compound too.
+        if word.is_plain() && word.text == "{" && self.named_body() {
+            self.compounds += 1;
+        }
         if command_start && word.is_plain() {
             match word.text.as_str() {
                 "case" => {
@@ -203,6 +207,17 @@ impl Parser<'_> {
         }
         self.push_word(start, word);
         None
+    }
+
+    /// Whether the words so far are `function NAME` or `coproc NAME`, before a body.
+    fn named_body(&self) -> bool {
+        let words = &self.cur.words;
+        let keywords = words
+            .iter()
+            .take_while(|w| w.is_plain() && PREFIX_KEYWORDS.contains(&w.text.as_str()))
+            .count();
+        matches!(&words[keywords..], [keyword, _]
+            if keyword.is_plain() && ["function", "coproc"].contains(&keyword.text.as_str()))
     }
 
     /// A nested command list, bounded in depth. The current simple command is set

@@ -450,6 +450,11 @@ fn definitions_say_whether_they_take_effect() {
         ("f() { a | b; }; c & d", &["f?", "f"]),
         ("f() { a; }\n", &["f?", "f"]),
         ("f() ( a ) > log; b", &["f?", "f"]),
+        // The bodies of `function NAME {` and `coproc NAME {` close compounds of their own.
+        (
+            "if a; then function g { :; }; coproc c { :; }\nf() { :; }; fi",
+            &["f?"],
+        ),
     ] {
         let (record, _) = visit(text);
         assert_eq!(record.functions, expected, "{text:?}");
