@@ -346,7 +346,7 @@ fn typed(keys: &[&str], literal: bool, hex: bool) -> String {
             "bspace" | "c-h" | "^h" => {
                 text.pop();
             }
-            _ if key.len() > 2 && (key[1..].starts_with('-') || key.starts_with('^')) => {}
+            _ if key.len() > 2 && (key.as_bytes()[1] == b'-' || key.starts_with('^')) => {}
             "escape" | "up" | "down" | "left" | "right" | "home" | "end" | "ic" | "dc"
             | "insert" | "delete" | "npage" | "ppage" | "pageup" | "pagedown" | "pgup" | "pgdn"
             | "btab" => {}

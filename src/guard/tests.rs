@@ -558,6 +558,7 @@ fn scripts_in_sight_are_read_as_their_readers_read_them() {
         "tmux send-keys -t s r m Space x Enter",
         "tmux send-keys -t s -N 2 'rm x' C-m",
         "tmux send-keys 'cd /; ' 'rm x' KPEnter",
+        "tmux send-keys -t s é-x Enter ü C-m 'rm x' Enter",
         // Tcl.
         "expect -c 'spawn rm x; expect eof'",
         "tclsh8.6 <<< 'exec -ignorestderr -- rm x'",
