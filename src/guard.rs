@@ -23,8 +23,10 @@
 //!
 //! Files: `guard/parse/` the parser (with its own tests), `guard/judge.rs` the judge,
 //! `guard/wrappers.rs` the wrapper table, `guard/special.rs` git's settings, options
-//! and subcommands that run a command, tmux's commands, `make -f -` and
-//! `start-stop-daemon`, `guard/glob.rs` globs and braces against `rm`,
+//! and subcommands that run a command, tmux's commands (and the keys `send-keys`
+//! types), the makefiles make reads in sight and `start-stop-daemon`,
+//! `guard/tcl.rs` Tcl scripts in sight (`tclsh <<< 'exec …'`), `guard/glob.rs`
+//! globs, extended globs and braces against `rm`,
 //! `guard/corpus.rs` the commands the unit tests (`guard/tests.rs`) and the oracle
 //! (`tests/guard_oracle.rs`) share.
 
@@ -33,6 +35,7 @@ mod judge;
 mod parse;
 mod printf;
 mod special;
+mod tcl;
 mod wrappers;
 
 /// What the guard decided.

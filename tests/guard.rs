@@ -46,6 +46,21 @@ fn lookalikes_run() {
 }
 
 #[test]
+fn a_function_named_rm_runs_its_body() {
+    let mut server = Server::start(Options::default());
+    std::fs::write(server.workdir.join("x"), "precious").unwrap();
+    let answer = server.run("rm() { mkdir -p .trash && mv -- \"$@\" .trash/; }; rm x && ls .trash");
+    assert!(answer.starts_with("x\n"), "{answer}");
+    assert!(!server.workdir.join("x").exists());
+    assert!(server.workdir.join(".trash/x").exists());
+    // Where the definition does not take effect, rm is rm, and is refused.
+    std::fs::write(server.workdir.join("y"), "precious").unwrap();
+    let response = server.call("false && rm() { :; }; rm y");
+    assert_eq!(text(&response), BLOCKED);
+    assert!(server.workdir.join("y").exists());
+}
+
+#[test]
 fn check_subcommand_prints_the_verdict() {
     let check = |args: &[&str]| {
         let out = crate::support::binary()

@@ -1,9 +1,10 @@
 //! Could a command word with brace expansion or glob characters name `rm`?
 //!
 //! Patterns come from the parser with quoted characters escaped by `\`. Brace
-//! expansion runs first, as in bash; each result is then matched as a glob against
-//! `rm`, its last path component against `rm` when it holds a `/`. Matching is
-//! linear in the pattern: the only target is the two characters `rm`.
+//! expansion runs first, as in bash; each result is then matched as a glob (extended
+//! globs too: `@(r)m`, `+(r)m`) against `rm`, its last path component against `rm`
+//! when it holds a `/`. Matching is linear in the pattern: the only target is the
+//! two characters `rm`, and each token is a relation on the three places in it.
 
 /// Results of brace expansion past which a word is refused rather than expanded.
 const MAX_EXPANSIONS: usize = 256;
@@ -133,62 +134,121 @@ enum Token {
     Star,
     /// `[…]`: its text between the brackets.
     Class(Vec<char>),
+    /// An extended glob, `@(a|b)`: its letter and its alternatives.
+    Group(char, Vec<Vec<Token>>),
 }
 
-fn tokens(pattern: &str) -> Vec<Token> {
-    let chars: Vec<char> = pattern.chars().collect();
+/// Extended globs nested deeper than this are taken to match anything.
+const MAX_GROUPS: usize = 32;
+
+/// The tokens of `chars` from `k`, up to a `|` or `)` that ends an alternative of
+/// the group `depth` deep (none at depth 0); `None` when nesting is too deep.
+/// `open` turns false once a group is found never to close: no later one can, and
+/// none is read again (which keeps this linear).
+fn tokens(chars: &[char], k: &mut usize, depth: usize, open: &mut bool) -> Option<Vec<Token>> {
     let mut out = Vec::new();
-    let mut k = 0;
-    while k < chars.len() {
-        match chars[k] {
+    while let Some(&c) = chars.get(*k) {
+        match c {
+            '|' | ')' if depth > 0 => return Some(out),
             '\\' => {
-                if let Some(&c) = chars.get(k + 1) {
+                if let Some(&c) = chars.get(*k + 1) {
                     out.push(Token::Char(c));
                 }
-                k += 2;
+                *k += 2;
                 continue;
+            }
+            '@' | '*' | '+' | '?' | '!' if *open && chars.get(*k + 1) == Some(&'(') => {
+                if depth >= MAX_GROUPS {
+                    return None;
+                }
+                let at = *k;
+                *k += 2;
+                match group(chars, k, depth + 1, open)? {
+                    Some(alternatives) => {
+                        out.push(Token::Group(c, alternatives));
+                        continue;
+                    }
+                    // Never closed: its characters are themselves.
+                    None => {
+                        *open = false;
+                        *k = at;
+                    }
+                }
+                out.push(if c == '*' {
+                    Token::Star
+                } else {
+                    Token::Char(c)
+                });
             }
             '*' => out.push(Token::Star),
             '?' => out.push(Token::Any),
             '[' => {
-                // `]` right after `[`, `[!` or `[^` is a member, not the end. The scan
-                // is bounded; a longer bracket is taken as any one character.
-                let limit = (k + MAX_BRACKET).min(chars.len());
-                let mut end = k + 1;
-                if matches!(chars.get(end), Some('!' | '^')) {
-                    end += 1;
-                }
-                if chars.get(end) == Some(&']') {
-                    end += 1;
-                }
-                while end < limit && chars[end] != ']' {
-                    if chars[end] == '[' && chars.get(end + 1) == Some(&':') {
-                        let close = (end + 2..limit.saturating_sub(1))
-                            .find(|&j| chars[j..].starts_with(&[':', ']']));
-                        if let Some(close) = close {
-                            end = close + 2;
-                            continue;
-                        }
-                    }
-                    end += 1;
-                }
-                if end < limit {
-                    out.push(Token::Class(chars[k + 1..end].to_vec()));
-                    k = end + 1;
-                    continue;
-                }
-                if limit < chars.len() {
-                    out.push(Token::Any);
-                    k += 1;
-                    continue;
-                }
-                out.push(Token::Char('['));
+                *k = bracket(chars, *k, &mut out);
+                continue;
             }
             c => out.push(Token::Char(c)),
         }
-        k += 1;
+        *k += 1;
     }
-    out
+    Some(out)
+}
+
+/// The alternatives of a group after its `(`, and `k` past its `)`; `Some(None)` when
+/// it never closes.
+fn group(
+    chars: &[char],
+    k: &mut usize,
+    depth: usize,
+    open: &mut bool,
+) -> Option<Option<Vec<Vec<Token>>>> {
+    let mut alternatives = Vec::new();
+    loop {
+        alternatives.push(tokens(chars, k, depth, open)?);
+        match chars.get(*k) {
+            Some('|') => *k += 1,
+            Some(')') => {
+                *k += 1;
+                return Some(Some(alternatives));
+            }
+            _ => return Some(None),
+        }
+    }
+}
+
+/// A bracket expression at `chars[k]` (a `[`): pushes its token, returns where the
+/// pattern goes on.
+fn bracket(chars: &[char], k: usize, out: &mut Vec<Token>) -> usize {
+    // `]` right after `[`, `[!` or `[^` is a member, not the end. The scan is
+    // bounded; a longer bracket is taken as any one character.
+    let limit = (k + MAX_BRACKET).min(chars.len());
+    let mut end = k + 1;
+    if matches!(chars.get(end), Some('!' | '^')) {
+        end += 1;
+    }
+    if chars.get(end) == Some(&']') {
+        end += 1;
+    }
+    while end < limit && chars[end] != ']' {
+        if chars[end] == '[' && chars.get(end + 1) == Some(&':') {
+            let close =
+                (end + 2..limit.saturating_sub(1)).find(|&j| chars[j..].starts_with(&[':', ']']));
+            if let Some(close) = close {
+                end = close + 2;
+                continue;
+            }
+        }
+        end += 1;
+    }
+    if end < limit {
+        out.push(Token::Class(chars[k + 1..end].to_vec()));
+        return end + 1;
+    }
+    if limit < chars.len() {
+        out.push(Token::Any);
+        return k + 1;
+    }
+    out.push(Token::Char('['));
+    k + 1
 }
 
 fn class_matches(class: &[char], c: char) -> bool {
@@ -223,31 +283,97 @@ fn class_matches(class: &[char], c: char) -> bool {
     found != negated
 }
 
-/// Does the glob `pattern` match `rm`? Tracks which prefixes of `rm` (0, 1 or 2
-/// characters) the pattern read so far can have matched.
-fn matches_rm(pattern: &str) -> bool {
-    const TARGET: [char; 2] = ['r', 'm'];
-    let mut reach = [true, false, false];
-    for token in tokens(pattern) {
-        let mut next = [false; 3];
-        for at in 0..3 {
-            if !reach[at] {
-                continue;
-            }
-            match &token {
-                Token::Star => next[at..].iter_mut().for_each(|r| *r = true),
-                _ if at == 2 => {}
-                Token::Any => next[at + 1] = true,
-                Token::Char(c) => next[at + 1] |= *c == TARGET[at],
-                Token::Class(class) => next[at + 1] |= class_matches(class, TARGET[at]),
+/// The only target: `rm`.
+const TARGET: [char; 2] = ['r', 'm'];
+
+/// Which parts of `rm` a pattern matches, as a relation on the positions 0, 1 and
+/// 2 between its characters: bit `j` of `relation[i]` is set when the pattern
+/// matches the characters from `i` to `j`.
+type Relation = [u8; 3];
+
+const EMPTY: Relation = [0b001, 0b010, 0b100];
+const ANYTHING: Relation = [0b111, 0b110, 0b100];
+
+/// The relation of one token.
+fn relation(token: &Token) -> Relation {
+    let one = |matches: &dyn Fn(char) -> bool| {
+        let mut out = [0; 3];
+        for (at, &c) in TARGET.iter().enumerate() {
+            if matches(c) {
+                out[at] = 1 << (at + 1);
             }
         }
-        reach = next;
-        if reach == [false; 3] {
-            return false;
+        out
+    };
+    match token {
+        Token::Char(c) => one(&|t| t == *c),
+        Token::Any => one(&|_| true),
+        Token::Star => ANYTHING,
+        Token::Class(class) => one(&|t| class_matches(class, t)),
+        Token::Group(letter, alternatives) => {
+            let mut any = [0; 3];
+            for alternative in alternatives {
+                union(&mut any, in_turn(alternative));
+            }
+            match letter {
+                '@' => any,
+                '?' => {
+                    union(&mut any, EMPTY);
+                    any
+                }
+                '+' => closure(any),
+                '*' => {
+                    let mut out = closure(any);
+                    union(&mut out, EMPTY);
+                    out
+                }
+                // `!(…)`: any text the alternatives do not match.
+                _ => [0, 1, 2].map(|at| ANYTHING[at] & !any[at]),
+            }
         }
     }
-    reach[2]
+}
+
+fn union(into: &mut Relation, other: Relation) {
+    for (a, b) in into.iter_mut().zip(other) {
+        *a |= b;
+    }
+}
+
+/// `a` then `b`.
+fn compose(a: Relation, b: Relation) -> Relation {
+    a.map(|ends| {
+        (0..3)
+            .filter(|j| ends & (1 << j) != 0)
+            .fold(0, |out, j| out | b[j])
+    })
+}
+
+/// One or more times.
+fn closure(once: Relation) -> Relation {
+    let mut out = once;
+    for _ in 0..2 {
+        let more = compose(out, once);
+        union(&mut out, more);
+    }
+    out
+}
+
+/// The tokens one after the other.
+fn in_turn(tokens: &[Token]) -> Relation {
+    tokens
+        .iter()
+        .fold(EMPTY, |so_far, token| compose(so_far, relation(token)))
+}
+
+/// Does the glob `pattern` (with extended globs) match `rm`?
+fn matches_rm(pattern: &str) -> bool {
+    let chars: Vec<char> = pattern.chars().collect();
+    let mut k = 0;
+    match tokens(&chars, &mut k, 0, &mut true) {
+        Some(tokens) => in_turn(&tokens)[0] & 0b100 != 0,
+        None => true,
+    }
 }
 
 #[cfg(test)]
@@ -272,6 +398,14 @@ mod tests {
             "[[:alpha:]]m",
             "r[!x]",
             "??",
+            "@(r)m",
+            "/usr/bin/+(r)m",
+            "?(r)m",
+            "r*(x)m",
+            "@(x|rm)",
+            "!(x)",
+            "r!(rm)",
+            "@(r|@(q|m))@(m|)",
         ] {
             assert!(could_be_rm(yes), "{yes}");
         }
@@ -287,6 +421,11 @@ mod tests {
             "/usr/bin/rm?",
             "x*",
             "{a,b}",
+            "@(x)m",
+            "!(rm)",
+            "+(r)",
+            "r\\@(m)",
+            "@(rm",
         ] {
             assert!(!could_be_rm(no), "{no}");
         }

@@ -10,7 +10,7 @@ use super::glob;
 use super::parse::{self, Command, Visitor, Word, is_assignment};
 use super::printf;
 use super::special;
-use super::wrappers::{self, ShellInput, Then, Wrapper};
+use super::wrappers::{self, ShellInput, Then, Wrapper, file_in_sight, in_sight};
 
 /// The first simple command of `text` that runs rm, as written; `text` is nested
 /// `depth` deep (a script handed to `bash -c` is one deeper than its command).
@@ -51,23 +51,64 @@ struct Judge {
     /// Aliases defined in this call, with their values.
     aliases: Vec<(String, String)>,
     /// A shell of this call reads a stdin not yet known: a group or subshell it
-    /// stands in may be given one (`{ bash; } <<< …`, `(bash) <<< …`).
+    /// stands in may be given one (`{ bash; } <<< …`, `(bash) <<< …`), and so may
+    /// a function it stands in.
     hungry: bool,
+    /// `rm` is a function of this call, defined where it takes effect: calling it
+    /// runs its body, which was judged where it stands (where a call of `rm` was
+    /// still rm's).
+    rm_function: bool,
+    /// What `exec <<< …` (or another redirection of `exec` alone) made the stdin of
+    /// the commands after it.
+    exec_stdin: Option<String>,
+    /// The names of coprocesses of this call that read a script on stdin
+    /// (`coproc bash`): what is written to them runs.
+    coprocs: Vec<String>,
 }
 
 impl Visitor for Judge {
     fn command(&mut self, command: &Command<'_>) -> ControlFlow<()> {
         self.learn(command.words);
+        let words = command.words;
+        if let [exec] = words
+            && exec.is_plain()
+            && exec.text == "exec"
+            && let Some(stdin) = command.stdin
+        {
+            self.exec_stdin = Some(stdin.to_owned());
+        }
+        // The first command that may read a script there takes it.
+        let exec_stdin = match command.stdin {
+            None if has_reader(words) => self.exec_stdin.take(),
+            _ => None,
+        };
+        let stdin = command.stdin.or(exec_stdin.as_deref());
         let cx = Cx {
             depth: command.depth,
-            fed: command.fed,
             wrappers: &self.wrappers,
         };
-        let group_rm = command.stdin.is_some_and(|stdin| {
-            self.hungry && closes_group(command.words) && script_runs_rm(stdin, &cx)
+        let group_rm = stdin.is_some_and(|stdin| {
+            self.hungry
+                && (closes_group(words) || self.calls_function(words))
+                && script_runs_rm(stdin, &cx)
         });
-        self.hungry = self.hungry || command.stdin.is_none() && reads_stdin(command.words, &cx);
-        if group_rm || runs_rm(command.words, command.stdin, &cx) || self.alias_runs_rm(command) {
+        let reads = stdin.is_none() && reads_stdin(words, &cx);
+        self.hungry |= reads;
+        if reads
+            && words
+                .first()
+                .is_some_and(|w| w.is_plain() && w.text == "coproc")
+        {
+            let named = words.get(2).is_some_and(|w| w.is_plain() && w.text == "{");
+            let name = if named { &words[1].text } else { "COPROC" };
+            self.coprocs.push(name.to_owned());
+        }
+        let runs = match self.rm_function.then(|| calls_rm(words)).flatten() {
+            // A function of the call that runs its arguments runs them.
+            Some(args) => self.wrappers.iter().any(|w| w == "rm") && function_runs_rm(args, &cx),
+            None => runs_rm(words, stdin, &cx),
+        };
+        if group_rm || runs || self.alias_runs_rm(command) || self.coproc_runs_rm(command, &cx) {
             // The first stays: a parse may give more after a `Break`.
             self.found.get_or_insert_with(|| command.source());
             return ControlFlow::Break(());
@@ -81,6 +122,12 @@ impl Visitor for Judge {
 
     fn function(&mut self, name: &str) {
         self.define(name);
+    }
+
+    fn function_in_effect(&mut self, name: &str) {
+        if name == "rm" {
+            self.rm_function = true;
+        }
     }
 
     fn passes_stdin(&mut self, words: &[Word]) -> bool {
@@ -109,6 +156,10 @@ impl Judge {
             self.define(&name);
             words = &words[2..];
         }
+        // `unset rm`, `unset -f rm`: rm is the program again.
+        if plain(0, "unset") && words.iter().any(|w| w.text == "rm") {
+            self.rm_function = false;
+        }
         if plain(0, "alias") {
             let values = words[1..].iter().filter_map(|w| w.text.split_once('='));
             let values = values.map(|(name, value)| (name.to_owned(), value.to_owned()));
@@ -118,6 +169,37 @@ impl Judge {
             self.runs_args = true;
             self.wrappers.extend(self.functions.iter().cloned());
         }
+    }
+
+    /// Whether the command calls a function of this call.
+    fn calls_function(&self, words: &[Word]) -> bool {
+        let mut words = words.iter().skip_while(|w| is_assignment(&w.text));
+        words
+            .next()
+            .is_some_and(|name| name.is_literal() && self.functions.contains(&name.text))
+    }
+
+    /// A command that writes a script to a coprocess of this call that reads one:
+    /// `echo 'rm x' >&"${COPROC[1]}"`, where what `echo`, `printf` or `cat` (of its
+    /// stdin) writes is known, and the command names the coprocess.
+    fn coproc_runs_rm(&self, command: &Command<'_>, cx: &Cx) -> bool {
+        if self.coprocs.is_empty() {
+            return false;
+        }
+        let source = command.source();
+        if !self
+            .coprocs
+            .iter()
+            .any(|name| source.contains(name.as_str()))
+        {
+            return false;
+        }
+        let written = match printed(command.words) {
+            Some(printed) => Some(printed),
+            None if passes_stdin(command.words) => command.stdin.map(str::to_owned),
+            None => None,
+        };
+        written.is_some_and(|script| script_runs_rm(&script, cx))
     }
 
     /// A command whose name is an alias of this call: its value, then the rest of
@@ -141,6 +223,17 @@ impl Judge {
     }
 }
 
+/// The arguments of a command that calls `rm` as bash looks it up, where a function
+/// of that name comes first: after assignments and keywords only, its name literal
+/// (`rm`, `\rm`, `"rm"`; not a path, nor after a wrapper such as `command`).
+fn calls_rm(words: &[Word]) -> Option<&[Word]> {
+    let start = words
+        .iter()
+        .position(|w| !(is_assignment(&w.text) || w.is_plain() && KEYWORDS.contains(&&*w.text)))?;
+    let name = &words[start];
+    (name.is_literal() && name.text == "rm").then(|| &words[start + 1..])
+}
+
 /// Nothing but the end of a compound, whose redirections give its commands their
 /// stdin: `}`, `done`, `fi`, `esac`, or none at all after `)`.
 fn closes_group(words: &[Word]) -> bool {
@@ -153,18 +246,24 @@ fn closes_group(words: &[Word]) -> bool {
 /// `make -f -` given a makefile there. Given one that is both a script and a makefile
 /// running rm, it runs rm.
 fn reads_stdin(words: &[Word], cx: &Cx) -> bool {
-    let reader = |w: &Word| {
+    has_reader(words) && !runs_rm(words, None, cx) && runs_rm(words, Some("all: ; rm"), cx)
+}
+
+/// Whether a word of the command may read a script on stdin: a shell, `source`,
+/// make, tclsh, or a wrapper that starts a shell.
+fn has_reader(words: &[Word]) -> bool {
+    words.iter().any(|w| {
         // No option is a reader; asked of nearly every word, this stays cheap.
         if w.text.starts_with('-') {
             return false;
         }
         let name = base_name(&w.text);
-        matches!(name, "make" | "gmake")
+        matches!(name, "make" | "gmake" | "wish" | "expect")
+            || name.starts_with("tclsh")
             || wrappers::find(name).is_some_and(|spec| {
                 matches!(spec.then, Then::Shell | Then::Source) || spec.bare_shell
             })
-    };
-    words.iter().any(reader) && !runs_rm(words, None, cx) && runs_rm(words, Some("all: ; rm"), cx)
+    })
 }
 
 /// A command name's last path component: what the tables know it by. Asked of
@@ -203,8 +302,6 @@ fn runs_positional(words: &[Word]) -> bool {
 /// their arguments.
 struct Cx<'a> {
     depth: usize,
-    /// What the command's `<(…)` print.
-    fed: &'a [String],
     wrappers: &'a [String],
 }
 
@@ -333,7 +430,8 @@ fn step(word: &Word, rest: &[Word], stdin: Option<&str>, cx: &Cx) -> Step {
             }
             // The start-up file of a shell started here, when its text is in sight.
             Some(("BASH_ENV" | "ENV", file)) if !rest.is_empty() => {
-                Step::rm_if(startup_runs_rm(file, stdin, cx)).or_skip()
+                let text = in_sight(file, word.fed.as_deref(), stdin);
+                Step::rm_if(text.is_some_and(|text| script_runs_rm(text, cx))).or_skip()
             }
             _ => Step::Skip(1),
         };
@@ -509,19 +607,18 @@ fn input_runs_rm(
 ) -> Option<bool> {
     let script = |text: &str| script_runs_rm(text, cx);
     let rm = match then {
-        Then::Shell if rcfile_runs_rm(texts, stdin, cx) => true,
+        Then::Shell if rcfile_runs_rm(args, stdin, cx) => true,
         Then::Shell => match wrappers::shell_input(texts) {
             ShellInput::Script(text) => script(text),
             ShellInput::Stdin => stdin.is_some_and(script),
-            ShellInput::File | ShellInput::NoExec => false,
+            ShellInput::File(at) => file_in_sight(&args[at], stdin).is_some_and(script),
+            ShellInput::NoExec => false,
         },
-        Then::Source => {
-            let from_stdin = texts
-                .iter()
-                .find(|t| !t.starts_with('-'))
-                .is_some_and(|file| wrappers::STDIN_FILES.contains(file));
-            from_stdin && stdin.is_some_and(script)
-        }
+        Then::Source => args
+            .iter()
+            .find(|w| !w.text.starts_with('-'))
+            .and_then(|file| file_in_sight(file, stdin))
+            .is_some_and(script),
         Then::Find => find_exec(args, cx),
         Then::Alias => {
             let values = texts.iter().filter_map(|t| t.split_once('='));
@@ -569,34 +666,18 @@ fn find_exec(args: &[Word], cx: &Cx) -> bool {
     false
 }
 
-/// A start-up file whose text is in sight: `<(…)` (taken empty, and what the
-/// command's process substitutions print is checked), or stdin given a here-string,
-/// a heredoc or a pipe. A file's content is out of reach.
-fn startup_runs_rm(file: &str, stdin: Option<&str>, cx: &Cx) -> bool {
-    let script = |text: &str| script_runs_rm(text, cx);
-    if file.is_empty() {
-        cx.fed.iter().any(|text| script(text))
-    } else {
-        wrappers::STDIN_FILES.contains(&file) && stdin.is_some_and(script)
-    }
-}
-
 /// `bash --rcfile FILE`, `--init-file FILE`: a start-up file, checked when in sight.
-fn rcfile_runs_rm(args: &[&str], stdin: Option<&str>, cx: &Cx) -> bool {
+fn rcfile_runs_rm(args: &[Word], stdin: Option<&str>, cx: &Cx) -> bool {
     args.iter().enumerate().any(|(k, arg)| {
-        let file = match arg.split_once('=') {
-            Some((name, file)) if ["--rcfile", "--init-file"].contains(&name) => file,
-            None if ["--rcfile", "--init-file"].contains(arg) => {
-                // A `<(…)` leaves no word: the next is another argument.
-                let next = args.get(k + 1).copied().unwrap_or("");
-                if wrappers::STDIN_FILES.contains(&next) {
-                    next
-                } else {
-                    ""
-                }
+        let text = match arg.text.split_once('=') {
+            Some((name, file)) if ["--rcfile", "--init-file"].contains(&name) => {
+                in_sight(file, arg.fed.as_deref(), stdin)
+            }
+            None if ["--rcfile", "--init-file"].contains(&arg.text.as_str()) => {
+                args.get(k + 1).and_then(|file| file_in_sight(file, stdin))
             }
             _ => return false,
         };
-        startup_runs_rm(file, stdin, cx)
+        text.is_some_and(|text| script_runs_rm(text, cx))
     })
 }

@@ -7,7 +7,8 @@
 use std::borrow::Cow;
 
 use super::parse::Word;
-use super::wrappers::{STDIN_FILES, spells_rm};
+use super::tcl;
+use super::wrappers::{STDIN_FILES, in_sight, spells_rm};
 
 /// Whether the command `name` (its last path component) given the words `rest` and
 /// `stdin` runs rm, with `script` telling whether a script does; `None` when it is
@@ -21,17 +22,22 @@ pub(super) fn runs_rm(
     // Most commands are none of these: they are told apart before any allocation.
     if !matches!(
         name,
+        "git" | "make" | "gmake" | "start-stop-daemon" | "tmux" | "wish" | "expect"
+    ) && !name.starts_with("tclsh")
+    {
+        return None;
+    }
+    if !matches!(
+        name,
         "git" | "make" | "gmake" | "start-stop-daemon" | "tmux"
     ) {
-        return None;
+        return Some(tcl::runs_rm(name, rest, stdin, script));
     }
     let args: Vec<&str> = rest.iter().map(|w| w.text.as_str()).collect();
     let args = &args[..];
     let rm = match name {
         "git" => git_runs_rm(args, script),
-        "make" | "gmake" => {
-            make_reads_stdin(args) && stdin.is_some_and(|s| recipes_run_rm(s, script))
-        }
+        "make" | "gmake" => make_runs_rm(rest, args, stdin, script),
         "start-stop-daemon" => values(args, &["-x", "-a"], &["--exec", "--startas"]).any(spells_rm),
         _ => tmux_runs_rm(args, script),
     };
@@ -186,6 +192,8 @@ enum TmuxRuns {
     FirstThenCommands,
     /// The value of `-E`: `detach-client -E CMD`.
     OptionE,
+    /// Keys typed into a pane, whose shell runs them: `send-keys 'rm x' Enter`.
+    Keys,
 }
 
 /// tmux's commands that run a shell command, by the letters of their options.
@@ -242,6 +250,11 @@ const TMUX: &[Tmux] = &[
         values: "Est",
         runs: TmuxRuns::OptionE,
     },
+    Tmux {
+        names: &["send-keys", "send"],
+        values: "cNt",
+        runs: TmuxRuns::Keys,
+    },
 ];
 
 /// `tmux [-c SCRIPT] [-f FILE] [-L NAME] [-S PATH] [-T FEATURES] COMMAND… [; COMMAND…]`:
@@ -297,7 +310,51 @@ fn tmux_command_runs_rm(words: &[&str], script: &dyn Fn(&str) -> bool) -> bool {
         TmuxRuns::OptionE => options
             .iter()
             .any(|&(letter, value)| letter == 'E' && script(value)),
+        TmuxRuns::Keys => {
+            // Flags stand before the first letter that takes a value in each word.
+            let flags: String = words[1..at + 1]
+                .iter()
+                .filter_map(|w| w.strip_prefix('-'))
+                .flat_map(|letters| letters.chars().take_while(|&c| !tmux.values.contains(c)))
+                .collect();
+            // `-X`: commands of copy mode, typed into no shell.
+            !flags.contains('X') && script(&typed(args, flags.contains('l'), flags.contains('H')))
+        }
     }
+}
+
+/// The text keys type: `Enter` (`C-m`, `C-j`, `KPEnter`) a newline, `Space` a
+/// space, `Tab` a tab, `BSpace` (`C-h`) deletes the character before; other keys
+/// with a name or a modifier (`Escape`, `Up`, `C-c`) type nothing; any other word is
+/// typed as it stands. With `-l` every word is typed as it stands; with `-H` each
+/// is a character's code in hexadecimal.
+fn typed(keys: &[&str], literal: bool, hex: bool) -> String {
+    let mut text = String::new();
+    for &key in keys {
+        if hex {
+            if let Some(c) = u32::from_str_radix(key, 16).ok().and_then(char::from_u32) {
+                text.push(c);
+            }
+            continue;
+        }
+        let lower = key.to_ascii_lowercase();
+        match lower.as_str() {
+            _ if literal => text.push_str(key),
+            "enter" | "c-m" | "^m" | "c-j" | "^j" | "kpenter" => text.push('\n'),
+            "space" => text.push(' '),
+            "tab" | "c-i" | "^i" => text.push('\t'),
+            "bspace" | "c-h" | "^h" => {
+                text.pop();
+            }
+            _ if key.len() > 2 && (key.as_bytes()[1] == b'-' || key.starts_with('^')) => {}
+            "escape" | "up" | "down" | "left" | "right" | "home" | "end" | "ic" | "dc"
+            | "insert" | "delete" | "npage" | "ppage" | "pageup" | "pagedown" | "pgup" | "pgdn"
+            | "btab" => {}
+            _ if lower.starts_with('f') && lower[1..].parse::<u8>().is_ok() => {}
+            _ => text.push_str(key),
+        }
+    }
+    text
 }
 
 /// tmux's options (as getopt reads them) at the start of `args`, the letters of
@@ -330,17 +387,92 @@ fn tmux_options<'a>(args: &[&'a str], values: &str) -> (Vec<(char, &'a str)>, us
     (taken, i.min(args.len()))
 }
 
-/// `make -f -`, `make --file=/dev/stdin`: the makefile is stdin.
-fn make_reads_stdin(args: &[&str]) -> bool {
-    let from_stdin = |file: &str| file == "-" || STDIN_FILES.contains(&file);
-    values(args, &["-f"], &["--file", "--makefile"]).any(from_stdin)
-        || args
-            .iter()
-            .enumerate()
-            .filter(|(_, a)| {
-                a.len() > 2 && a.starts_with('-') && !a.starts_with("--") && a.ends_with('f')
-            })
-            .any(|(k, _)| args.get(k + 1).is_some_and(|f| from_stdin(f)))
+/// `make`: the makefiles in sight (`-f -`, `--file=/dev/stdin` read stdin, `-f
+/// <(…)` what the substitution prints) and the text of `--eval` (`-E`), read as
+/// makefiles. A makefile read from a file is out of reach.
+fn make_runs_rm(
+    words: &[Word],
+    args: &[&str],
+    stdin: Option<&str>,
+    script: &dyn Fn(&str) -> bool,
+) -> bool {
+    let runs = |makefile: &str| makefile_runs_rm(makefile, script);
+    if values(args, &["-E"], &["--eval"]).any(runs) {
+        return true;
+    }
+    fn makefile<'a>(file: &'a Word, name: &str, stdin: Option<&'a str>) -> Option<&'a str> {
+        let name = if name == "-" { STDIN_FILES[0] } else { name };
+        in_sight(name, file.fed.as_deref(), stdin)
+    }
+    words.iter().enumerate().any(|(k, word)| {
+        let arg = word.text.as_str();
+        let next = words.get(k + 1);
+        // `-f FILE`, `-sf FILE`, `--file FILE`; `-fFILE`, `--file=FILE`.
+        let short = arg.starts_with('-') && !arg.starts_with("--");
+        let text = if (short && arg.ends_with('f')) || ["--file", "--makefile"].contains(&arg) {
+            next.and_then(|file| makefile(file, &file.text, stdin))
+        } else if let Some((_, name)) = arg
+            .split_once('=')
+            .filter(|(option, _)| ["--file", "--makefile"].contains(option))
+        {
+            makefile(word, name, stdin)
+        } else if let Some(name) = arg.strip_prefix("-f").filter(|n| short && !n.is_empty()) {
+            makefile(word, name, stdin)
+        } else {
+            None
+        };
+        text.is_some_and(runs)
+    })
+}
+
+/// A makefile's text: its recipes (lines that start with a tab, and what follows
+/// `;` on a rule's line: `all: ; rm x`), each a shell script, and what make runs as
+/// it reads the file: `$(shell …)` and `VAR != …`.
+fn makefile_runs_rm(makefile: &str, script: &dyn Fn(&str) -> bool) -> bool {
+    recipes_run_rm(makefile, script) || make_shell_runs_rm(makefile, script)
+}
+
+/// `$(shell CMD)`, `${shell CMD}` and `VAR != CMD` in a makefile's text. Each
+/// call is read once, up to its closing bracket; those nested in it are part of its
+/// script.
+fn make_shell_runs_rm(makefile: &str, script: &dyn Fn(&str) -> bool) -> bool {
+    let assigned = makefile
+        .lines()
+        .filter_map(|line| line.split_once("!=").map(|(_, command)| command))
+        .any(script);
+    if assigned {
+        return true;
+    }
+    let mut rest = makefile;
+    while let Some(at) = rest.find("shell") {
+        let opening = rest[..at]
+            .strip_suffix(['(', '{'])
+            .filter(|b| b.ends_with('$'));
+        let body = &rest[at + "shell".len()..];
+        let Some(before) = opening else {
+            rest = body;
+            continue;
+        };
+        let (open, close) = match rest.as_bytes()[before.len()] {
+            b'(' => ('(', ')'),
+            _ => ('{', '}'),
+        };
+        let mut depth = 1usize;
+        let end = body.char_indices().find_map(|(k, c)| {
+            depth = match c {
+                _ if c == open => depth + 1,
+                _ if c == close => depth - 1,
+                _ => depth,
+            };
+            (depth == 0).then_some(k)
+        });
+        let end = end.unwrap_or(body.len());
+        if script(&body[..end]) {
+            return true;
+        }
+        rest = &body[end..];
+    }
+    false
 }
 
 /// The recipes of a makefile: lines that start with a tab, and what follows `;` on a

@@ -540,3 +540,101 @@ fn the_offending_simple_command_is_named() {
     assert_eq!(super::find_rm("echo $(rm y)").as_deref(), Some("rm y"));
     assert_eq!(super::find_rm("ls"), None);
 }
+
+#[test]
+fn scripts_in_sight_are_read_as_their_readers_read_them() {
+    for command in [
+        // A `<(…)` in the same word as its option, or one of several files.
+        "bash --rcfile=<(echo rm x) -i <<< ''",
+        "make -f Makefile -f <(echo 'all: ; rm x')",
+        "make -sf - <<< 'all: ; rm x'",
+        "gmake -f/dev/stdin <<< 'all: ; rm x'",
+        "make --eval 'X = $(shell a $(shell b) ; rm x)'",
+        "make -f - <<< 'all: ; ${shell rm x}'",
+        // Only the first reader after `exec` takes its stdin: the next one.
+        "exec <<< 'rm x'; cat notes; bash",
+        // Keys, as tmux types them.
+        "tmux send-keys -t s 'rmz' BSpace ' x' Enter",
+        "tmux send-keys -t s r m Space x Enter",
+        "tmux send-keys -t s -N 2 'rm x' C-m",
+        "tmux send-keys 'cd /; ' 'rm x' KPEnter",
+        "tmux send-keys -t s é-x Enter ü C-m 'rm x' Enter",
+        // Tcl.
+        "expect -c 'spawn rm x; expect eof'",
+        "tclsh8.6 <<< 'exec -ignorestderr -- rm x'",
+        "wish <<< 'exec /bin/rm x'",
+        "echo 'puts [exec rm x]' | tclsh",
+        // env -S's escapes: `\_` splits, `\c` ends, quotes stay quotes.
+        "env -S 'rm\\_x\\cignored'",
+        "env -S 'bash -c \"echo a\\nrm x\"'",
+        // A number after an option the table does not know may be its value.
+        "nice --bogus 10 rm x",
+        // Extended globs, nested and negated.
+        "/usr/bin/@(q|@(r))m x",
+        "/usr/bin/r!(x|y) x",
+        "/usr/bin/*(r)*(m) x",
+    ] {
+        blocked(command);
+    }
+    for command in [
+        "bash <(curl -s https://example.com/setup.sh)",
+        "make -f Makefile",
+        "make --eval='all: ; @echo rm x'",
+        "exec <<< 'rm x'; cat",
+        "exec 2> log; bash -c 'echo hi'",
+        // Copy mode's commands, and keys that type no text.
+        "tmux send-keys -X -t s cancel",
+        "tmux send-keys -t s 'rm' BSpace BSpace 'ls' Enter",
+        "tmux send-keys -t s -l 'Enter'",
+        "tclsh <<< 'puts rm'",
+        "tclsh script.tcl",
+        "expect -c 'spawn ssh host; interact'",
+        "env -S 'rm\\tx'",
+        "xargs -0 echo rm",
+        "/usr/bin/@(x)m x",
+        "/usr/bin/!(rm) x",
+        "echo !(rm) @(a|rm)",
+    ] {
+        allowed(command);
+    }
+}
+
+#[test]
+fn a_function_named_rm_runs_its_body_where_it_takes_effect() {
+    for command in [
+        "rm() { trash \"$@\"; }",
+        "rm() { trash \"$@\"; }; rm -rf build",
+        "rm() { trash \"$@\"; }\nrm x && ls",
+        "rm() { trash \"$@\"; } && rm x",
+        "rm() { mv -t ~/.trash \"$@\"; }; for f in *.o; do rm \"$f\"; done",
+        "rm() { trash \"$@\"; }; FORCE=1 rm x; \\rm y",
+        "rm() { echo \"$@\"; }; a | rm x",
+        "function rm() { trash \"$@\"; }; rm x",
+    ] {
+        allowed(command);
+    }
+    for command in [
+        // The body runs rm (or itself, by name).
+        "rm() { /bin/rm -i \"$@\"; }; rm x",
+        "rm() { rm -i \"$@\"; }",
+        // It runs its arguments.
+        "rm() { \"$@\"; }; rm rm x",
+        // Where bash does not look the function up, or it is not defined.
+        "rm() { :; }; /usr/bin/rm x",
+        "rm() { :; }; env rm x",
+        "rm() { :; }; exec rm x",
+        "rm x; rm() { :; }",
+        "rm() { :; }; unset rm; rm x",
+        "a || rm() { :; }; rm x",
+        "a | rm() { :; }; rm x",
+        "rm() { :; } >/dev/null & rm x",
+        "case a in a) rm() { :; };; esac; rm x",
+        "while false; do\nrm() { :; }; done; rm x",
+        "echo $(rm() { :; }; echo); rm x",
+        "eval 'rm() { :; }'; rm x",
+        // `function NAME {` without parentheses is not followed.
+        "function rm { :; }; rm x",
+    ] {
+        blocked(command);
+    }
+}

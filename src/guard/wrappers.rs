@@ -3,11 +3,14 @@
 //! Each entry names the commands, the options that take a value (so that a value
 //! such as `env -u rm` is never taken for the command), the options whose value is
 //! a script, how many operands come before the command (`timeout 5`, `flock FILE`),
-//! and what the rest of the words are.
+//! and what the rest of the words are. Also how a shell reads its options, and which
+//! files a command reads are in sight (a `<(…)`, or stdin as `/dev/stdin`).
 
 use std::collections::HashMap;
 use std::hash::{BuildHasherDefault, Hasher};
 use std::sync::LazyLock;
+
+use super::parse::Word;
 
 /// How one wrapper command runs what it is given.
 pub(super) struct Wrapper {
@@ -32,6 +35,8 @@ pub(super) struct Wrapper {
     /// It wraps only in these subcommands (`npm exec`, `perf stat`), which
     /// may follow its options; its options are read again after them.
     pub sub: &'static [&'static str],
+    /// Its script options take `env -S`'s escapes: `\_` is a space, `\c` ends it.
+    pub escapes: bool,
     pub then: Then,
 }
 
@@ -72,6 +77,7 @@ const fn wrapper(names: &'static [&'static str], then: Then) -> Wrapper {
         bare_shell: false,
         late_options: false,
         sub: &[],
+        escapes: false,
         then,
     }
 }
@@ -105,6 +111,7 @@ pub(super) const WRAPPERS: &[Wrapper] = &[
         short: "uCS",
         long: &["unset", "chdir", "split-string"],
         script: &["-S", "--split-string"],
+        escapes: true,
         ..wrapper(&["env"], Then::Command)
     },
     Wrapper {
@@ -296,9 +303,15 @@ pub(super) const WRAPPERS: &[Wrapper] = &[
             "map-users",
             "map-groups",
             "setgroups",
+            "monotonic",
+            "boottime",
         ],
         bare_shell: true,
         ..wrapper(&["unshare"], Then::Command)
+    },
+    Wrapper {
+        short: "aEOPt",
+        ..wrapper(&["ssh-agent"], Then::Command)
     },
     Wrapper {
         short: "tSG",
@@ -488,8 +501,9 @@ pub(super) struct Options {
     /// Option names given (`-u`, `--user`).
     pub given: Vec<String>,
     /// An option the table does not know to take a value is followed by `rm` or a
-    /// path to it: were it to take one, rm might still be the command (`timeout -v rm`,
-    /// `su -l rm`); it fails closed.
+    /// path to it, or by a number and rm: were it to take one, rm might still be the
+    /// command (`timeout -v rm`, `su -l rm`, `unshare --bogus 10 rm`); it fails
+    /// closed.
     pub unknown_before_rm: bool,
 }
 
@@ -510,12 +524,16 @@ pub(super) fn options(spec: &Wrapper, words: &[&str]) -> Options {
             break;
         }
         let next = words.get(i).copied();
+        // Were the option to take a value the table does not know, rm would come
+        // after it: `--monotonic 10 rm`.
+        let rm_after = next.is_some_and(spells_rm)
+            || next.is_some_and(is_number) && words.get(i + 1).is_some_and(|w| spells_rm(w));
         if let Some(long) = word.strip_prefix("--").filter(|l| !l.is_empty()) {
-            i += found.long(spec, long, next);
+            i += found.long(spec, long, next, rm_after);
             continue;
         }
         if word.len() > 1 && word.starts_with('-') {
-            i += found.short(spec, word, next);
+            i += found.short(spec, word, next, rm_after);
             continue;
         }
         // An operand.
@@ -530,8 +548,9 @@ pub(super) fn options(spec: &Wrapper, words: &[&str]) -> Options {
 
 impl Options {
     /// `--name` or `--name=value`, after its `--`; a value may also be the `next`
-    /// word. Returns how many words after the option's own it took.
-    fn long(&mut self, spec: &Wrapper, long: &str, next: Option<&str>) -> usize {
+    /// word, and rm may come after it (`rm_after`). Returns how many words after the
+    /// option's own it took.
+    fn long(&mut self, spec: &Wrapper, long: &str, next: Option<&str>, rm_after: bool) -> usize {
         let (name, attached) = match long.split_once('=') {
             Some((name, value)) => (name, Some(value)),
             None => (long, None),
@@ -542,12 +561,12 @@ impl Options {
             Some(value) => (Some(value), 0),
             None if is_script || spec.long.contains(&name) => (next, 1),
             None => {
-                self.unknown_before_rm |= next.is_some_and(spells_rm);
+                self.unknown_before_rm |= rm_after;
                 (None, 0)
             }
         };
         if let (true, Some(value)) = (is_script, value) {
-            self.scripts.push(value.to_owned());
+            self.scripts.push(script_value(spec, value));
         }
         self.given.push(flag);
         taken
@@ -555,7 +574,7 @@ impl Options {
 
     /// Short options, `-abc`: the first that takes a value takes the rest of the
     /// word, or the `next` word. Returns how many words after this one it took.
-    fn short(&mut self, spec: &Wrapper, word: &str, next: Option<&str>) -> usize {
+    fn short(&mut self, spec: &Wrapper, word: &str, next: Option<&str>, rm_after: bool) -> usize {
         for (at, c) in word.char_indices().skip(1) {
             let flag = format!("-{c}");
             let is_script = spec.script.contains(&flag.as_str());
@@ -568,18 +587,91 @@ impl Options {
                     (Some(attached), 0)
                 };
                 if let (true, Some(value)) = (is_script, value) {
-                    self.scripts.push(value.to_owned());
+                    self.scripts.push(script_value(spec, value));
                 }
                 return taken;
             }
         }
-        self.unknown_before_rm |= next.is_some_and(spells_rm);
+        self.unknown_before_rm |= rm_after;
         0
     }
 }
 
+/// A number, as an option's value may be: `10`, `-5`, `1.5`, `30s`, `0x1f`.
+fn is_number(text: &str) -> bool {
+    let digits = text.trim_start_matches(['-', '+']);
+    digits.starts_with(|c: char| c.is_ascii_digit())
+        && digits
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || c == '.')
+}
+
+/// The script an option's value is: for `env -S`, with its escapes read. `\_` is a
+/// space (outside quotes it splits words); `\t`, `\n`, `\v`, `\f` and `\r` are those
+/// characters, within a word; `\c` ends the string; the other escapes (and all of
+/// them in single quotes) mean what they mean to a shell.
+fn script_value(spec: &Wrapper, value: &str) -> String {
+    if !spec.escapes {
+        return value.to_owned();
+    }
+    let mut out = String::with_capacity(value.len());
+    let mut quote = None;
+    let mut chars = value.chars();
+    while let Some(c) = chars.next() {
+        if c != '\\' || quote == Some('\'') {
+            match (quote, c) {
+                (None, '\'' | '"') => quote = Some(c),
+                (Some(q), _) if c == q => quote = None,
+                _ => {}
+            }
+            out.push(c);
+            continue;
+        }
+        let within = match chars.next() {
+            Some('_') => {
+                out.push(' ');
+                continue;
+            }
+            Some('t') => '\t',
+            Some('n') => '\n',
+            Some('v') => '\x0b',
+            Some('f') => '\x0c',
+            Some('r') => '\r',
+            Some('c') | None => break,
+            Some(other) => {
+                out.push('\\');
+                out.push(other);
+                continue;
+            }
+        };
+        // A character within a word, as a shell reads it: quoted.
+        if quote.is_some() {
+            out.push(within);
+        } else {
+            out.extend(['\'', within, '\'']);
+        }
+    }
+    out
+}
+
 /// Files that are the reader's stdin: `bash /dev/stdin <<< …`.
 pub(super) const STDIN_FILES: &[&str] = &["/dev/stdin", "/dev/fd/0", "/proc/self/fd/0"];
+
+/// The text of a file a command reads, when it is in sight: what a `<(…)` in its
+/// word prints (`fed`), or the command's stdin when the file is `/dev/stdin`. A
+/// file's content is out of reach.
+pub(super) fn in_sight<'a>(
+    file: &str,
+    fed: Option<&'a str>,
+    stdin: Option<&'a str>,
+) -> Option<&'a str> {
+    fed.or_else(|| stdin.filter(|_| STDIN_FILES.contains(&file)))
+}
+
+/// The text of the file a word names, when it is in sight.
+pub(super) fn file_in_sight<'a>(word: &'a Word, stdin: Option<&'a str>) -> Option<&'a str> {
+    in_sight(&word.text, word.fed.as_deref(), stdin)
+}
 
 /// Where a shell's commands come from.
 #[derive(Debug, PartialEq, Eq)]
@@ -588,8 +680,9 @@ pub(super) enum ShellInput<'a> {
     Script(&'a str),
     /// No script file: stdin (`bash <<< …`, `sh -s <<EOF`).
     Stdin,
-    /// A script file: out of reach.
-    File,
+    /// A script file, the argument at this index: out of reach unless its text is
+    /// in sight (`bash <(echo …)`).
+    File(usize),
     /// `-n`, `-o noexec`: it reads commands and runs none.
     NoExec,
 }
@@ -636,7 +729,7 @@ pub(super) fn shell_input<'a>(args: &[&'a str]) -> ShellInput<'a> {
     } else if command {
         ShellInput::Script(args.get(i).copied().unwrap_or(""))
     } else if i < args.len() && !from_stdin && !STDIN_FILES.contains(&args[i]) {
-        ShellInput::File
+        ShellInput::File(i)
     } else {
         ShellInput::Stdin
     }

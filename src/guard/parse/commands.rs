@@ -1,7 +1,7 @@
 //! Command lists: separators, pipelines, subshells and groups, and the compounds
 //! whose insides are partly data: `case` (patterns) and `[[ ]]`.
 
-use super::{End, ListEnd, MAX_DEPTH, Parser, Word};
+use super::{End, ListEnd, MAX_DEPTH, PREFIX_KEYWORDS, Parser, Word};
 
 impl Parser<'_> {
     /// A command list, up to what ends it (`end`) or the end of the text; says which.
@@ -28,17 +28,8 @@ impl Parser<'_> {
             '&' | '|' => self.and_or_pipe(c),
             '(' => self.open_paren(),
             ')' => return self.close_paren(end),
-            '<' | '>' if self.peek_at(1) == Some('(') => {
-                // Process substitution; after `<` what it prints is stdin.
-                self.bump(2);
-                let printed = self.nested(End::Paren);
-                if std::mem::take(&mut self.cur.input_pending) && c == '<' {
-                    self.cur.stdin = printed;
-                } else if let Some(printed) = printed.filter(|_| c == '<') {
-                    self.cur.fed.push(printed);
-                }
-            }
-            '<' | '>' => self.redirection(),
+            // A process substitution is a word, or part of one.
+            '<' | '>' if self.peek_at(1) != Some('(') => self.redirection(),
             _ => return self.word_or_compound(end),
         }
         None
@@ -47,13 +38,39 @@ impl Parser<'_> {
     /// A newline ends the command; the bodies of the heredocs opened on its line follow.
     fn newline(&mut self) {
         self.flush();
+        if !self.operator {
+            self.list_ends();
+        }
         self.bump(1);
         self.heredoc_bodies();
+    }
+
+    /// A `;`, `&` or newline ends an and-or list: what follows is no condition's.
+    pub(super) fn list_ends(&mut self) {
+        self.conditional = false;
+        self.definition_ends(true);
+    }
+
+    /// An operator after a definition at its own level ends it; the definition is
+    /// in effect unless the operator puts it in a subshell (`|`, `&`).
+    fn definition_ends(&mut self, in_effect: bool) {
+        let Some((_, depth, compounds)) = self.defined else {
+            return;
+        };
+        if (depth, compounds) != (self.depth, self.compounds) {
+            return;
+        }
+        if let Some((name, ..)) = self.defined.take()
+            && in_effect
+        {
+            self.visitor.function_in_effect(&name);
+        }
     }
 
     /// `;`, or the `;;`, `;&` or `;;&` that ends an item of a `case`.
     fn semicolon(&mut self, end: End) -> Option<ListEnd> {
         self.flush();
+        self.list_ends();
         let width = if self.starts_with(";;&") {
             3
         } else if self.starts_with(";;") || self.starts_with(";&") {
@@ -69,7 +86,15 @@ impl Parser<'_> {
     /// one printed.
     fn and_or_pipe(&mut self, c: char) {
         let pipe = c == '|' && self.peek_at(1) != Some('|');
+        let background = c == '&' && self.peek_at(1) != Some('&');
         self.flush();
+        self.definition_ends(!pipe && !background);
+        if background {
+            self.list_ends();
+        } else {
+            self.conditional = true;
+            self.operator = true;
+        }
         self.bump(1);
         if matches!(self.peek(), Some('&' | '|')) {
             self.bump(1);
@@ -87,7 +112,14 @@ impl Parser<'_> {
         if self.peek_at(1) == Some('(') && arithmetic_start && self.arithmetic(2) {
             return;
         }
-        self.function_name();
+        if self.function_name() {
+            // A definition, not a command: its body runs when the function is called.
+            self.cur = Default::default();
+            self.bump(1);
+            self.skip_blanks();
+            self.bump(1);
+            return;
+        }
         // A subshell piped into reads what was piped: `echo … | (bash)`.
         let piped = self
             .cur
@@ -105,11 +137,11 @@ impl Parser<'_> {
         self.group_stdin = outer;
     }
 
-    /// At the `(` of `NAME ()` or `function NAME ()`: tells the visitor.
-    fn function_name(&mut self) {
+    /// At the `(` of `NAME ()` or `function NAME ()`: tells the visitor, and says so.
+    fn function_name(&mut self) -> bool {
         let name = match self.cur.words.as_slice() {
             [name] | [_, name] if name.is_plain() => name.text.clone(),
-            _ => return,
+            _ => return false,
         };
         let keyword = self.cur.words.len() == 1 || self.cur.words[0].text == "function";
         let mut k = 1;
@@ -117,8 +149,13 @@ impl Parser<'_> {
             k += 1;
         }
         if keyword && self.peek_at(k) == Some(')') {
+            if self.depth == self.base_depth && self.compounds == 0 && !self.conditional {
+                self.defined = Some((name.clone(), self.depth, self.compounds));
+            }
             self.visitor.function(&name);
+            return true;
         }
+        false
     }
 
     /// `)`: it ends the list of a subshell or substitution; elsewhere it is skipped.
@@ -141,13 +178,21 @@ impl Parser<'_> {
         if matches!(self.peek(), Some('<' | '>')) && is_fd(&word) {
             return None;
         }
+        // The body of `function NAME { …; }` and `coproc NAME { …; }` is a compound too.
+        if word.is_plain() && word.text == "{" && self.named_body() {
+            self.compounds += 1;
+        }
         if command_start && word.is_plain() {
             match word.text.as_str() {
                 "case" => {
                     self.flush();
+                    self.compounds += 1;
                     let stop = self.case_clause();
+                    self.compounds -= 1;
                     return (stop == ListEnd::Eof).then_some(ListEnd::Eof);
                 }
+                "if" | "while" | "until" | "for" | "select" | "{" => self.compounds += 1,
+                "fi" | "done" | "}" => self.compounds = self.compounds.saturating_sub(1),
                 "[[" => {
                     self.flush();
                     self.double_bracket();
@@ -162,6 +207,17 @@ impl Parser<'_> {
         }
         self.push_word(start, word);
         None
+    }
+
+    /// Whether the words so far are `function NAME` or `coproc NAME`, before a body.
+    fn named_body(&self) -> bool {
+        let words = &self.cur.words;
+        let keywords = words
+            .iter()
+            .take_while(|w| w.is_plain() && PREFIX_KEYWORDS.contains(&w.text.as_str()))
+            .count();
+        matches!(&words[keywords..], [keyword, _]
+            if keyword.is_plain() && ["function", "coproc"].contains(&keyword.text.as_str()))
     }
 
     /// A nested command list, bounded in depth. The current simple command is set

@@ -43,8 +43,6 @@ struct Simple {
     /// Its stdin is what an earlier command waiting for its heredoc passes on
     /// (`cat <<EOF | bash`): that command's index among the waiting.
     stdin_from: Option<usize>,
-    /// What the `<(…)` among its words print.
-    fed: Vec<String>,
     /// Where it stands in the text, for messages.
     span: (usize, usize),
 }
@@ -55,9 +53,6 @@ pub(super) struct Command<'a> {
     pub words: &'a [Word],
     /// The text a here-string, a heredoc or `echo … |` gives it.
     pub stdin: Option<&'a str>,
-    /// What the process substitutions `<(…)` among its words print: files it may
-    /// read as scripts (`BASH_ENV=<(…)`, `--rcfile <(…)`).
-    pub fed: &'a [String],
     /// Its nesting: substitutions and scripts it runs are one deeper.
     pub depth: usize,
     /// Where it stands in the text.
@@ -93,6 +88,11 @@ pub(super) trait Visitor {
     /// is the commands that follow.
     fn function(&mut self, _name: &str) {}
 
+    /// The definition of a function (`NAME()`) just ended where it holds for the
+    /// rest of the text: not in a subshell or a compound, not after `&&`, `||` or
+    /// `|`, and not put in a subshell by a `|` or `&` after its body.
+    fn function_in_effect(&mut self, _name: &str) {}
+
     /// Whether a command with these words writes its stdin to a pipe (`cat`).
     fn passes_stdin(&mut self, _words: &[Word]) -> bool {
         false
@@ -118,6 +118,7 @@ pub(super) fn parse(text: &str, depth: usize, visitor: &mut dyn Visitor) -> Pars
     }
     parser.commands(End::Eof);
     parser.flush();
+    parser.list_ends();
     // Heredocs never closed: their commands are visited with what was read.
     parser.heredoc_bodies();
     parser.out
@@ -158,10 +159,6 @@ struct Current {
     /// A redirection came first: a reserved word is an ordinary word after it.
     redirected: bool,
     stdin_from: Option<usize>,
-    /// A `<` waits for its target, a process substitution: `bash < <(echo …)`.
-    input_pending: bool,
-    /// What the other `<(…)` of the command print.
-    fed: Vec<String>,
 }
 
 struct Parser<'v> {
@@ -182,6 +179,16 @@ struct Parser<'v> {
     passing: Option<usize>,
     /// The stdin piped into the subshell being read (`echo … | (bash)`).
     group_stdin: Option<String>,
+    /// Where a definition takes effect: the nesting the parse began at, the
+    /// compounds open (`if`, loops, `case`, `{`), and whether the command being read
+    /// follows `&&`, `||` or `|` (`operator`: no word read since that operator).
+    base_depth: usize,
+    compounds: usize,
+    conditional: bool,
+    operator: bool,
+    /// A function being defined where it may take effect, and where it stands: a
+    /// `|` or `&` after its body still puts it in a subshell.
+    defined: Option<(String, usize, usize)>,
 }
 
 impl<'v> Parser<'v> {
@@ -199,6 +206,11 @@ impl<'v> Parser<'v> {
             positional_name: false,
             passing: None,
             group_stdin: None,
+            base_depth: depth,
+            compounds: 0,
+            conditional: false,
+            operator: false,
+            defined: None,
         }
     }
 
@@ -269,7 +281,6 @@ impl<'v> Parser<'v> {
             words: current.words,
             stdin: current.stdin.or_else(|| self.group_stdin.clone()),
             stdin_from: current.stdin_from,
-            fed: current.fed,
             span: (start, current.end.max(start)),
         };
         self.printed = self.visitor.printed(&simple.words);
@@ -295,7 +306,6 @@ impl<'v> Parser<'v> {
         let command = Command {
             words: &simple.words,
             stdin: simple.stdin.as_deref(),
-            fed: &simple.fed,
             depth: self.depth,
             source: &self.s[start..end],
         };
@@ -319,6 +329,7 @@ impl<'v> Parser<'v> {
     }
 
     fn push_word(&mut self, start: usize, word: Word) {
+        self.operator = false;
         self.cur.start.get_or_insert(start);
         self.cur.end = self.i;
         self.cur.words.push(word);

@@ -1,7 +1,7 @@
 //! Redirections, here-strings and heredocs. A heredoc's body is read after the line
 //! that opens it, and is data; an unquoted one's substitutions run.
 
-use super::Parser;
+use super::{End, Parser};
 
 /// A heredoc whose body starts after the next newline.
 #[derive(Debug)]
@@ -63,12 +63,18 @@ impl Parser<'_> {
         let input = self.s.get(self.i.wrapping_sub(1)) == Some(&'<');
         self.skip_blanks();
         if input && self.starts_with("<(") {
-            self.cur.input_pending = true;
+            // What it prints is stdin: `bash < <(echo …)`.
+            self.bump(2);
+            self.cur.stdin = self.nested(End::Paren);
+            return;
         }
-        if !matches!(
-            self.peek(),
-            None | Some('\n' | ';' | '&' | '|' | '(' | ')' | '<' | '>')
-        ) {
+        let substitution = self.starts_with("<(") || self.starts_with(">(");
+        if substitution
+            || !matches!(
+                self.peek(),
+                None | Some('\n' | ';' | '&' | '|' | '(' | ')' | '<' | '>')
+            )
+        {
             self.word();
         }
     }

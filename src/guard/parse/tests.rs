@@ -19,6 +19,8 @@ struct Record {
     depth: Vec<usize>,
     source: Vec<String>,
     last: Vec<Word>,
+    /// Functions defined (`f?`), and in effect (`f`, once the definition ends).
+    functions: Vec<String>,
 }
 
 impl Visitor for Record {
@@ -35,6 +37,14 @@ impl Visitor for Record {
         } else {
             ControlFlow::Continue(())
         }
+    }
+
+    fn function(&mut self, name: &str) {
+        self.functions.push(format!("{name}?"));
+    }
+
+    fn function_in_effect(&mut self, name: &str) {
+        self.functions.push(name.to_owned());
     }
 
     fn printed(&mut self, words: &[Word]) -> Option<String> {
@@ -195,16 +205,15 @@ fn case_patterns_are_data_and_items_are_commands() {
 #[test]
 fn function_bodies_are_commands() {
     table(&[
-        ("f() { a; }", &[&["f"], &["{", "a"], &["}"]]),
-        ("f() ( a )", &[&["f"], &["a"]]),
+        // A definition's name is no command.
+        ("f() { a; }", &[&["{", "a"], &["}"]]),
+        ("f() ( a )", &[&["a"]]),
+        ("f () { a; }; f", &[&["{", "a"], &["}"], &["f"]]),
         (
             "function g { a; }; g",
             &[&["function", "g", "{", "a"], &["}"], &["g"]],
         ),
-        (
-            "function g() { a; }",
-            &[&["function", "g"], &["{", "a"], &["}"]],
-        ),
+        ("function g() { a; }", &[&["{", "a"], &["}"]]),
         ("coproc c { a; }", &[&["coproc", "c", "{", "a"], &["}"]]),
     ]);
 }
@@ -223,7 +232,11 @@ fn substitutions_nest() {
             &[&["a"], &["b"], &["echo", "", ""]],
         ),
         ("echo ${v:-a b} ${#x}", &[&["echo", "a b", ""]]),
-        ("diff <(a) >(b)", &[&["a"], &["b"], &["diff"]]),
+        // A process substitution is a word, or part of one.
+        ("diff <(a) >(b)", &[&["a"], &["b"], &["diff", "", ""]]),
+        ("x=<(a) b", &[&["a"], &["x=", "b"]]),
+        ("tee > >(a) b", &[&["a"], &["tee", "b"]]),
+        ("b < <(a)", &[&["a"], &["b"]]),
         ("echo $( (a) )", &[&["a"], &["echo", ""]]),
         ("x=$(a) b", &[&["a"], &["x=", "b"]]),
         ("echo $(a", &[&["a"], &["echo", ""]]),
@@ -376,5 +389,74 @@ fn the_visitor_can_stop_the_parse() {
         let (record, parsed) = visit(text);
         assert_eq!(record.words, seen, "{text:?}");
         assert!(parsed.stopped, "{text:?}");
+    }
+}
+
+#[test]
+fn process_substitutions_keep_what_they_print() {
+    let fed = |text: &str| {
+        let (record, _) = visit(text);
+        record
+            .last
+            .iter()
+            .map(|w| w.fed.clone())
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(fed("b <(print a) x"), [None, Some("a".into()), None]);
+    assert_eq!(
+        fed("b --f=<(print a)<(print c)"),
+        [None, Some("a\nc".into())]
+    );
+    assert_eq!(fed("b >(print a) <(c)"), [None, None, None]);
+}
+
+#[test]
+fn extended_globs_are_part_of_words() {
+    table(&[
+        ("/bin/@(a|b)c x", &[&["/bin/@(a|b)c", "x"]]),
+        ("a+(b) ?(c)*(d) x!(e)", &[&["a+(b)", "?(c)*(d)", "x!(e)"]]),
+        ("e @(a $(b) 'c|d')", &[&["b"], &["e", "@(a  c|d)"]]),
+        // `!` that starts a word is the keyword; `@()` is no group.
+        ("!(a)", &[&["!"], &["a"]]),
+        ("case x in @(a|b)) c;; esac", &[&["c"]]),
+        ("[[ x == @(a) ]]; c", &[&["c"]]),
+    ]);
+    let (record, _) = visit("a@(b|c)");
+    assert!(record.last[0].glob);
+}
+
+#[test]
+fn definitions_say_whether_they_take_effect() {
+    for (text, expected) in [
+        (
+            "f() { :; }; g() (:)\nh() { :; }",
+            &["f?", "f", "g?", "g", "h?", "h"][..],
+        ),
+        ("a; f() { :; } && b", &["f?", "f"]),
+        ("f() { :; } || b", &["f?", "f"]),
+        ("a && f() { :; }", &["f?"]),
+        ("a || f() { :; }; g() { :; }", &["f?", "g?", "g"]),
+        ("a |\nf() { :; }", &["f?"]),
+        ("if a; then\nf() { :; }\nfi; g() { :; }", &["f?", "g?", "g"]),
+        // After a keyword on its line, the name is read as a command's.
+        ("{ f() { :; }; }", &[]),
+        ("{\nf() { :; }; }", &["f?"]),
+        ("(f() { :; })", &["f?"]),
+        ("case a in a) f() { :; };; esac", &["f?"]),
+        ("for a in b; do\nf() { :; }; done", &["f?"]),
+        ("f() { :; } | a", &["f?"]),
+        ("f() { :; } & a", &["f?"]),
+        ("f() {\ng() { :; }; } | a", &["f?", "g?"]),
+        ("f() { a | b; }; c & d", &["f?", "f"]),
+        ("f() { a; }\n", &["f?", "f"]),
+        ("f() ( a ) > log; b", &["f?", "f"]),
+        // The bodies of `function NAME {` and `coproc NAME {` close compounds of their own.
+        (
+            "if a; then function g { :; }; coproc c { :; }\nf() { :; }; fi",
+            &["f?"],
+        ),
+    ] {
+        let (record, _) = visit(text);
+        assert_eq!(record.functions, expected, "{text:?}");
     }
 }

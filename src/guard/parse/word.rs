@@ -1,7 +1,7 @@
 //! Words: quotes, escapes and `$'…'`, with what the guard needs to know of each word
 //! (its text with expansions taken as empty, its glob pattern, where it may split).
 
-use super::Parser;
+use super::{End, Parser};
 
 /// One word of a simple command as the guard sees it.
 #[derive(Debug, Default, Clone)]
@@ -21,6 +21,9 @@ pub(in crate::guard) struct Word {
     /// A positional parameter is expanded in it (`"$@"`, `$1`, `${*}`): a function
     /// whose body runs such a word runs its arguments.
     pub positional: bool,
+    /// What the process substitutions `<(…)` in it print, when that is known: a file
+    /// a command may read as a script (`bash <(…)`, `BASH_ENV=<(…)`).
+    pub fed: Option<String>,
     /// Any quoting or expansion at all; a word without is a candidate keyword.
     quoted: bool,
     expanded: bool,
@@ -44,12 +47,20 @@ impl Word {
         self.expanded && self.text.is_empty()
     }
 
+    /// Its text is what bash uses, as written: no expansion, glob or brace in it.
+    pub fn is_literal(&self) -> bool {
+        !self.expanded && !self.glob && !self.brace
+    }
+
     pub(super) fn literal(&mut self, c: char, quoted: bool) {
         self.text.push(c);
         self.solid = true;
         if quoted {
             self.quoted = true;
-            if matches!(c, '*' | '?' | '[' | ']' | '{' | '}' | ',' | '\\') {
+            if matches!(
+                c,
+                '*' | '?' | '[' | ']' | '{' | '}' | ',' | '\\' | '(' | ')' | '|' | '@' | '+' | '!'
+            ) {
                 self.pattern.push('\\');
             }
         } else {
@@ -78,10 +89,12 @@ impl Parser<'_> {
         let mut word = Word::default();
         while let Some(c) = self.peek() {
             match c {
+                '<' | '>' if self.peek_at(1) == Some('(') => self.process(&mut word, c),
                 ' ' | '\t' | '\n' | ';' | '&' | '|' | '<' | '>' | ')' => break,
                 '(' if is_assignment(&word.text) && word.text.ends_with('=') => {
                     self.array_literal(&mut word);
                 }
+                '(' if self.extglob_opens(&word) => self.extglob(&mut word),
                 '(' => break,
                 '[' if self.subscript_assignment(&word) => {}
                 '\\' => {
@@ -122,6 +135,77 @@ impl Parser<'_> {
             }
         }
         word
+    }
+
+    /// A process substitution, `<(…)` or `>(…)`, at its `<` or `>`: a file name that
+    /// cannot vanish. What a `<(…)` prints is kept, when the visitor can tell.
+    fn process(&mut self, word: &mut Word, c: char) {
+        self.bump(2);
+        let printed = self.nested(End::Paren);
+        word.expanded = true;
+        word.solid = true;
+        if let Some(printed) = printed.filter(|_| c == '<') {
+            match &mut word.fed {
+                Some(fed) => {
+                    fed.push('\n');
+                    fed.push_str(&printed);
+                }
+                None => word.fed = Some(printed),
+            }
+        }
+    }
+
+    /// At `(`: whether it opens an extended glob, `@(…)`, `*(…)`, `+(…)`, `?(…)` or
+    /// `!(…)`, when its `(` follows the letter unquoted and is not empty (`!` alone
+    /// where a command starts is the keyword, before a subshell). Without `shopt -s extglob`
+    /// bash refuses such a word, and runs nothing.
+    fn extglob_opens(&self, word: &Word) -> bool {
+        let Some(&before) = self.s.get(self.i.wrapping_sub(1)) else {
+            return false;
+        };
+        let escaped = self.s.get(self.i.wrapping_sub(2)) == Some(&'\\');
+        let letter = matches!(before, '@' | '*' | '+' | '?')
+            || before == '!' && (word.text.len() > 1 || !self.at_command_start());
+        letter && !escaped && word.text.ends_with(before) && self.peek_at(1) != Some(')')
+    }
+
+    /// An extended glob's group, `(a|b)`, at its `(`: part of the word's pattern; the
+    /// substitutions in it run.
+    fn extglob(&mut self, word: &mut Word) {
+        word.glob = true;
+        let mut depth = 0usize;
+        while let Some(c) = self.peek() {
+            match c {
+                '\\' => {
+                    if let Some(next) = self.peek_at(1) {
+                        word.literal(next, true);
+                    }
+                    self.bump(2);
+                }
+                '\'' => {
+                    self.bump(1);
+                    word.quoted = true;
+                    self.single_quoted(word);
+                }
+                '"' => {
+                    self.bump(1);
+                    self.double_quoted(word);
+                }
+                '$' | '`' if self.substitution(word, false) => {}
+                c => {
+                    word.literal(c, false);
+                    self.bump(1);
+                    depth = match c {
+                        '(' => depth + 1,
+                        ')' => depth - 1,
+                        _ => depth,
+                    };
+                    if depth == 0 {
+                        return;
+                    }
+                }
+            }
+        }
     }
 
     /// An array literal, `name=(a b c)`, at its `(`: its elements are data.
