@@ -52,4 +52,5 @@ pub mod sandbox;
 pub mod server;
 pub mod state;
 pub mod stdio;
+pub mod users;
 pub mod workspace;

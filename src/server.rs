@@ -33,6 +33,7 @@ use crate::contain::{Containment, Scope};
 use crate::present::Answer;
 use crate::sandbox::Sandbox;
 use crate::state::StateDir;
+use crate::users::Identity;
 use crate::{audit, exec, exit, guard, present, retention};
 
 /// The one tool's name.
@@ -57,6 +58,8 @@ struct Inner {
     state: Arc<StateDir>,
     spiller: Arc<Spiller>,
     sandbox: Option<Sandbox>,
+    /// What commands run as, when not the server's own uid.
+    identity: Option<Identity>,
     /// Held while a retention pass runs.
     pruning: std::sync::Mutex<()>,
     tool: Tool,
@@ -138,6 +141,18 @@ impl Server {
         sandbox: Option<Sandbox>,
         state: Arc<StateDir>,
     ) -> Server {
+        Server::sharing_as(shared, config, sandbox, state, None)
+    }
+
+    /// A server as [`Server::sharing`] makes it, whose commands run as `identity`
+    /// when it is given (a uid of their own, with their own HOME and TMPDIR).
+    pub fn sharing_as(
+        shared: Arc<Shared>,
+        config: Config,
+        sandbox: Option<Sandbox>,
+        state: Arc<StateDir>,
+        identity: Option<Identity>,
+    ) -> Server {
         let workdir = config.workdir.display().to_string();
         let tool = Tool::new(TOOL, tool_description(&workdir), input_schema())
             .with_title("Forge Bash")
@@ -159,6 +174,7 @@ impl Server {
                 state,
                 spiller,
                 sandbox,
+                identity,
                 pruning: std::sync::Mutex::new(()),
                 tool,
                 info,
@@ -238,6 +254,7 @@ impl Server {
             spiller: &self.inner.spiller,
             containment: &shared.containment,
             sandbox: self.inner.sandbox.as_ref(),
+            identity: self.inner.identity.as_ref(),
             scope,
         };
         let result = exec::run(job, stop).await;

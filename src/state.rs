@@ -27,15 +27,26 @@ const DIR_MODE: u32 = 0o700;
 pub struct StateDir {
     path: PathBuf,
     handle: Mutex<Option<Arc<OwnedFd>>>,
+    /// The group that may read the state dir and its files (a user whose commands run
+    /// under a uid of their own): the dir is then mode 2750 and its files 0640, still
+    /// the server's.
+    readers: Option<u32>,
 }
 
 impl StateDir {
     /// Opens `path` now, creating it (mode 0700) when missing. When it cannot be opened
     /// the reason is logged and each later use tries again.
     pub fn open(path: impl Into<PathBuf>) -> StateDir {
+        StateDir::open_for(path, None)
+    }
+
+    /// Opens `path` as [`StateDir::open`] does; with `readers`, that group may read the
+    /// dir and the files the server makes in it, and no more.
+    pub fn open_for(path: impl Into<PathBuf>, readers: Option<u32>) -> StateDir {
         let state = StateDir {
             path: path.into(),
             handle: Mutex::new(None),
+            readers,
         };
         if let Err(e) = state.handle() {
             tracing::error!(dir = %state.path.display(), error = %e, "cannot open the state dir");
@@ -53,9 +64,31 @@ impl StateDir {
         if let Some(fd) = &*handle {
             return Ok(fd.clone());
         }
-        let fd = Arc::new(open_dir(&self.path)?);
+        let fd = open_dir(&self.path)?;
+        if let Some(group) = self.readers {
+            // The group of what is made in it follows the dir's (set-group-ID).
+            std::os::unix::fs::fchown(&fd, None, Some(group))?;
+            fchmod(fd.as_fd(), self.dir_mode())?;
+        }
+        let fd = Arc::new(fd);
         *handle = Some(fd.clone());
         Ok(fd)
+    }
+
+    /// The mode the state dir keeps.
+    pub fn dir_mode(&self) -> libc::mode_t {
+        match self.readers {
+            Some(_) => 0o2750,
+            None => DIR_MODE as libc::mode_t,
+        }
+    }
+
+    /// The mode the server's files in it keep.
+    pub fn file_mode(&self) -> libc::mode_t {
+        match self.readers {
+            Some(_) => 0o640,
+            None => FILE_MODE,
+        }
     }
 
     /// Creates `name` in the state dir; fails with `AlreadyExists` when anything (a
@@ -63,7 +96,7 @@ impl StateDir {
     pub fn create_new(&self, name: &str) -> io::Result<File> {
         let dir = self.handle()?;
         let flags = libc::O_WRONLY | libc::O_CREAT | libc::O_EXCL | libc::O_NOFOLLOW;
-        openat(dir.as_fd(), name, flags)
+        openat(dir.as_fd(), name, flags, self.file_mode())
     }
 
     /// Opens `name` for appending, creating it when missing. Anything there but a
@@ -78,7 +111,7 @@ impl StateDir {
         }
         let flags =
             libc::O_WRONLY | libc::O_APPEND | libc::O_CREAT | libc::O_NOFOLLOW | libc::O_NONBLOCK;
-        let file = openat(dir.as_fd(), name, flags)?;
+        let file = openat(dir.as_fd(), name, flags, self.file_mode())?;
         check_regular(name, &fstat(file.as_fd())?)?;
         Ok(file)
     }
@@ -123,8 +156,33 @@ impl StateDir {
             dir.as_fd(),
             name,
             libc::O_RDONLY | libc::O_DIRECTORY | libc::O_NOFOLLOW,
+            0,
         )?;
         check_owner(name, &fstat(sub.as_fd())?)?;
+        Ok(self.path.join(name))
+    }
+
+    /// Makes or opens the subdirectory `name` as [`StateDir::subdir`] does, then gives
+    /// it to `uid` and `gid`, mode 0700: a user's private HOME or TMPDIR. A symlink
+    /// there is refused.
+    pub fn subdir_of(&self, name: &str, uid: u32, gid: u32) -> io::Result<PathBuf> {
+        let dir = self.handle()?;
+        let c_name = c_name(name)?;
+        // SAFETY: a valid directory descriptor and a NUL-terminated name.
+        if unsafe { libc::mkdirat(dir.as_raw_fd(), c_name.as_ptr(), DIR_MODE) } != 0 {
+            let e = io::Error::last_os_error();
+            if e.kind() != io::ErrorKind::AlreadyExists {
+                return Err(e);
+            }
+        }
+        let sub = openat(
+            dir.as_fd(),
+            name,
+            libc::O_RDONLY | libc::O_DIRECTORY | libc::O_NOFOLLOW,
+            0,
+        )?;
+        std::os::unix::fs::fchown(&sub, Some(uid), Some(gid))?;
+        fchmod(sub.as_fd(), DIR_MODE as libc::mode_t)?;
         Ok(self.path.join(name))
     }
 }
@@ -132,11 +190,10 @@ impl StateDir {
 /// Opens (creating when missing) the directory itself, refusing a symlink at its last
 /// component and a directory that belongs to another user.
 fn open_dir(path: &Path) -> io::Result<OwnedFd> {
-    match std::fs::DirBuilder::new()
-        .recursive(true)
-        .mode(DIR_MODE)
-        .create(path)
-    {
+    // Missing parents are made mode 0711: a user whose commands run under a uid of
+    // their own passes through them to their HOME and TMPDIR in the state dir.
+    crate::users::make_parents(path)?;
+    match std::fs::DirBuilder::new().mode(DIR_MODE).create(path) {
         Ok(()) => {}
         // A symlink at the last component: reported below, by the open.
         Err(e) if e.kind() == io::ErrorKind::AlreadyExists => {}
@@ -213,7 +270,12 @@ fn c_name(name: &str) -> io::Result<std::ffi::CString> {
         .map_err(|_| io::Error::new(io::ErrorKind::InvalidInput, "name holds a NUL byte"))
 }
 
-fn openat(dir: BorrowedFd<'_>, name: &str, flags: libc::c_int) -> io::Result<File> {
+fn openat(
+    dir: BorrowedFd<'_>,
+    name: &str,
+    flags: libc::c_int,
+    mode: libc::mode_t,
+) -> io::Result<File> {
     let c_name = c_name(name)?;
     // SAFETY: a valid directory descriptor and a NUL-terminated name; the descriptor
     // returned is ours.
@@ -222,7 +284,7 @@ fn openat(dir: BorrowedFd<'_>, name: &str, flags: libc::c_int) -> io::Result<Fil
             dir.as_raw_fd(),
             c_name.as_ptr(),
             flags | libc::O_CLOEXEC,
-            libc::c_uint::from(FILE_MODE),
+            libc::c_uint::from(mode),
         )
     };
     if fd < 0 {
@@ -254,6 +316,14 @@ fn statat(dir: BorrowedFd<'_>, name: &str) -> io::Result<libc::stat> {
         return Err(io::Error::last_os_error());
     }
     Ok(stat)
+}
+
+fn fchmod(fd: BorrowedFd<'_>, mode: libc::mode_t) -> io::Result<()> {
+    // SAFETY: a valid descriptor.
+    if unsafe { libc::fchmod(fd.as_raw_fd(), mode) } != 0 {
+        return Err(io::Error::last_os_error());
+    }
+    Ok(())
 }
 
 fn fstat(fd: BorrowedFd<'_>) -> io::Result<libc::stat> {

@@ -305,13 +305,18 @@ fn each_user_works_in_a_workspace_of_their_own() {
     assert_eq!(alice.initialize().status, 200);
     assert_eq!(bob.initialize().status, 200);
     let (ws_alice, ws_bob) = (server.path("ws/alice"), server.path("ws/bob"));
-    for dir in [
-        &ws_alice,
-        &ws_bob,
-        &server.path("state/alice"),
-        &server.path("state/bob"),
-    ] {
+    for dir in [&ws_alice, &ws_bob] {
         assert_eq!(mode(dir), 0o700, "{}", dir.display());
+    }
+    // A root server's state dirs are readable by their user's group, not writable.
+    // SAFETY: geteuid has no preconditions.
+    let state_mode = if unsafe { libc::geteuid() } == 0 {
+        0o2750
+    } else {
+        0o700
+    };
+    for dir in [&server.path("state/alice"), &server.path("state/bob")] {
+        assert_eq!(mode(dir), state_mode, "{}", dir.display());
     }
     assert_eq!(
         mask_ms(&alice.run("pwd; echo mine > note")),
