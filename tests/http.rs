@@ -697,3 +697,50 @@ fn sessions_are_bounded_per_user_and_in_all() {
     assert_eq!(seventeenth.delete().status, 204);
     assert_eq!(server.client(Some("carol")).initialize().status, 200);
 }
+
+/// The service as root with per-user paths: each user's commands run under a uid of
+/// their own, so that without the sandbox the kernel keeps them apart.
+#[test]
+fn as_root_each_user_has_a_uid_of_their_own() {
+    // SAFETY: geteuid has no preconditions.
+    if unsafe { libc::geteuid() } != 0 {
+        eprintln!("skipped: a uid per user needs a root server");
+        return;
+    }
+    let server = HttpServer::start(&PER_USER);
+    let mut alice = server.client(Some("alice"));
+    let mut bob = server.client(Some("bob"));
+    assert_eq!(alice.initialize().status, 200);
+    assert_eq!(bob.initialize().status, 200);
+    let uid = |client: &mut Client| -> u32 {
+        let answer = client.run("id -u");
+        answer.lines().next().unwrap().parse().expect(&answer)
+    };
+    let (a, b) = (uid(&mut alice), uid(&mut bob));
+    assert!(a != 0 && b != 0 && a != b, "{a} {b}");
+    let answer =
+        bob.run("echo secret > notes; TOKEN=bob-token sleep 300 > /dev/null 2>&1 & echo $!");
+    let job: i32 = answer.lines().next().unwrap().parse().expect(&answer);
+    let (bob_work, bob_state) = (server.path("ws/bob"), server.path("state/bob"));
+    for attack in [
+        format!("chmod 000 {} {}", bob_work.display(), bob_state.display()),
+        format!("cat {}/notes", bob_work.display()),
+        format!("kill -STOP {job}"),
+        format!("cat /proc/{job}/environ"),
+        "cat /proc/1/environ".to_owned(),
+    ] {
+        let answer = alice.run(&attack);
+        assert!(
+            !answer.contains("[exit:0 ")
+                && (answer.contains("Permission denied")
+                    || answer.contains("Operation not permitted")),
+            "alice: {attack}: {answer}"
+        );
+    }
+    assert!(alive(job));
+    assert_eq!(mask_ms(&bob.run("cat notes")), "secret\n\n[exit:0 | Xms]");
+    let rows = audit_rows(&bob_state);
+    assert_eq!(rows.last().unwrap()[1], "cat notes");
+    // SAFETY: a signal to the job this test's session started.
+    unsafe { libc::kill(job, libc::SIGKILL) };
+}
