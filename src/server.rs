@@ -230,6 +230,13 @@ impl Server {
             self.audit(command, exit::BLOCKED, 0);
             return present::blocked();
         }
+        // Every call is audited or refused: none runs unrecorded.
+        if let Err(e) = audit::ready(&self.inner.state) {
+            self.audit(command, exit::FAILURE, 0);
+            let message =
+                format!("the audit log cannot be written ({e}), so the command was not run");
+            return present::failure(&message, 0);
+        }
         let shutdown = shared.shutdown.clone();
         let stop = async move {
             tokio::select! {

@@ -9,7 +9,7 @@
 //! a name a command may have planted.
 
 use std::fs::File;
-use std::io;
+use std::io::{self, Write};
 use std::os::fd::{AsFd, AsRawFd, BorrowedFd, FromRawFd, OwnedFd};
 use std::os::unix::ffi::OsStrExt;
 use std::os::unix::fs::DirBuilderExt;
@@ -31,6 +31,12 @@ pub struct StateDir {
     /// under a uid of their own): the dir is then mode 2750 and its files 0640, still
     /// the server's.
     readers: Option<u32>,
+    /// The day's audit log, kept open: a command that changes its mode (or the state
+    /// dir's) cannot stop the rows. Reopened when its name changes (a new UTC day) or
+    /// when the name no longer leads to it.
+    log: Mutex<Option<(String, File)>>,
+    /// Whether a changed mode was reported already (the state dir's, a log's).
+    warned: [std::sync::atomic::AtomicBool; 2],
 }
 
 impl StateDir {
@@ -47,6 +53,8 @@ impl StateDir {
             path: path.into(),
             handle: Mutex::new(None),
             readers,
+            log: Mutex::new(None),
+            warned: Default::default(),
         };
         if let Err(e) = state.handle() {
             tracing::error!(dir = %state.path.display(), error = %e, "cannot open the state dir");
@@ -95,6 +103,12 @@ impl StateDir {
     /// symlink included) is there already.
     pub fn create_new(&self, name: &str) -> io::Result<File> {
         let dir = self.handle()?;
+        self.keep_mode(
+            dir.as_fd(),
+            &self.path.display().to_string(),
+            self.dir_mode(),
+            0,
+        )?;
         let flags = libc::O_WRONLY | libc::O_CREAT | libc::O_EXCL | libc::O_NOFOLLOW;
         openat(dir.as_fd(), name, flags, self.file_mode())
     }
@@ -114,6 +128,76 @@ impl StateDir {
         let file = openat(dir.as_fd(), name, flags, self.file_mode())?;
         check_regular(name, &fstat(file.as_fd())?)?;
         Ok(file)
+    }
+
+    /// Appends `line` to the log `name` with one `write`, through the log kept open
+    /// ([`StateDir::open_log`]).
+    pub fn append_log(&self, name: &str, line: &[u8]) -> io::Result<()> {
+        let mut log = self.open_log(name)?;
+        let (_, file) = log.as_mut().expect("opened");
+        let written = file.write(line)?;
+        if written != line.len() {
+            return Err(io::Error::new(
+                io::ErrorKind::WriteZero,
+                format!("short write: {written} of {} bytes", line.len()),
+            ));
+        }
+        Ok(())
+    }
+
+    /// The log `name`, open for appending: the one kept open while `name` still leads
+    /// to it, else opened anew ([`StateDir::append`]). A mode of the state dir or the
+    /// log that is not the server's own (a command of a server that is not root may
+    /// change them) is restored, with a warning the first time.
+    pub fn open_log(
+        &self,
+        name: &str,
+    ) -> io::Result<std::sync::MutexGuard<'_, Option<(String, File)>>> {
+        let dir = self.handle()?;
+        self.keep_mode(
+            dir.as_fd(),
+            &self.path.display().to_string(),
+            self.dir_mode(),
+            0,
+        )?;
+        let mut log = self.log.lock().unwrap_or_else(|e| e.into_inner());
+        let current = log.as_ref().is_some_and(|(open, file)| {
+            open == name
+                && matches!((statat(dir.as_fd(), name), fstat(file.as_fd())),
+                    (Ok(named), Ok(held)) if (named.st_dev, named.st_ino) == (held.st_dev, held.st_ino))
+        });
+        if !current {
+            *log = None;
+            *log = Some((name.to_owned(), self.append(name)?));
+        }
+        if let Some((_, file)) = log.as_ref() {
+            self.keep_mode(file.as_fd(), name, self.file_mode(), 1)?;
+        }
+        Ok(log)
+    }
+
+    /// Restores the mode of `fd` to `mode` when it changed, with a warning the first
+    /// time (`which` names the warning: the dir's, the logs').
+    fn keep_mode(
+        &self,
+        fd: BorrowedFd<'_>,
+        shown: &str,
+        mode: libc::mode_t,
+        which: usize,
+    ) -> io::Result<()> {
+        let found = fstat(fd)?.st_mode & 0o7777;
+        if found == mode {
+            return Ok(());
+        }
+        if !self.warned[which].swap(true, std::sync::atomic::Ordering::Relaxed) {
+            tracing::warn!(
+                path = shown,
+                found = format!("{found:o}"),
+                restored = format!("{mode:o}"),
+                "the mode of the server's own file was changed (by a command?); restored"
+            );
+        }
+        fchmod(fd, mode)
     }
 
     /// The names in the state dir with what `lstat` says of each (a name removed
@@ -458,6 +542,28 @@ mod tests {
         assert_eq!(
             state.remove("cmd-1.txt").unwrap_err().kind(),
             io::ErrorKind::NotFound
+        );
+    }
+
+    #[test]
+    fn the_log_stays_open_and_follows_its_name_and_day() {
+        use std::os::unix::fs::PermissionsExt;
+        let tmp = tempfile::tempdir().unwrap();
+        let state = StateDir::open(tmp.path());
+        let log = tmp.path().join("audit-1.tsv");
+        state.append_log("audit-1.tsv", b"a\n").unwrap();
+        // Its mode taken away: the open log still takes rows, and gets its mode back.
+        std::fs::set_permissions(&log, std::fs::Permissions::from_mode(0)).unwrap();
+        state.append_log("audit-1.tsv", b"b\n").unwrap();
+        assert_eq!(log.metadata().unwrap().permissions().mode() & 0o777, 0o600);
+        // Moved away: the name is opened anew; a new day is a new file.
+        std::fs::rename(&log, tmp.path().join("moved")).unwrap();
+        state.append_log("audit-1.tsv", b"c\n").unwrap();
+        state.append_log("audit-2.tsv", b"d\n").unwrap();
+        let read = |name: &str| std::fs::read_to_string(tmp.path().join(name)).unwrap();
+        assert_eq!(
+            (read("moved"), read("audit-1.tsv"), read("audit-2.tsv")),
+            ("a\nb\n".into(), "c\n".into(), "d\n".into())
         );
     }
 
