@@ -553,7 +553,7 @@ mod tests {
         let log = tmp.path().join("audit-1.tsv");
         state.append_log("audit-1.tsv", b"a\n").unwrap();
         // Its mode taken away: the open log still takes rows, and gets its mode back.
-        std::fs::set_permissions(&log, std::fs::Permissions::from_mode(0)).unwrap();
+        std::fs::set_permissions(&log, std::fs::Permissions::from_mode(0o000)).unwrap();
         state.append_log("audit-1.tsv", b"b\n").unwrap();
         assert_eq!(log.metadata().unwrap().permissions().mode() & 0o777, 0o600);
         // Moved away: the name is opened anew; a new day is a new file.
