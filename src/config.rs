@@ -31,8 +31,8 @@ pub struct Config {
     pub state_dir: PathBuf,
 
     /// Bytes of overflow files (cmd-N.txt, stderr-N.txt) kept in the state dir: past it
-    /// the oldest are removed (the 20 most recent, and any changed in the last minute,
-    /// always stay).
+    /// the oldest are removed at once (the files of the 20 newest answers, those still
+    /// being written and those another server made in the last 5 s always stay).
     #[arg(long, env = "FORGE_BASH_OVERFLOW_RETENTION_BYTES", default_value_t = 1 << 30)]
     pub overflow_retention_bytes: u64,
 

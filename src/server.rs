@@ -306,16 +306,25 @@ impl Server {
     }
 
     /// Removes what the retention limits say is too old or too much, on a blocking
-    /// thread: the answer does not wait. `spared` are the files just named to a model.
-    /// One pass at a time: a pass asked for while one runs is skipped.
-    pub fn prune_state(&self, spared: Vec<String>) {
+    /// thread: the answer does not wait. `named` are the files an answer just named to
+    /// a model: spared, with those of the newest answers. A pass asked for while one
+    /// runs waits for it, so that none is skipped in a burst.
+    pub fn prune_state(&self, named: Vec<String>) {
+        if !named.is_empty() {
+            self.inner.spiller.named(&named);
+        }
         let inner = self.inner.clone();
         tokio::task::spawn_blocking(move || {
-            let Ok(_one) = inner.pruning.try_lock() else {
-                return;
-            };
+            let _one = inner.pruning.lock().unwrap_or_else(|e| e.into_inner());
             let retention = inner.config.retention();
-            retention::prune(&inner.state, &retention, &spared, SystemTime::now());
+            let before = inner.spiller.made();
+            let mut seen = std::collections::HashSet::new();
+            let mut spared = |name: &str, age: Duration| {
+                seen.insert(name.to_owned());
+                inner.spiller.spares(name, age)
+            };
+            retention::prune(&inner.state, &retention, &mut spared, SystemTime::now());
+            inner.spiller.forget_gone(&before, &seen);
         });
     }
 
