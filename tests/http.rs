@@ -744,3 +744,59 @@ fn as_root_each_user_has_a_uid_of_their_own() {
     // SAFETY: a signal to the job this test's session started.
     unsafe { libc::kill(job, libc::SIGKILL) };
 }
+
+/// Connections need no token to open: 4,200 idle ones, from 70 loopback addresses,
+/// must not delay a user. Strangers are bounded apart from the trusted connections,
+/// per peer and in all, and the server holds few of them.
+#[test]
+fn idle_strangers_cannot_starve_an_authenticated_client() {
+    const IDLE: usize = 4200;
+    let mut limit = libc::rlimit {
+        rlim_cur: 0,
+        rlim_max: 0,
+    };
+    // SAFETY: a valid rlimit for getrlimit and setrlimit, of this test process.
+    unsafe {
+        libc::getrlimit(libc::RLIMIT_NOFILE, &mut limit);
+        limit.rlim_cur = limit.rlim_max;
+        libc::setrlimit(libc::RLIMIT_NOFILE, &limit);
+    }
+    if limit.rlim_cur < (IDLE as u64) + 1000 {
+        eprintln!(
+            "skipped: {IDLE} connections need more open files than {}",
+            limit.rlim_cur
+        );
+        return;
+    }
+    let server = HttpServer::start(&[]);
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    let idle: Vec<tokio::net::TcpStream> = runtime.block_on(async {
+        let mut idle = Vec::with_capacity(IDLE);
+        for n in 0..IDLE {
+            let socket = tokio::net::TcpSocket::new_v4().unwrap();
+            let source = std::net::Ipv4Addr::new(127, 0, 1, (n / 60 + 1) as u8);
+            socket.bind((source, 0).into()).unwrap();
+            idle.push(socket.connect(server.addr).await.unwrap());
+        }
+        idle
+    });
+    let mut client = server.client(None);
+    let started = Instant::now();
+    let reply = client.initialize();
+    let took = started.elapsed();
+    assert_eq!(reply.status, 200, "{reply:?}");
+    assert!(took < Duration::from_secs(1), "initialize took {took:?}");
+    assert!(client.run("echo served").starts_with("served\n"));
+    // The server holds a bounded number of them, not 4,200.
+    let open = std::fs::read_dir(format!("/proc/{}/fd", server.pid()))
+        .unwrap()
+        .count();
+    assert!(open < 1024 + 200, "the server holds {open} descriptors");
+    eprintln!(
+        "initialize with {IDLE} idle connections: {took:?}; the server holds {open} descriptors"
+    );
+    drop(idle);
+}
