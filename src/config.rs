@@ -259,16 +259,7 @@ impl Config {
 /// The placeholder of a per-user path over HTTP.
 pub const USER: &str = "{user}";
 
-/// A user name as a session may give it (`X-User-ID`): 1 to 64 of `A-Z a-z 0-9 . _ -`,
-/// and not `.` or `..`, so that it is always one directory name of its own.
-pub fn valid_user(name: &str) -> bool {
-    (1..=64).contains(&name.len())
-        && name
-            .bytes()
-            .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'.' | b'_' | b'-'))
-        && name != "."
-        && name != ".."
-}
+pub use crate::users::valid_user;
 
 /// Why the configuration cannot be served.
 #[derive(Debug, thiserror::Error)]

@@ -4,7 +4,7 @@
 //! After each overflow, at start-up and every hour, the oldest `cmd-N.txt` and
 //! `stderr-N.txt` are removed until those left are within the byte budget and none is
 //! older than the age limit. Only some are kept whatever their size, as the server's
-//! [`Spiller`](crate::overflow::Spiller) says: the files named in its
+//! overflow spiller says: the files named in its
 //! [`KEEP_RECENT`] newest answers (at start-up, the most recent files there), the ones
 //! its running commands are still writing, and the ones another server on the same
 //! state dir made in the last [`GRACE`] (it may be about to name them). Everything else

@@ -19,6 +19,18 @@ use std::path::{Path, PathBuf};
 /// mapping is no secret), written only by root.
 const MAP_MODE: u32 = 0o644;
 
+/// A user name as a session may give it (`X-User-ID`, `--user`): 1 to 64 of
+/// `A-Z a-z 0-9 . _ -`, and not `.` or `..`, so that it is always one directory name
+/// of its own.
+pub fn valid_user(name: &str) -> bool {
+    (1..=64).contains(&name.len())
+        && name
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'.' | b'_' | b'-'))
+        && name != "."
+        && name != ".."
+}
+
 /// A uid and a gid.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Ids {
@@ -193,9 +205,7 @@ fn parse(text: &str) -> Result<Vec<(&str, u32)>, usize> {
                 words.next().map(str::parse::<u32>),
                 words.next(),
             ) {
-                (Some(name), Some(Ok(uid)), None) if crate::config::valid_user(name) => {
-                    Ok((name, uid))
-                }
+                (Some(name), Some(Ok(uid)), None) if valid_user(name) => Ok((name, uid)),
                 _ => Err(n + 1),
             }
         })

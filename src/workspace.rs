@@ -39,7 +39,7 @@ pub enum Error {
 
 /// The server of `config`'s workdir and state dir, sharing `shared`; its state dir
 /// gets a retention pass (on the runtime's blocking threads). When its commands run
-/// under a uid of their own ([`ids`]), the workdir and a private HOME and TMPDIR in the
+/// under a uid of their own, the workdir and a private HOME and TMPDIR in the
 /// state dir are that uid's, mode 0700; the state dir and its files stay the server's,
 /// readable by the uid's group.
 pub fn open(shared: Arc<Shared>, config: Config) -> Result<Server, Error> {

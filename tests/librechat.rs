@@ -135,10 +135,39 @@ fn two_users_of_one_librechat_do_not_meet() {
     assert!(crate::support::alive(job));
     assert!(alice.run("echo alive").starts_with("alive\n"));
 
+    // What stays open with one uid for all: a unix socket alice listens on in her
+    // TMPDIR takes bob's connection (Landlock does not handle connecting to a socket
+    // by its path).
+    let socket = container.path("state/alice/tmp/agent.sock");
+    alice.run(&format!(
+        "/usr/bin/python3 -c 'import socket,time; s=socket.socket(socket.AF_UNIX); s.bind(\"{}\"); s.listen(); time.sleep(300)' > /dev/null 2>&1 &",
+        socket.display()
+    ));
+    assert!(eventually(PATIENCE, || socket.exists()));
+    let answer = bob.run(&format!(
+        "/usr/bin/python3 -c 'import socket; socket.socket(socket.AF_UNIX).connect(\"{}\"); print(\"connected\")'",
+        socket.display()
+    ));
+    assert!(answer.starts_with("connected\n"), "{answer}");
+    // And command lines: bob sees alice's in `ps` (no hidepid mount here).
+    let seen = bob.run(&format!(
+        "ps -eo args | grep -c '^/usr/bin/python3 -c import socket,time; s=socket.socket(socket.AF_UNIX); s.bind(\"{}\")'",
+        socket.display()
+    ));
+    assert!(seen.starts_with("1\n"), "{seen}");
+
     // 6 (audit). Each user's calls are in that user's own log.
     let rows = |user: &str| crate::support::audit_rows(&container.path(&format!("state/{user}")));
     assert!(rows("alice").iter().all(|r| !r[1].contains("mine.txt")));
     assert!(rows("bob").iter().any(|r| r[1].contains("mine.txt")));
+
+    // 7. What stays open with one uid for all: Landlock has no rule for metadata, so
+    // bob can change the mode of alice's state dir; her server restores it, and her
+    // next call is still audited.
+    let answer = bob.run(&format!("chmod 000 {alice_state} && echo changed"));
+    assert!(answer.starts_with("changed\n"), "{answer}");
+    assert!(alice.run("echo audited").starts_with("audited\n"));
+    assert_eq!(rows("alice").last().unwrap()[1], "echo audited");
     drop(registry);
     drop(database);
 }
@@ -308,12 +337,22 @@ fn root_server_keeps_its_users_apart(extra: &[&str]) {
 
     let (bob_work, bob_state) = (host.path("workspace/bob"), host.path("state/bob"));
     let bob_server = bob.pid();
+    // What stays open: command lines, in `ps` (no hidepid mount here).
+    // (A duration of its own: tests run in parallel.)
+    bob.run(&format!("sleep {} > /dev/null 2>&1 &", b.0));
+    let seen = alice.run(&format!(
+        "for i in $(seq 100); do ps -eo args | grep -qx 'sleep {}' && echo seen && break; sleep 0.1; done",
+        b.0
+    ));
+    assert!(seen.starts_with("seen\n"), "{seen}");
     for attack in [
         format!("chmod 000 {}", bob_work.display()),
         format!("chmod 000 {}", bob_state.display()),
         format!("chmod 000 {}/tmp", bob_state.display()),
         format!("cat {}/notes", bob_work.display()),
+        format!("echo x >> {}/notes", bob_work.display()),
         format!("ls {}", bob_work.display()),
+        format!("echo x > {}/planted", bob_state.display()),
         format!("kill -STOP {job}"),
         format!("kill -TERM {bob_server}"),
         format!("cat /proc/{job}/environ"),
