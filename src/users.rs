@@ -117,7 +117,8 @@ pub enum Error {
 }
 
 /// The uid of `user` in the mapping file `file`: theirs already, or the lowest free
-/// one of `range`, recorded before it is returned. The file is locked meanwhile.
+/// one of `range` (not one `/etc/passwd` or `/etc/group` names), recorded before it is
+/// returned. The file is locked meanwhile.
 pub fn uid_of(file: &Path, range: Range, user: &str) -> Result<u32, Error> {
     let shown = || file.display().to_string();
     let io_error = |source| Error::File {
@@ -212,11 +213,17 @@ fn parse(text: &str) -> Result<Vec<(&str, u32)>, usize> {
         .collect()
 }
 
-/// The uids of `/etc/passwd`: never given to a user.
+/// The uids of `/etc/passwd` and the gids of `/etc/group`: never given to a user (a
+/// user's gid is their uid).
 fn accounts() -> std::collections::HashSet<u32> {
-    let text = std::fs::read_to_string("/etc/passwd").unwrap_or_default();
-    text.lines()
-        .filter_map(|line| line.split(':').nth(2)?.parse().ok())
+    ["/etc/passwd", "/etc/group"]
+        .into_iter()
+        .flat_map(|file| {
+            let text = std::fs::read_to_string(file).unwrap_or_default();
+            text.lines()
+                .filter_map(|line| line.split(':').nth(2)?.parse().ok())
+                .collect::<Vec<u32>>()
+        })
         .collect()
 }
 
@@ -333,6 +340,50 @@ mod tests {
         for bad in ["", "5", "0-5", "9-5", "a-b", "5-"] {
             assert!(bad.parse::<Range>().is_err(), "{bad:?}");
         }
+    }
+
+    #[test]
+    fn uids_are_given_once_each_kept_and_never_shared_even_at_once() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("etc/uids");
+        let range = Range {
+            first: 4_000_000,
+            last: 4_000_015,
+        };
+        // Sixteen users asking at once, from threads with a descriptor each.
+        let uids: Vec<u32> = std::thread::scope(|scope| {
+            let asking: Vec<_> = (0..16)
+                .map(|n| {
+                    let file = &file;
+                    scope.spawn(move || uid_of(file, range, &format!("user{n}")).unwrap())
+                })
+                .collect();
+            asking.into_iter().map(|t| t.join().unwrap()).collect()
+        });
+        let distinct: std::collections::HashSet<u32> = uids.iter().copied().collect();
+        assert_eq!(distinct.len(), 16, "{uids:?}");
+        assert!(
+            uids.iter()
+                .all(|uid| (range.first..=range.last).contains(uid))
+        );
+        // Asked again, each keeps theirs; a seventeenth finds the range full.
+        for (n, uid) in uids.iter().enumerate() {
+            assert_eq!(uid_of(&file, range, &format!("user{n}")).unwrap(), *uid);
+        }
+        let e = uid_of(&file, range, "late").unwrap_err().to_string();
+        assert!(
+            e.starts_with("user late: every uid of --user-uids 4000000-4000015 is taken"),
+            "{e}"
+        );
+        // A mapping that gives one uid twice is refused, not served.
+        std::fs::write(&file, "a 4000000\nb 4000000\n").unwrap();
+        let e = uid_of(&file, range, "a").unwrap_err().to_string();
+        assert!(e.contains("uid 4000000 is given to both a and b"), "{e}");
+        // So is one others may write.
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(&file, std::fs::Permissions::from_mode(0o666)).unwrap();
+        let e = uid_of(&file, range, "a").unwrap_err().to_string();
+        assert!(e.contains("writable by it alone"), "{e}");
     }
 
     #[test]

@@ -303,6 +303,23 @@ fn root_server_keeps_its_users_apart(extra: &[&str]) {
         mask_ms(&answer),
         format!("{mine}\n{mine}\n{mine}\n\n[exit:0 | Xms]")
     );
+    // Its overflow files and audit log: read, not changed.
+    let answer = alice.run("seq 1 5000");
+    let at = answer.find("written to ").expect(&answer) + "written to ".len();
+    let overflow = answer[at..].lines().next().unwrap().trim().to_owned();
+    let log = forge_bash::audit::path(&host.path("state/alice"), chrono::Utc::now());
+    let answer = alice.run(&format!(
+        "tail -1 {overflow}; tail -1 {} | cut -f2",
+        log.display()
+    ));
+    assert_eq!(mask_ms(&answer), "5000\nseq 1 5000\n\n[exit:0 | Xms]");
+    for attack in [
+        format!("echo x >> {overflow}"),
+        format!("echo x >> {}", log.display()),
+    ] {
+        let answer = alice.run(&attack);
+        assert!(denied(&answer), "alice: {attack}: {answer}");
+    }
     let state = host.path("state/alice");
     let meta = std::fs::metadata(&state).unwrap();
     use std::os::unix::fs::MetadataExt;
