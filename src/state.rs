@@ -102,13 +102,7 @@ impl StateDir {
     /// Creates `name` in the state dir; fails with `AlreadyExists` when anything (a
     /// symlink included) is there already.
     pub fn create_new(&self, name: &str) -> io::Result<File> {
-        let dir = self.handle()?;
-        self.keep_mode(
-            dir.as_fd(),
-            &self.path.display().to_string(),
-            self.dir_mode(),
-            0,
-        )?;
+        let dir = self.kept_handle()?;
         let flags = libc::O_WRONLY | libc::O_CREAT | libc::O_EXCL | libc::O_NOFOLLOW;
         openat(dir.as_fd(), name, flags, self.file_mode())
     }
@@ -153,13 +147,7 @@ impl StateDir {
         &self,
         name: &str,
     ) -> io::Result<std::sync::MutexGuard<'_, Option<(String, File)>>> {
-        let dir = self.handle()?;
-        self.keep_mode(
-            dir.as_fd(),
-            &self.path.display().to_string(),
-            self.dir_mode(),
-            0,
-        )?;
+        let dir = self.kept_handle()?;
         let mut log = self.log.lock().unwrap_or_else(|e| e.into_inner());
         let current = log.as_ref().is_some_and(|(open, file)| {
             open == name
@@ -174,6 +162,15 @@ impl StateDir {
             self.keep_mode(file.as_fd(), name, self.file_mode(), 1)?;
         }
         Ok(log)
+    }
+
+    /// The directory handle, once the state dir's mode is its own again (see
+    /// [`StateDir::open_log`]).
+    fn kept_handle(&self) -> io::Result<Arc<OwnedFd>> {
+        let dir = self.handle()?;
+        let shown = self.path.display().to_string();
+        self.keep_mode(dir.as_fd(), &shown, self.dir_mode(), 0)?;
+        Ok(dir)
     }
 
     /// Restores the mode of `fd` to `mode` when it changed, with a warning the first
@@ -227,21 +224,7 @@ impl StateDir {
     /// Makes (mode 0700) or opens the subdirectory `name` and returns its path, after
     /// checking through the handle that it is a directory of this user and not a symlink.
     pub fn subdir(&self, name: &str) -> io::Result<PathBuf> {
-        let dir = self.handle()?;
-        let c_name = c_name(name)?;
-        // SAFETY: a valid directory descriptor and a NUL-terminated name.
-        if unsafe { libc::mkdirat(dir.as_raw_fd(), c_name.as_ptr(), DIR_MODE) } != 0 {
-            let e = io::Error::last_os_error();
-            if e.kind() != io::ErrorKind::AlreadyExists {
-                return Err(e);
-            }
-        }
-        let sub = openat(
-            dir.as_fd(),
-            name,
-            libc::O_RDONLY | libc::O_DIRECTORY | libc::O_NOFOLLOW,
-            0,
-        )?;
+        let sub = self.make_subdir(name)?;
         check_owner(name, &fstat(sub.as_fd())?)?;
         Ok(self.path.join(name))
     }
@@ -250,6 +233,14 @@ impl StateDir {
     /// it to `uid` and `gid`, mode 0700: a user's private HOME or TMPDIR. A symlink
     /// there is refused.
     pub fn subdir_of(&self, name: &str, uid: u32, gid: u32) -> io::Result<PathBuf> {
+        let sub = self.make_subdir(name)?;
+        std::os::unix::fs::fchown(&sub, Some(uid), Some(gid))?;
+        fchmod(sub.as_fd(), DIR_MODE as libc::mode_t)?;
+        Ok(self.path.join(name))
+    }
+
+    /// Makes (mode 0700) or opens the subdirectory `name`, never through a symlink.
+    fn make_subdir(&self, name: &str) -> io::Result<File> {
         let dir = self.handle()?;
         let c_name = c_name(name)?;
         // SAFETY: a valid directory descriptor and a NUL-terminated name.
@@ -259,15 +250,8 @@ impl StateDir {
                 return Err(e);
             }
         }
-        let sub = openat(
-            dir.as_fd(),
-            name,
-            libc::O_RDONLY | libc::O_DIRECTORY | libc::O_NOFOLLOW,
-            0,
-        )?;
-        std::os::unix::fs::fchown(&sub, Some(uid), Some(gid))?;
-        fchmod(sub.as_fd(), DIR_MODE as libc::mode_t)?;
-        Ok(self.path.join(name))
+        let flags = libc::O_RDONLY | libc::O_DIRECTORY | libc::O_NOFOLLOW;
+        openat(dir.as_fd(), name, flags, 0)
     }
 }
 

@@ -105,21 +105,27 @@ fn missing_workdir_warns_and_fails_each_call() {
     assert!(server.run("echo hi").starts_with("hi\n"));
 }
 
+/// The binary, run as `uid` through `setpriv` when given.
+#[cfg(feature = "http")]
+fn as_user(uid: Option<u32>) -> std::process::Command {
+    let Some(uid) = uid else {
+        return crate::support::binary();
+    };
+    let id = uid.to_string();
+    let mut setpriv = std::process::Command::new("setpriv");
+    setpriv.args(["--reuid", &id, "--regid", &id, "--clear-groups", "--"]);
+    setpriv
+        .arg(crate::support::BIN)
+        .stdin(std::process::Stdio::null());
+    setpriv
+}
+
 #[cfg(feature = "http")]
 /// Starts the binary with `args` (and `FORGE_BASH_HTTP_TOKEN` set, so that only what
 /// is tested is wrong), as `uid` through `setpriv` when given; asserts that it refused
 /// to start with nothing on stdout, and returns its stderr.
 fn refused_start(args: &[&str], uid: Option<u32>) -> String {
-    let mut command = match uid {
-        Some(uid) => {
-            let id = uid.to_string();
-            let mut setpriv = std::process::Command::new("setpriv");
-            setpriv.args(["--reuid", &id, "--regid", &id, "--clear-groups", "--"]);
-            setpriv.arg(crate::support::BIN);
-            setpriv
-        }
-        None => crate::support::binary(),
-    };
+    let mut command = as_user(uid);
     command
         .args(args)
         .env("FORGE_BASH_HTTP_TOKEN", "a-token-of-thirty-two-bytes-long")
@@ -286,16 +292,7 @@ fn a_non_root_server_with_user_paths_needs_the_sandbox_or_says_it_knows() {
         "{stderr}"
     );
     // Accepted knowingly: it serves, and says what it gives up.
-    let mut command = match uid {
-        Some(uid) => {
-            let id = uid.to_string();
-            let mut setpriv = std::process::Command::new("setpriv");
-            setpriv.args(["--reuid", &id, "--regid", &id, "--clear-groups", "--"]);
-            setpriv.arg(crate::support::BIN);
-            setpriv
-        }
-        None => std::process::Command::new(crate::support::BIN),
-    };
+    let mut command = as_user(uid);
     command
         .args(args)
         .arg("--allow-shared-uid")
