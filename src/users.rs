@@ -97,6 +97,14 @@ pub enum Error {
         range: Range,
         file: String,
     },
+    #[error(
+        "user {user}: uid {uid} of --user-uids {range} is not mapped in this user namespace (see /proc/self/uid_map); give --user-uids a range inside it"
+    )]
+    Unmapped {
+        user: String,
+        uid: u32,
+        range: Range,
+    },
     #[error("--user-uids-file {file}: {source}")]
     File { file: String, source: io::Error },
     #[error("--user-uids-file {file}: line {line} is not `NAME UID`; fix or remove it")]
@@ -187,6 +195,13 @@ pub fn uid_of(file: &Path, range: Range, user: &str) -> Result<u32, Error> {
     if !text.is_empty() && !text.ends_with('\n') {
         line.insert(0, '\n');
     }
+    if !mapped(free) {
+        return Err(Error::Unmapped {
+            user: user.to_owned(),
+            uid: free,
+            range,
+        });
+    }
     map.write_all(line.as_bytes()).map_err(io_error)?;
     map.sync_data().map_err(io_error)?;
     tracing::info!(user, uid = free, file = %file.display(), "a user's uid");
@@ -211,6 +226,19 @@ fn parse(text: &str) -> Result<Vec<(&str, u32)>, usize> {
             }
         })
         .collect()
+}
+
+/// Whether `uid` exists in this process's user namespace (a container may map only
+/// some): a command cannot run as one that does not. Where the map cannot be read,
+/// every uid counts as mapped.
+fn mapped(uid: u32) -> bool {
+    let Ok(map) = std::fs::read_to_string("/proc/self/uid_map") else {
+        return true;
+    };
+    map.lines().any(|line| {
+        let numbers: Vec<u64> = line.split_whitespace().filter_map(|n| n.parse().ok()).collect();
+        matches!(numbers[..], [inside, _, count] if (inside..inside + count).contains(&u64::from(uid)))
+    })
 }
 
 /// The uids of `/etc/passwd` and the gids of `/etc/group`: never given to a user (a
