@@ -170,6 +170,9 @@ impl Workspaces {
     /// (each is made on first use).
     pub fn new(shared: Arc<Shared>, template: Config) -> Result<Workspaces, Error> {
         let single = if template.per_user() {
+            if template.uid_per_user(users::euid()) {
+                check_user_parents(&template)?;
+            }
             None
         } else {
             Some(open(shared.clone(), template.clone())?)
@@ -226,6 +229,24 @@ impl Workspaces {
     pub async fn keep_bounded(&self) {
         keep_bounded(|| self.all()).await;
     }
+}
+
+/// Refuses per-user paths whose fixed part (before `{user}`) a user's uid could not
+/// enter: every user would be refused, so the server does not start.
+fn check_user_parents(template: &Config) -> Result<(), Error> {
+    let first = template.user_uids.first;
+    let ids = users::Ids {
+        uid: first,
+        gid: first,
+    };
+    for path in [&template.workdir, &template.state_dir] {
+        let fixed: std::path::PathBuf = path
+            .components()
+            .take_while(|part| !part.as_os_str().to_string_lossy().contains(config::USER))
+            .collect();
+        users::check_traversable(&fixed.join(config::USER), ids)?;
+    }
+    Ok(())
 }
 
 /// Makes a user's workdir, mode 0700, its missing parents mode 0711.

@@ -745,6 +745,40 @@ fn as_root_each_user_has_a_uid_of_their_own() {
     unsafe { libc::kill(job, libc::SIGKILL) };
 }
 
+/// As root with per-user paths, a fixed parent no user's uid could enter refuses
+/// start-up, naming it.
+#[test]
+fn as_root_a_parent_no_user_can_enter_refuses_start_up() {
+    // SAFETY: geteuid has no preconditions.
+    if unsafe { libc::geteuid() } != 0 {
+        eprintln!("skipped: a uid per user needs a root server");
+        return;
+    }
+    use std::os::unix::fs::PermissionsExt;
+    let dir = tempfile::tempdir().unwrap();
+    let closed = dir.path().join("closed");
+    std::fs::create_dir(&closed).unwrap();
+    std::fs::set_permissions(&closed, std::fs::Permissions::from_mode(0o700)).unwrap();
+    std::fs::set_permissions(dir.path(), std::fs::Permissions::from_mode(0o711)).unwrap();
+    let out = binary()
+        .args(["--http", "127.0.0.1:0", "--workdir"])
+        .arg(closed.join("ws/{user}"))
+        .arg("--state-dir")
+        .arg(dir.path().join("state/{user}"))
+        .env("FORGE_BASH_HTTP_TOKEN", TOKEN)
+        .env("FORGE_BASH_USER_UIDS_FILE", dir.path().join("uids"))
+        .env("FORGE_BASH_USER_UIDS", crate::support::uid_range())
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    let named = format!("{}: uid", closed.display());
+    assert!(
+        stderr.contains(&named) && stderr.contains("cannot enter it"),
+        "{stderr}"
+    );
+}
+
 /// Connections need no token to open: 4,200 idle ones, from 70 loopback addresses,
 /// must not delay a user. Strangers are bounded apart from the trusted connections,
 /// per peer and in all, and the server holds few of them.

@@ -373,9 +373,13 @@ fn root_server_keeps_its_users_apart(extra: &[&str]) {
         format!("kill -STOP {job}"),
         format!("kill -TERM {bob_server}"),
         format!("cat /proc/{job}/environ"),
+        format!("exec 3< /proc/{job}/mem"),
         format!("cat /proc/{bob_server}/environ"),
         connect.clone(),
         "cat /proc/1/environ".to_owned(),
+        // Its own server: its stdout to the client, its environment.
+        format!("echo PWNED > /proc/{}/fd/1", alice.pid()),
+        format!("cat /proc/{}/environ", alice.pid()),
     ] {
         let answer = alice.run(&attack);
         assert!(denied(&answer), "alice: {attack}: {answer}");
