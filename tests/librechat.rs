@@ -370,6 +370,15 @@ fn root_server_keeps_its_users_apart(extra: &[&str]) {
         format!("echo x >> {}/notes", bob_work.display()),
         format!("ls {}", bob_work.display()),
         format!("echo x > {}/planted", bob_state.display()),
+        format!(
+            "ls {}/home {}/tmp",
+            bob_state.display(),
+            bob_state.display()
+        ),
+        format!(
+            "cat {}",
+            forge_bash::audit::path(&bob_state, chrono::Utc::now()).display()
+        ),
         format!("kill -STOP {job}"),
         format!("kill -TERM {bob_server}"),
         format!("cat /proc/{job}/environ"),
