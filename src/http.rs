@@ -18,6 +18,11 @@
 //! the server's shutdown) its running commands are cancelled as by
 //! `notifications/cancelled`, and what they left in the background is killed.
 //! Every session shares `--max-concurrent`, the containment and the shutdown.
+//!
+//! Opening a connection needs no token: until it sends an authenticated request a
+//! connection is a stranger, bounded per peer address and in all apart from the
+//! trusted ones ([`MAX_STRANGERS_PER_PEER`], [`MAX_STRANGERS`], [`HEADER_TIMEOUT`]),
+//! so that idle strangers never keep a user out.
 
 use std::collections::HashMap;
 use std::convert::Infallible;
