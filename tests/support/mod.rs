@@ -148,13 +148,19 @@ pub fn uid_range() -> String {
 }
 
 /// Sets the uid mapping of a root server's users to a file in `dir` and a range of
-/// its own, and lets every uid pass through `dir` (mode 0711).
+/// its own, and lets every uid pass through `dir` (mode 0711). Run by a user other
+/// than root (a developer's), per-user paths share that uid knowingly, as the tests
+/// of the transport expect (CI, as root, gives each user a uid).
 pub fn own_uids(command: &mut Command, dir: &Path) {
     use std::os::unix::fs::PermissionsExt;
     std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o711)).unwrap();
     command
         .env("FORGE_BASH_USER_UIDS_FILE", dir.join("uids"))
         .env("FORGE_BASH_USER_UIDS", uid_range());
+    // SAFETY: geteuid has no preconditions.
+    if unsafe { libc::geteuid() } != 0 {
+        command.env("FORGE_BASH_ALLOW_SHARED_UID", "1");
+    }
 }
 
 /// A running forge-bash with its own directories.
