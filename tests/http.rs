@@ -824,13 +824,13 @@ fn idle_strangers_cannot_starve_an_authenticated_client() {
     assert_eq!(reply.status, 200, "{reply:?}");
     assert!(took < Duration::from_secs(1), "initialize took {took:?}");
     assert!(client.run("echo served").starts_with("served\n"));
-    // The server holds a bounded number of them, not 4,200.
-    let open = std::fs::read_dir(format!("/proc/{}/fd", server.pid()))
-        .unwrap()
-        .count();
-    assert!(open < 1024 + 200, "the server holds {open} descriptors");
-    eprintln!(
-        "initialize with {IDLE} idle connections: {took:?}; the server holds {open} descriptors"
-    );
+    eprintln!("initialize with {IDLE} idle connections: {took:?}");
+    // The server holds a bounded number of them, not 4,200 (where its descriptors can
+    // be counted: a server that is not root is not dumpable, so only root can).
+    if let Ok(fds) = std::fs::read_dir(format!("/proc/{}/fd", server.pid())) {
+        let open = fds.count();
+        assert!(open < 1024 + 200, "the server holds {open} descriptors");
+        eprintln!("the server holds {open} descriptors");
+    }
     drop(idle);
 }
