@@ -342,6 +342,10 @@ impl Config {
             if self.http.is_some() {
                 return Err(Error::UserOverHttp);
             }
+            if user.contains("{{") && user.contains("}}") {
+                let (flag, path) = ("--user", user.clone());
+                return Err(Error::Placeholder { flag, path });
+            }
             if !valid_user(user) {
                 return Err(Error::BadUser(user.clone()));
             }

@@ -205,6 +205,17 @@ fn unsafe_configurations_refuse_start_up_naming_the_flags_and_the_way_out() {
         (
             vec![
                 "--user",
+                "{{LIBRECHAT_USER_ID}}",
+                "--workdir",
+                &ws,
+                "--state-dir",
+                &st,
+            ],
+            &["--user {{LIBRECHAT_USER_ID}}", "placeholder"],
+        ),
+        (
+            vec![
+                "--user",
                 "../bob",
                 "--workdir",
                 &shared_ws,
