@@ -1,7 +1,8 @@
 //! The audit log: one TSV row per call, in a file per UTC day.
 //!
 //! `<state-dir>/audit-YYYY-MM-DD.tsv`, columns: timestamp, command, exit code,
-//! duration in ms. Each row is a single `write` to a file opened for appending, so
+//! duration in ms, and a fifth, [`BACKGROUND`], only in the row of a call that left a
+//! job running. Each row is a single `write` to a file opened for appending, so
 //! concurrent calls never interleave. The file is opened through the state dir's
 //! handle and never through a symlink or a hard link (see [`StateDir::append`]), and
 //! kept open: a command cannot stop the rows by changing a mode. A call whose day's
@@ -17,6 +18,9 @@ use crate::state::StateDir;
 
 pub mod view;
 
+/// The fifth column of the row of a call that left a job running in the background.
+pub const BACKGROUND: &str = "background";
+
 /// One call, as it is logged.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Row<'a> {
@@ -24,17 +28,24 @@ pub struct Row<'a> {
     pub command: &'a str,
     pub code: i32,
     pub ms: u128,
+    /// The call was answered while a job it started still ran and wrote to its pipes.
+    pub background: bool,
 }
 
 impl Row<'_> {
     /// The row as written, with its newline.
     pub fn to_line(&self) -> String {
         format!(
-            "{}\t{}\t{}\t{}\n",
+            "{}\t{}\t{}\t{}{}\n",
             self.at.format("%Y-%m-%dT%H:%M:%S%.3fZ"),
             escape(self.command),
             self.code,
-            self.ms
+            self.ms,
+            if self.background {
+                format!("\t{BACKGROUND}")
+            } else {
+                String::new()
+            }
         )
     }
 }
@@ -153,10 +164,20 @@ mod tests {
             command: "git pull origin dev",
             code: 0,
             ms: 536,
+            background: false,
         };
         assert_eq!(
             row.to_line(),
             "2026-04-26T14:32:01.234Z\tgit pull origin dev\t0\t536\n"
+        );
+        let left_running = Row {
+            command: "python3 -m http.server &",
+            background: true,
+            ..row
+        };
+        assert_eq!(
+            left_running.to_line(),
+            "2026-04-26T14:32:01.234Z\tpython3 -m http.server &\t0\t536\tbackground\n"
         );
     }
 
@@ -215,6 +236,7 @@ mod tests {
                 command: "one",
                 code: 0,
                 ms: 1,
+                background: false,
             },
         )
         .unwrap();
@@ -225,6 +247,7 @@ mod tests {
                 command: "two",
                 code: -1,
                 ms: 0,
+                background: false,
             },
         )
         .unwrap();
@@ -248,7 +271,8 @@ mod tests {
                     at: at(),
                     command: "x",
                     code: 0,
-                    ms: 0
+                    ms: 0,
+                    background: false
                 }
             )
             .is_err()
@@ -260,6 +284,7 @@ mod tests {
                 command: "x",
                 code: 0,
                 ms: 0,
+                background: false,
             },
         );
     }

@@ -104,6 +104,18 @@ pub struct Config {
     )]
     pub network: crate::sandbox::Network,
 
+    /// With the sandbox: unix sockets for commands. `deny` refuses making any (a pair
+    /// from socketpair() still works), so no daemon's socket whose path is known (another
+    /// user's tmux, a credential cache, a database) can be reached; `allow` lets commands
+    /// connect to any socket the server's user can.
+    #[arg(
+        long,
+        env = "FORGE_BASH_UNIX_SOCKETS",
+        value_name = "deny|allow",
+        default_value = "deny"
+    )]
+    pub unix_sockets: crate::sandbox::UnixSockets,
+
     /// With the sandbox: more paths commands may write under (comma-separated; the
     /// flag may be repeated).
     #[arg(
@@ -256,8 +268,7 @@ impl Config {
     }
 }
 
-/// The placeholder of a per-user path over HTTP.
-pub const USER: &str = "{user}";
+pub use crate::users::USER;
 
 pub use crate::users::valid_user;
 

@@ -16,15 +16,17 @@
 //!   (`env -i setsid …`) loses it; only the cgroup still holds such a process.
 //!
 //! When the server stops, it ends everything any call started, background jobs of
-//! answered calls included, unless `--keep-background` is given. A [`watchdog`]
-//! process does the same when the server dies without stopping (SIGKILL, a crash).
+//! answered calls included, unless `--keep-background` is given. Before anything is
+//! killed, whatever their output goes to is [`Told`] why, as it is when a session
+//! ends. A [`watchdog`] process does the same when the server dies without stopping
+//! (SIGKILL, a crash).
 
 use std::collections::HashMap;
 use std::fs::File;
 use std::io::{self, Write};
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, AtomicI32, AtomicU64, Ordering};
-use std::sync::{Arc, Mutex, OnceLock};
+use std::sync::{Arc, Mutex, OnceLock, Weak};
 
 pub mod cgroup;
 pub mod watchdog;
@@ -33,6 +35,21 @@ use cgroup::{CallCgroups, Cgroups};
 
 /// The environment variable that marks a call's processes.
 pub const MARKER: &str = "FORGE_BASH_CALL";
+
+/// Why the server stops what an answered call left running.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Stopping {
+    /// The server stops; `kept`: background jobs are left running (`--keep-background`).
+    Server { kept: bool },
+    /// The client session of the call ends.
+    Session,
+}
+
+/// Told when the server stops what an answered call left running, before anything is
+/// killed: the file that a background job's output goes to ends with a line saying why.
+pub trait Told: Send + Sync + std::fmt::Debug {
+    fn stopping(&self, why: Stopping);
+}
 
 /// Processes a call may have at once, where a `pids` controller enforces it.
 pub const DEFAULT_MAX_PROCESSES: u32 = 2048;
@@ -60,6 +77,8 @@ pub struct Containment {
     running: Mutex<HashMap<String, String>>,
     /// Call cgroups that still held processes when their call ended.
     lingering: Mutex<Vec<PathBuf>>,
+    /// What is told when the server stops: background jobs' output files.
+    told: Mutex<Vec<Weak<dyn Told>>>,
 }
 
 impl Containment {
@@ -87,6 +106,7 @@ impl Containment {
             watchdog: Mutex::new(None),
             running: Mutex::new(HashMap::new()),
             lingering: Mutex::new(Vec::new()),
+            told: Mutex::new(Vec::new()),
         }
     }
 
@@ -131,6 +151,7 @@ impl Containment {
             registered: AtomicBool::new(false),
             killed: AtomicBool::new(false),
             answered: AtomicBool::new(false),
+            told: OnceLock::new(),
             containment: self.clone(),
         })
     }
@@ -182,9 +203,22 @@ impl Containment {
         spawn.await.map_err(io::Error::other)?
     }
 
+    /// The server stops: whatever background jobs' output goes to is told (once).
+    /// Nothing is killed yet.
+    pub fn end_background_output(&self) {
+        let told = std::mem::take(&mut *lock(&self.told));
+        let why = Stopping::Server {
+            kept: self.keep_background,
+        };
+        for told in told.iter().filter_map(Weak::upgrade) {
+            told.stopping(why);
+        }
+    }
+
     /// The server stops: unless background jobs are kept, every process any call
     /// started is killed. Then the empty cgroups are removed.
     pub fn stop(&self) {
+        self.end_background_output();
         if !self.keep_background {
             self.cgroups().kill_all();
             sweep_prefix(&format!("{}-", self.tag));
@@ -220,6 +254,8 @@ pub struct Call {
     registered: AtomicBool,
     killed: AtomicBool,
     answered: AtomicBool,
+    /// Where its background job's output goes, once it was answered with one.
+    told: OnceLock<Weak<dyn Told>>,
     containment: Arc<Containment>,
 }
 
@@ -236,6 +272,26 @@ impl Call {
         self.containment
             .cgroups()
             .spawn_inside(&self.cgroups, spawn)
+    }
+
+    /// The call's process group: its shell's pid (0 before the shell started).
+    pub fn pgid(&self) -> libc::pid_t {
+        self.pgid.load(Ordering::Relaxed)
+    }
+
+    /// `told` is where the call's background output goes: it is told when the server,
+    /// or the call's session, stops the call's processes.
+    pub fn tell(&self, told: Weak<dyn Told>) {
+        let _ = self.told.set(told.clone());
+        let mut all = lock(&self.containment.told);
+        all.retain(|told| told.strong_count() > 0);
+        all.push(told);
+    }
+
+    fn stopping(&self, why: Stopping) {
+        if let Some(told) = self.told.get().and_then(Weak::upgrade) {
+            told.stopping(why);
+        }
     }
 
     /// Takes the just-spawned shell (leader of its own group) into the call: its group
@@ -347,6 +403,7 @@ impl Scope {
     fn kill_all(&self) {
         let calls = std::mem::take(&mut *lock(&self.calls));
         for call in &calls {
+            call.stopping(Stopping::Session);
             call.kill_remains();
         }
     }

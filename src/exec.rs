@@ -6,7 +6,9 @@
 //! cap, cancellation, shutdown) kills every process of the call, those that left the
 //! group included; tokio's `kill_on_drop` alone would kill only the shell. Both pipes
 //! are streamed through [`capture::Sink`]s, so memory stays bounded whatever the
-//! command writes, and they are drained after the answer, still against the cap.
+//! command writes. Processes that still hold them when the call is answered (`server
+//! &`) keep their output: from then on it goes to a [`background::Log`], a file the
+//! answer names, still against the cap.
 
 use std::future::Future;
 use std::io;
@@ -19,9 +21,10 @@ use std::time::Duration;
 
 use tokio::io::AsyncReadExt;
 use tokio::process::{Child, ChildStderr, ChildStdout, Command};
-use tokio::sync::oneshot;
+use tokio::sync::{oneshot, watch};
 use tokio_util::sync::CancellationToken;
 
+use crate::background::{Background, Log};
 use crate::capture::{self, Captured, Sink, Spiller};
 use crate::contain::{Call, Containment, Scope};
 use crate::exit;
@@ -86,6 +89,9 @@ pub struct Output {
     /// [`Ending`] (124, 130, 143).
     pub code: i32,
     pub ending: Ending,
+    /// Processes of the call still held its pipes when it was answered: they run on,
+    /// and what they write goes to a file.
+    pub background: Option<Background>,
 }
 
 /// Why a command could not be run at all.
@@ -116,17 +122,28 @@ pub async fn run(job: Job<'_>, stop: impl Future<Output = Stop>) -> Result<Outpu
     let mut child = spawn(&job, &call)?;
     // Until the call is answered, dropping it (the runtime going away) kills it.
     let guard = KillOnDrop(Some(call.clone()));
-    let readers = Readers::start(&mut child, &job, &call);
+    let (readers, after) = Readers::start(&mut child, &job, &call);
     tokio::pin!(stop);
     let (status, mut ending) = wait(&mut child, &job, &readers, &call, stop.as_mut()).await;
     let status = status.map_err(Error::Wait)?;
     // A call stopped already (timeout, cancel, shutdown) keeps its ending.
     let listen = ending == Ending::Exited;
-    let (stdout, stderr, stopped) = collect(readers, &call, stop.as_mut(), listen).await;
-    kill_if_capped(&call, &stdout, &stderr);
+    let Collected {
+        stdout,
+        stderr,
+        stopped,
+        held,
+    } = collect(readers, &call, stop.as_mut(), listen).await;
+    let capped = kill_if_capped(&call, &stdout, &stderr);
     if let (Ending::Exited, Some(stop)) = (ending, stopped) {
         ending = stop.into();
     }
+    // Still held, and nothing stops the call: its processes run on after the answer.
+    let background = (held && ending == Ending::Exited && !capped).then(|| {
+        let (log, background) = keep_output(&job, &call);
+        after.send_replace(log);
+        background
+    });
     guard.disarm();
     call.release();
     let code = match ending {
@@ -140,7 +157,25 @@ pub async fn run(job: Job<'_>, stop: impl Future<Output = Stop>) -> Result<Outpu
         stderr,
         code,
         ending,
+        background,
     })
+}
+
+/// Opens the file that what the call's processes write from now on goes to; the
+/// answer's line says where it is, or why there is none.
+fn keep_output(job: &Job<'_>, call: &Arc<Call>) -> (Option<Arc<Log>>, Background) {
+    let (log, file) = match Log::create(job.spiller, call, job.cap) {
+        Ok(log) => {
+            let path = log.path().to_owned();
+            (Some(log), Ok(path))
+        }
+        Err(e) => {
+            tracing::warn!(error = %e, "cannot create a background job's output file");
+            (None, Err(format!("{}: {e}", job.spiller.dir().display())))
+        }
+    };
+    let pgid = call.pgid();
+    (log, Background { pgid, file })
 }
 
 fn validate(job: &Job<'_>) -> Result<(), Error> {
@@ -237,16 +272,26 @@ async fn wait(
     (child.wait().await, ending)
 }
 
+/// Both captures, once the shell is gone.
+struct Collected {
+    stdout: Captured,
+    stderr: Captured,
+    /// A stop that came in the grace.
+    stopped: Option<Stop>,
+    /// A pipe was still held by a process of the call when the grace ended.
+    held: bool,
+}
+
 /// Collects both captures once the shell is gone. Background children may still hold
 /// the pipes: what they already wrote is read for a short grace, then the call is
-/// answered and the readers go on draining. A stop during the grace still kills the
+/// answered and the readers go on reading. A stop during the grace still kills the
 /// call; it is returned.
 async fn collect(
     readers: Readers,
     call: &Call,
     stop: Pin<&mut impl Future<Output = Stop>>,
     listen: bool,
-) -> (Captured, Captured, Option<Stop>) {
+) -> Collected {
     let Readers {
         stdout,
         stderr,
@@ -261,7 +306,7 @@ async fn collect(
     };
     tokio::pin!(both);
     let stopped = tokio::select! {
-        (stdout, stderr) = &mut both => return (stdout, stderr, None),
+        (stdout, stderr) = &mut both => return Collected::from((stdout, stderr, None)),
         () = tokio::time::sleep(PIPE_GRACE) => None,
         stop = stop, if listen => Some(stop),
     };
@@ -272,17 +317,28 @@ async fn collect(
     }
     cut.cancel();
     let (stdout, stderr) = both.await;
-    (stdout, stderr, stopped)
+    Collected::from((stdout, stderr, stopped))
+}
+
+impl From<(Piped, Piped, Option<Stop>)> for Collected {
+    fn from((stdout, stderr, stopped): (Piped, Piped, Option<Stop>)) -> Collected {
+        Collected {
+            held: stdout.held || stderr.held,
+            stdout: stdout.captured,
+            stderr: stderr.captured,
+            stopped,
+        }
+    }
 }
 
 /// Kills the call when a stream passed the cap after the shell had exited (in the
-/// grace); before that, [`wait`] did.
-fn kill_if_capped(call: &Call, stdout: &Captured, stderr: &Captured) {
-    if (stdout.capped || stderr.capped)
-        && let Err(e) = call.kill()
-    {
+/// grace); before that, [`wait`] did. True when one did.
+fn kill_if_capped(call: &Call, stdout: &Captured, stderr: &Captured) -> bool {
+    let capped = stdout.capped || stderr.capped;
+    if capped && let Err(e) = call.kill() {
         tracing::warn!(error = %e, "cannot kill the command's processes");
     }
+    capped
 }
 
 impl From<Stop> for Ending {
@@ -303,37 +359,51 @@ pub fn exit_code(status: ExitStatus) -> i32 {
 
 /// The two pipe readers of a call.
 struct Readers {
-    stdout: oneshot::Receiver<Captured>,
-    stderr: oneshot::Receiver<Captured>,
+    stdout: oneshot::Receiver<Piped>,
+    stderr: oneshot::Receiver<Piped>,
     /// Fires when a stream reaches the output cap before the shell exits.
     capped: CancellationToken,
     /// Tells the readers to hand over what they have (the grace is over).
     cut: CancellationToken,
 }
 
+/// What a reader hands over at the answer.
+#[derive(Debug, Default)]
+struct Piped {
+    captured: Captured,
+    /// The grace ended while a process of the call still held the pipe.
+    held: bool,
+}
+
+/// Where a pipe still held at the answer goes from then on: a file, or `None` (the
+/// call is being stopped, or the file could not be made) to be read and dropped.
+type After = watch::Sender<Option<Arc<Log>>>;
+
 impl Readers {
-    fn start(child: &mut Child, job: &Job<'_>, call: &Arc<Call>) -> Readers {
+    fn start(child: &mut Child, job: &Job<'_>, call: &Arc<Call>) -> (Readers, After) {
         let capped = CancellationToken::new();
         let cut = CancellationToken::new();
+        let (after, then) = watch::channel(None);
         let reader = |pipe, stream| {
             let sink = Sink::new(stream, job.cap, job.spiller.clone());
-            read(
-                pipe,
-                sink,
-                job.cap,
-                call.clone(),
-                capped.clone(),
-                cut.clone(),
-            )
+            let reader = Reader {
+                cap: job.cap,
+                call: call.clone(),
+                capped: capped.clone(),
+                cut: cut.clone(),
+                then: then.clone(),
+            };
+            reader.start(pipe, sink)
         };
         let stdout = reader(child.stdout.take().map(Pipe::Out), capture::Stream::Stdout);
         let stderr = reader(child.stderr.take().map(Pipe::Err), capture::Stream::Stderr);
-        Readers {
+        let readers = Readers {
             stdout,
             stderr,
             capped,
             cut,
-        }
+        };
+        (readers, after)
     }
 }
 
@@ -352,64 +422,108 @@ impl Pipe {
     }
 }
 
-/// Streams one pipe into `sink` on a task of its own; the receiver gets the capture at
-/// end of stream, at the cap, or when `cut` fires. After that the task drains the pipe
-/// until every writer is gone, still counting against `cap`: a background job that
-/// writes past it after the answer gets the call killed.
-fn read(
-    pipe: Option<Pipe>,
-    mut sink: Sink,
+/// What one pipe's reader needs besides the pipe.
+struct Reader {
     cap: u64,
     call: Arc<Call>,
+    /// Fired by the reader when its stream reaches the cap.
     capped: CancellationToken,
+    /// Fires when the grace is over.
     cut: CancellationToken,
-) -> oneshot::Receiver<Captured> {
-    let (tx, rx) = oneshot::channel();
-    tokio::spawn(async move {
-        let Some(mut pipe) = pipe else {
-            let _ = tx.send(sink.finish());
-            return;
-        };
-        let mut buf = vec![0; CHUNK];
-        loop {
-            let n = tokio::select! {
-                biased;
-                () = cut.cancelled() => break,
-                n = pipe.read(&mut buf) => n,
+    /// Where what comes after the answer goes, once the call was answered.
+    then: watch::Receiver<Option<Arc<Log>>>,
+}
+
+impl Reader {
+    /// Streams one pipe into `sink` on a task of its own; the receiver gets the
+    /// capture at end of stream, at the cap, or when `cut` fires. A pipe still held
+    /// then is read on until every writer is gone: into the call's background file,
+    /// or, when it has none, read and dropped, still counting against the cap.
+    fn start(self, pipe: Option<Pipe>, mut sink: Sink) -> oneshot::Receiver<Piped> {
+        let (tx, rx) = oneshot::channel();
+        tokio::spawn(async move {
+            let mut reader = self;
+            let Some(mut pipe) = pipe else {
+                let _ = tx.send(Piped {
+                    captured: sink.finish(),
+                    held: false,
+                });
+                return;
             };
-            match n {
-                Ok(0) | Err(_) => break,
-                Ok(n) => sink.push(&buf[..n]),
+            let mut buf = vec![0; CHUNK];
+            let mut held = false;
+            loop {
+                let n = tokio::select! {
+                    biased;
+                    () = reader.cut.cancelled() => {
+                        held = true;
+                        break;
+                    }
+                    n = pipe.read(&mut buf) => n,
+                };
+                match n {
+                    Ok(0) | Err(_) => break,
+                    Ok(n) => sink.push(&buf[..n]),
+                }
+                if sink.capped() {
+                    reader.capped.cancel();
+                    break;
+                }
             }
-            if sink.capped() {
-                capped.cancel();
-                break;
+            let captured = sink.finish();
+            let total = captured.total_bytes;
+            // Past the cap the call is being killed already; the pipe is drained, not
+            // closed, so its writers die of that kill and not of SIGPIPE.
+            let over = captured.capped;
+            let _ = tx.send(Piped { captured, held });
+            let log = if held {
+                reader.after_the_answer().await
+            } else {
+                None
+            };
+            match log {
+                Some(log) => keep(&mut pipe, &mut buf, &log).await,
+                None => reader.drop_all(&mut pipe, &mut buf, total, over).await,
             }
-        }
-        let captured = sink.finish();
-        let mut total = captured.total_bytes;
-        // Past the cap the call is being killed already; the pipe is drained, not
-        // closed, so its writers die of that kill and not of SIGPIPE.
-        let mut over = captured.capped;
-        let _ = tx.send(captured);
-        loop {
-            match pipe.read(&mut buf).await {
-                Ok(n) if n > 0 => total += n as u64,
-                _ => return,
-            }
-            if !over && total > cap {
+        });
+        rx
+    }
+
+    /// Where the rest goes, once the call was answered (`None` if it never is).
+    async fn after_the_answer(&mut self) -> Option<Arc<Log>> {
+        self.then.changed().await.ok()?;
+        self.then.borrow().clone()
+    }
+
+    /// Reads the pipe and drops what it gives until every writer is gone; past the cap
+    /// (counting the `total` bytes captured), the call is killed, unless it was `over`
+    /// it already.
+    async fn drop_all(&self, pipe: &mut Pipe, buf: &mut [u8], mut total: u64, mut over: bool) {
+        while let Ok(n) = pipe.read(buf).await
+            && n > 0
+        {
+            total += n as u64;
+            if !over && total > self.cap {
                 over = true;
                 tracing::info!(
-                    cap,
+                    cap = self.cap,
                     "output cap passed after the answer; stopping the call's processes"
                 );
-                if let Err(e) = call.kill() {
+                if let Err(e) = self.call.kill() {
                     tracing::warn!(error = %e, "cannot kill the command's processes");
                 }
             }
         }
-    });
-    rx
+    }
+}
+
+/// Reads `pipe` into `log` until every writer is gone.
+async fn keep(pipe: &mut Pipe, buf: &mut [u8], log: &Log) {
+    while let Ok(n) = pipe.read(buf).await
+        && n > 0
+    {
+        log.write(&buf[..n]);
+    }
 }
 
 /// Kills the call if it is dropped before it was answered (the runtime shutting down).

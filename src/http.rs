@@ -160,6 +160,10 @@ pub enum Error {
     TokenFile(String, io::Error),
     #[error("--http-token-file {0}: the file holds no token")]
     EmptyTokenFile(String),
+    #[error(
+        "--http-token-file {file}: sandboxed commands can read it (it is under {under}), and with the token a command could act as any user; keep it outside the directories commands may read"
+    )]
+    TokenReadable { file: String, under: String },
     #[error("FORGE_BASH_HTTP_TOKEN is empty")]
     EmptyToken,
 }
@@ -175,6 +179,17 @@ impl Settings {
         let from_file = match &config.http_token_file {
             Some(path) => {
                 let shown = path.display().to_string();
+                if config.sandbox != crate::sandbox::Mode::Off {
+                    let roots = [&config.workdir, &config.state_dir]
+                        .into_iter()
+                        .chain(&config.readable)
+                        .chain(&config.writable)
+                        .map(std::path::PathBuf::as_path);
+                    if let Some(under) = crate::sandbox::readable_through(path, roots) {
+                        let under = under.display().to_string();
+                        return Err(Error::TokenReadable { file: shown, under });
+                    }
+                }
                 let text = std::fs::read_to_string(path)
                     .map_err(|e| Error::TokenFile(shown.clone(), e))?;
                 let first = text.lines().next().unwrap_or_default().to_owned();

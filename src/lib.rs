@@ -13,7 +13,8 @@
 //!   long stream as it streams, and spills the whole of it to an [`overflow`] file.
 //!   [`contain`] finds and kills every process of a call (cgroup, group, marker), and
 //!   its watchdog does so when the server dies. With `--sandbox`, [`sandbox`] confines
-//!   each command with Landlock.
+//!   each command with Landlock. What a call's [`background`] job writes after the
+//!   answer goes to a file in the state dir that the answer names.
 //! - [`present`]: Layer 2. Binary guard, the overflow view (head, key lines, tail),
 //!   stderr block and the `[exit:N | Xms]` footer, as one pure function. Output with
 //!   escape sequences, CRs or backspaces is shown as [`render`] renders it, as a
@@ -33,6 +34,7 @@
 //! [`config`] and [`environ`] are read once at start-up.
 
 pub mod audit;
+pub mod background;
 pub mod backlog;
 pub mod capture;
 pub mod check;

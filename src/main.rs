@@ -194,6 +194,9 @@ fn serve(config: Config, token: Option<String>) -> ExitCode {
     };
     #[cfg(not(feature = "http"))]
     let result = runtime.block_on(serve_stdio(shared, config, &containment));
+    // Background jobs' output files say the server stopped, while their readers (tasks
+    // of the runtime) still hold them.
+    containment.end_background_output();
     // Do not wait for a thread blocked reading a non-pipe stdin.
     runtime.shutdown_background();
     containment.stop();

@@ -1,5 +1,6 @@
 //! Overflow files: the full output of a stream too long to show whole, in the state
-//! dir as `cmd-N.txt` (stdout) and `stderr-N.txt` (stderr).
+//! dir as `cmd-N.txt` (stdout) and `stderr-N.txt` (stderr); and what a background job
+//! writes after its call was answered, as `cmd-N.bg.txt`.
 
 use std::collections::{HashSet, VecDeque};
 use std::fs::File;
@@ -9,8 +10,39 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use crate::retention::{GRACE, KEEP_RECENT, is_overflow_name};
 use crate::state::StateDir;
+
+/// How the name of a background job's output file ends: `cmd-N.bg.txt`.
+pub const BACKGROUND_SUFFIX: &str = ".bg.txt";
+
+/// Answers whose overflow files retention always keeps, whatever their size: a model
+/// reads the file an answer named in its next few calls.
+pub const KEEP_RECENT: usize = 20;
+
+/// Overflow files another server on the same state dir made this recently are kept:
+/// it may be about to name them in an answer.
+pub const GRACE: Duration = Duration::from_secs(5);
+
+/// `cmd-N.txt`, `stderr-N.txt` or `cmd-N.bg.txt`.
+pub fn is_overflow_name(name: &str) -> bool {
+    let plain = (name.strip_prefix("cmd-"))
+        .or_else(|| name.strip_prefix("stderr-"))
+        .and_then(|rest| rest.strip_suffix(".txt"));
+    numbered(plain) || is_background_name(name)
+}
+
+/// `cmd-N.bg.txt`: a background job's output.
+pub fn is_background_name(name: &str) -> bool {
+    let n = name
+        .strip_prefix("cmd-")
+        .and_then(|rest| rest.strip_suffix(BACKGROUND_SUFFIX));
+    numbered(n)
+}
+
+/// The N of a name: ASCII digits, at least one.
+fn numbered(n: Option<&str>) -> bool {
+    n.is_some_and(|n| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()))
+}
 
 /// Which stream a sink captures; stdout spills to `cmd-N.txt`, stderr to `stderr-N.txt`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -33,6 +65,7 @@ pub struct Spiller {
     state: Arc<StateDir>,
     next_stdout: AtomicU64,
     next_stderr: AtomicU64,
+    next_background: AtomicU64,
     files: Mutex<Files>,
 }
 
@@ -69,6 +102,7 @@ impl Spiller {
             state,
             next_stdout: AtomicU64::new(1),
             next_stderr: AtomicU64::new(1),
+            next_background: AtomicU64::new(1),
             files: Mutex::new(Files {
                 answers,
                 ..Files::default()
@@ -127,21 +161,36 @@ impl Spiller {
     }
 
     /// Creates the next free `cmd-N.txt` or `stderr-N.txt`.
+    /// It is this spiller's, being written until an answer names it.
     pub fn create(&self, stream: Stream) -> io::Result<(File, PathBuf)> {
-        let (prefix, counter) = match stream {
-            Stream::Stdout => ("cmd", &self.next_stdout),
-            Stream::Stderr => ("stderr", &self.next_stderr),
-        };
+        let (file, path) = match stream {
+            Stream::Stdout => self.create_next("cmd-", ".txt", &self.next_stdout),
+            Stream::Stderr => self.create_next("stderr-", ".txt", &self.next_stderr),
+        }?;
+        if let Some(name) = path.file_name().and_then(|n| n.to_str()) {
+            let mut files = self.files.lock().unwrap_or_else(|e| e.into_inner());
+            files.made.insert(name.to_owned());
+            files.unnamed.insert(name.to_owned());
+        }
+        Ok((file, path))
+    }
+
+    /// Creates the next free `cmd-N.bg.txt`, for a background job's output.
+    pub fn create_background(&self) -> io::Result<(File, PathBuf)> {
+        self.create_next("cmd-", BACKGROUND_SUFFIX, &self.next_background)
+    }
+
+    fn create_next(
+        &self,
+        prefix: &str,
+        suffix: &str,
+        counter: &AtomicU64,
+    ) -> io::Result<(File, PathBuf)> {
         loop {
             let n = counter.fetch_add(1, Ordering::Relaxed);
-            let name = format!("{prefix}-{n}.txt");
+            let name = format!("{prefix}{n}{suffix}");
             match self.state.create_new(&name) {
-                Ok(file) => {
-                    let mut files = self.files.lock().unwrap_or_else(|e| e.into_inner());
-                    files.made.insert(name.clone());
-                    files.unnamed.insert(name.clone());
-                    return Ok((file, self.dir().join(name)));
-                }
+                Ok(file) => return Ok((file, self.dir().join(name))),
                 Err(e) if e.kind() == io::ErrorKind::AlreadyExists => continue,
                 Err(e) => return Err(e),
             }
@@ -169,6 +218,8 @@ mod tests {
         assert_eq!(first, dir.path().join("cmd-2.txt"));
         assert_eq!(second, dir.path().join("cmd-3.txt"));
         assert_eq!(err, dir.path().join("stderr-1.txt"));
+        let (_, background) = spiller.create_background().unwrap();
+        assert_eq!(background, dir.path().join("cmd-1.bg.txt"));
         assert_eq!(
             std::fs::read_to_string(dir.path().join("cmd-1.txt")).unwrap(),
             "old"

@@ -1,16 +1,17 @@
 //! The state dir stays bounded: old overflow files are removed, and audit logs too
 //! when the operator asks for it.
 //!
-//! After each overflow, at start-up and every hour, the oldest `cmd-N.txt` and
-//! `stderr-N.txt` are removed until those left are within the byte budget and none is
-//! older than the age limit. Only some are kept whatever their size, as the server's
-//! overflow spiller says: the files named in its
+//! After each overflow, at start-up and every hour, the oldest `cmd-N.txt`,
+//! `stderr-N.txt` and `cmd-N.bg.txt` are removed until those left are within the byte
+//! budget and none is older than the age limit. Only some are kept whatever their
+//! size, as the server's overflow spiller says: the files named in its
 //! [`KEEP_RECENT`] newest answers (at start-up, the most recent files there), the ones
 //! its running commands are still writing, and the ones another server on the same
-//! state dir made in the last [`GRACE`] (it may be about to name them). Everything else
-//! past the budget goes at once, in a burst too. A file another server removed first is
-//! simply gone. Audit logs are the record: they are kept unless
-//! `--audit-retention-days` is set.
+//! state dir made in the last [`GRACE`] (it may be about to name them); and the output
+//! file of a background job still running (its writer holds a lock on it, whichever
+//! server on the state dir that is). Everything else past the budget goes at once, in
+//! a burst too. A file another server removed first is simply gone. Audit logs are the
+//! record: they are kept unless `--audit-retention-days` is set.
 
 use std::time::{Duration, SystemTime};
 
@@ -18,13 +19,7 @@ use chrono::{NaiveDate, Utc};
 
 use crate::state::StateDir;
 
-/// Answers whose overflow files are always kept, whatever their size: a model reads
-/// the file an answer named in its next few calls.
-pub const KEEP_RECENT: usize = 20;
-
-/// Overflow files another server on the same state dir made this recently are kept:
-/// it may be about to name them in an answer.
-pub const GRACE: Duration = Duration::from_secs(5);
+pub use crate::overflow::{GRACE, KEEP_RECENT, is_background_name, is_overflow_name};
 
 /// What the state dir may hold.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -119,7 +114,7 @@ fn prune_overflows(
     for file in &files {
         let kept = spared(&file.name, file.age);
         let due = file.age > retention.overflow_age || total > retention.overflow_bytes;
-        if kept || !due {
+        if kept || !due || (is_background_name(&file.name) && state.in_use(&file.name)) {
             continue;
         }
         if remove(state, &file.name) {
@@ -141,17 +136,6 @@ fn remove(state: &StateDir, name: &str) -> bool {
             false
         }
     }
-}
-
-/// `cmd-N.txt` or `stderr-N.txt`.
-pub fn is_overflow_name(name: &str) -> bool {
-    let Some(n) = (name.strip_prefix("cmd-"))
-        .or_else(|| name.strip_prefix("stderr-"))
-        .and_then(|rest| rest.strip_suffix(".txt"))
-    else {
-        return false;
-    };
-    !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit())
 }
 
 /// The day of `audit-YYYY-MM-DD.tsv`.
@@ -239,6 +223,28 @@ mod tests {
     }
 
     #[test]
+    fn the_file_of_a_running_job_stays() {
+        use std::os::fd::AsRawFd;
+        let (dir, state) = state_with(25, 1000, Duration::from_secs(3600));
+        let path = dir.path().join("cmd-1.bg.txt");
+        std::fs::write(&path, "old").unwrap();
+        let writer = std::fs::File::options().append(true).open(&path).unwrap();
+        writer
+            .set_modified(SystemTime::now() - Duration::from_secs(8 * 86_400))
+            .unwrap();
+        // SAFETY: flock on a descriptor this test owns, as the job's writer holds it.
+        assert_eq!(unsafe { libc::flock(writer.as_raw_fd(), libc::LOCK_EX) }, 0);
+        prune(&state, &retention(0), &mut nothing, SystemTime::now());
+        assert!(path.exists());
+        assert_eq!(left(&dir).len(), 1);
+        // The job is over: its file goes like any other.
+        drop(writer);
+        prune(&state, &retention(0), &mut nothing, SystemTime::now());
+        assert!(!path.exists());
+        assert!(left(&dir).is_empty());
+    }
+
+    #[test]
     fn expired_files_go_whatever_the_budget() {
         let (dir, state) = state_with(25, 10, Duration::from_secs(8 * 86_400));
         let pruned = prune(
@@ -279,7 +285,7 @@ mod tests {
 
     #[test]
     fn names() {
-        for yes in ["cmd-1.txt", "stderr-42.txt"] {
+        for yes in ["cmd-1.txt", "stderr-42.txt", "cmd-7.bg.txt"] {
             assert!(is_overflow_name(yes), "{yes}");
         }
         for no in [
@@ -288,6 +294,9 @@ mod tests {
             "cmd-x.txt",
             "audit-2026-01-01.tsv",
             "cmd-1",
+            "cmd-.bg.txt",
+            "stderr-1.bg.txt",
+            "cmd-1.bg.txt.bak",
         ] {
             assert!(!is_overflow_name(no), "{no}");
         }

@@ -24,6 +24,8 @@
 //! start when the kernel lacks what is asked; `--sandbox=best-effort` warns once and
 //! applies what the kernel has. It is never silently off.
 
+mod seccomp;
+
 use std::fmt;
 use std::io;
 use std::path::{Path, PathBuf};
@@ -33,6 +35,8 @@ use landlock::{
     PathBeneath, PathFd, RestrictSelf, Ruleset, RulesetAttr, RulesetCreated, RulesetCreatedAttr,
     Scope,
 };
+
+pub use seccomp::UnixSockets;
 
 /// `--sandbox`: off, strict, or best effort.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -106,10 +110,17 @@ impl fmt::Display for Network {
 }
 
 /// Directories every command may read and execute from: the system's toolchain.
+/// `/dev` and `/run` are not among them: `/dev/shm` holds other programs' shared
+/// memory, and `/run` the secrets a container is given (`/run/secrets`) and daemons'
+/// sockets. The devices a program needs are granted one by one ([`DEVICES`]), and of
+/// `/run` only what name resolution reads ([`RESOLVER_DIRS`]).
 pub const READ_DIRS: &[&str] = &[
-    "/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/etc", "/opt", "/proc",
-    "/sys", "/dev", "/run",
+    "/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/etc", "/opt", "/proc", "/sys",
 ];
+
+/// What name resolution reads under `/run`, where present: systemd-resolved's
+/// `resolv.conf` (which `/etc/resolv.conf` links to on such systems).
+const RESOLVER_DIRS: &[&str] = &["/run/systemd/resolve"];
 
 /// The writes that the sandbox confines. Reads, execution and unix socket connects
 /// are not handled, so they stay allowed everywhere.
@@ -117,7 +128,7 @@ fn confined_writes(abi: ABI) -> BitFlags<AccessFs> {
     AccessFs::from_write(abi) & !AccessFs::ResolveUnix
 }
 
-/// Character devices every command may write to.
+/// Character devices every command may read and write.
 const DEVICES: &[&str] = &[
     "/dev/null",
     "/dev/zero",
@@ -193,6 +204,8 @@ pub enum Error {
     Temp(PathBuf, io::Error),
     #[error("cannot prepare the Landlock ruleset: {0}")]
     Ruleset(#[from] landlock::RulesetError),
+    #[error("--sandbox: {0}")]
+    Seccomp(#[from] seccomp::Error),
 }
 
 /// What the sandbox asks for.
@@ -200,6 +213,7 @@ pub enum Error {
 pub struct Request<'a> {
     pub mode: Mode,
     pub network: &'a Network,
+    pub unix_sockets: UnixSockets,
     pub workdir: &'a Path,
     /// Read-only to commands; it must not lie under any writable path.
     pub state_dir: &'a Path,
@@ -215,6 +229,8 @@ pub struct Request<'a> {
 #[derive(Debug)]
 pub struct Sandbox {
     ruleset: RulesetCreated,
+    /// What Landlock does not govern (unix sockets, other ways to a port, io_uring).
+    filter: seccomp::Filter,
     /// What is enforced, for the start-up log.
     pub summary: String,
     /// Variables set for sandboxed commands: tool caches that would live under the
@@ -376,8 +392,9 @@ impl Sandbox {
         } else {
             Network::Allow.to_string()
         };
+        let filter = seccomp::Filter::new(request.network, request.unix_sockets)?;
         let summary = format!(
-            "Landlock ABI {}: reads and writes confined (state dir read-only, no device nodes); network {network}; signals and abstract unix sockets {}",
+            "Landlock ABI {}: reads and writes confined (state dir read-only, no device nodes); network {network}; signals and abstract unix sockets {}; {filter}",
             abi as i32,
             if scoped { "scoped" } else { "not scoped" },
         );
@@ -385,6 +402,7 @@ impl Sandbox {
         Ok((
             Some(Sandbox {
                 ruleset,
+                filter,
                 summary,
                 env,
             }),
@@ -392,8 +410,8 @@ impl Sandbox {
         ))
     }
 
-    /// Runs `spawn` on a new thread that first enters the sandbox (`no_new_privs`, then
-    /// the ruleset), and returns what it returns: a process it spawns is born under the
+    /// Runs `spawn` on a new thread that first enters the sandbox (`no_new_privs`, the
+    /// ruleset, then the seccomp filter), and returns what it returns: a process it spawns is born under the
     /// ruleset, before it executes anything. The kernel binds both to the calling
     /// thread alone, and passes them on to every process it spawns: the server's own
     /// threads stay free, each call gets a Landlock domain of its own (its scope keeps
@@ -410,6 +428,7 @@ impl Sandbox {
                 .name("sandboxed spawn".to_owned())
                 .spawn_scoped(scope, move || {
                     restrict_thread(ruleset)?;
+                    self.filter.apply()?;
                     spawn()
                 })?
                 .join()
@@ -455,7 +474,8 @@ fn add_rules(
     request: &Request<'_>,
 ) -> Result<RulesetCreated, Error> {
     let reads = AccessFs::from_read(abi);
-    for dir in READ_DIRS.iter().map(Path::new).chain([request.state_dir]) {
+    let system = READ_DIRS.iter().chain(RESOLVER_DIRS).map(Path::new);
+    for dir in system.chain([request.state_dir]) {
         if let Ok(fd) = PathFd::new(dir) {
             created = created.add_rule(PathBeneath::new(fd, reads))?;
         }
@@ -515,6 +535,28 @@ impl Request<'_> {
         }
         Ok(())
     }
+}
+
+/// The directory through which a sandboxed command could read `path`, if one could:
+/// one of the system's directories, or one of `roots` (the workdir, the state dir, the
+/// `--readable` and `--writable` paths). A per-user root (`{user}`) counts from the
+/// directory that holds the users' directories.
+pub fn readable_through<'a>(
+    path: &Path,
+    roots: impl IntoIterator<Item = &'a Path>,
+) -> Option<PathBuf> {
+    let path = real(path);
+    let system = READ_DIRS.iter().chain(RESOLVER_DIRS).map(Path::new);
+    system
+        .chain(roots)
+        .map(|root| {
+            let shown = root.to_string_lossy();
+            match shown.find(crate::users::USER) {
+                Some(at) => Path::new(&shown[..at]).to_owned(),
+                None => root.to_owned(),
+            }
+        })
+        .find(|root| path.starts_with(real(root)))
 }
 
 /// The path with symlinks resolved where it exists; as given otherwise.
@@ -602,6 +644,19 @@ mod tests {
 #[cfg(test)]
 mod network_tests {
     use super::*;
+
+    #[test]
+    fn a_file_under_a_readable_root_is_found_and_one_outside_is_not() {
+        let roots = [Path::new("/srv/ws/{user}"), Path::new("/srv/state/{user}")];
+        let through = |path: &str| readable_through(Path::new(path), roots);
+        assert_eq!(through("/srv/ws/token"), Some(PathBuf::from("/srv/ws/")));
+        assert_eq!(
+            through("/etc/forge-bash/token"),
+            Some(PathBuf::from("/etc"))
+        );
+        assert_eq!(through("/run/secrets/token"), None);
+        assert_eq!(through("/srv/secrets/token"), None);
+    }
 
     #[test]
     fn network_takes_allow_deny_or_ports() {

@@ -105,6 +105,7 @@ impl Shared {
     /// [`STOP_GRACE`]; no command starts after.
     pub async fn stop_calls(&self) {
         tracing::info!("shutdown signal: stopping running commands");
+        self.containment.end_background_output();
         self.shutdown.cancel();
         self.calls.close();
         if tokio::time::timeout(STOP_GRACE, self.calls.wait())
@@ -154,7 +155,8 @@ impl Server {
         identity: Option<Identity>,
     ) -> Server {
         let workdir = config.workdir.display().to_string();
-        let tool = Tool::new(TOOL, tool_description(&workdir), input_schema())
+        let description = tool_description(&workdir, config.timeout_secs);
+        let tool = Tool::new(TOOL, description, input_schema())
             .with_title("Forge Bash")
             .with_annotations(
                 ToolAnnotations::with_title("Forge Bash")
@@ -289,7 +291,7 @@ impl Server {
             out.stderr.discard_spill();
         }
         let answer = present::show(&out, ms, config.timeout_secs, config.max_output_bytes);
-        self.audit(command, out.code, ms);
+        self.audit_row(command, out.code, ms, out.background.is_some());
         let named = [&out.stdout.spill, &out.stderr.spill];
         let named: Vec<String> = named
             .into_iter()
@@ -339,6 +341,7 @@ impl Server {
                 _ => exit::SHUTDOWN,
             },
             ending,
+            background: None,
         };
         self.audit(command, out.code, 0);
         let config = &self.inner.config;
@@ -346,11 +349,17 @@ impl Server {
     }
 
     fn audit(&self, command: &str, code: i32, ms: u128) {
+        self.audit_row(command, code, ms, false);
+    }
+
+    /// The call's row; `background`: it left a job running.
+    fn audit_row(&self, command: &str, code: i32, ms: u128, background: bool) {
         let row = audit::Row {
             at: chrono::Utc::now(),
             command,
             code,
             ms,
+            background,
         };
         audit::record(&self.inner.state, &row);
     }
@@ -493,11 +502,14 @@ fn json_kind(value: &Value) -> &'static str {
     }
 }
 
-/// The tool description the model reads.
-pub fn tool_description(workdir: &str) -> String {
+/// The tool description the model reads; `timeout_secs` is the configured timeout.
+pub fn tool_description(workdir: &str, timeout_secs: u64) -> String {
     format!(
         "Execute a shell command or pipeline in {workdir}, supporting operators |, &&, ||, ;. \
-         rm is blocked — use uvilo-trash instead. All commands are audit-logged."
+         rm is blocked — use uvilo-trash instead. All commands are audit-logged. \
+         For a server, or anything that runs longer than the {timeout_secs} s timeout, \
+         end the command with & (`npm run dev &`): the answer names a file that keeps \
+         receiving its output, to read with cat or tail in later calls."
     )
 }
 

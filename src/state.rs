@@ -221,6 +221,22 @@ impl StateDir {
         Ok(())
     }
 
+    /// Whether a process holds a lock on the file `name` (a background job's output
+    /// file while the job runs). A file that cannot be
+    /// opened is not in use.
+    pub fn in_use(&self, name: &str) -> bool {
+        let Ok(dir) = self.handle() else {
+            return false;
+        };
+        let flags = libc::O_RDONLY | libc::O_NOFOLLOW | libc::O_NONBLOCK;
+        let Ok(file) = openat(dir.as_fd(), name, flags, 0) else {
+            return false;
+        };
+        // SAFETY: flock on a descriptor we own; the lock goes with it.
+        let locked = unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_SH | libc::LOCK_NB) };
+        locked != 0 && io::Error::last_os_error().raw_os_error() == Some(libc::EWOULDBLOCK)
+    }
+
     /// Makes (mode 0700) or opens the subdirectory `name` and returns its path, after
     /// checking through the handle that it is a directory of this user and not a symlink.
     pub fn subdir(&self, name: &str) -> io::Result<PathBuf> {

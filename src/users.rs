@@ -19,6 +19,10 @@ use std::path::{Path, PathBuf};
 /// mapping is no secret), written only by root.
 const MAP_MODE: u32 = 0o644;
 
+/// The placeholder of a per-user path: the user's name (`X-User-ID` over HTTP, `--user`
+/// over stdio).
+pub const USER: &str = "{user}";
+
 /// A user name as a session may give it (`X-User-ID`, `--user`): 1 to 64 of
 /// `A-Z a-z 0-9 . _ -`, and not `.` or `..`, so that it is always one directory name
 /// of its own.

@@ -138,6 +138,7 @@ fn prepare_sandbox(
     let request = sandbox::Request {
         mode: config.sandbox,
         network: &config.network,
+        unix_sockets: config.unix_sockets,
         workdir: &config.workdir,
         state_dir: &config.state_dir,
         temp: &temp,

@@ -50,6 +50,7 @@ fn write_rows(state: &Path, rows: &[(&str, i32, u128)]) {
             command,
             code,
             ms,
+            background: false,
         };
         forge_bash::audit::append(&state, &row).unwrap();
     }
@@ -622,6 +623,7 @@ fn write_at(state: &Path, at: chrono::DateTime<chrono::Utc>, command: &str, code
         command,
         code,
         ms,
+        background: false,
     };
     forge_bash::audit::append(&forge_bash::state::StateDir::open(state), &row).unwrap();
 }

@@ -206,8 +206,10 @@ fn a_cancel_in_the_grace_stops_the_call_and_one_after_the_answer_does_nothing() 
         .len()
         == 1));
     assert_eq!(server.audit_rows()[0][2], "130");
-    // Cancelled: no answer was sent.
+    // Cancelled: no answer was sent, and the call left no job, so no file for one.
     assert!(server.drain_buffered().iter().all(|m| m["id"] != json!(id)));
+    assert_eq!(server.audit_rows()[0].len(), 4);
+    assert!(!server.state.join("cmd-1.bg.txt").exists());
 
     // After the answer, a cancel changes nothing.
     let id = server

@@ -135,26 +135,27 @@ fn two_users_of_one_librechat_do_not_meet() {
     assert!(crate::support::alive(job));
     assert!(alice.run("echo alive").starts_with("alive\n"));
 
-    // What stays open with one uid for all: a unix socket alice listens on in her
-    // TMPDIR takes bob's connection (Landlock does not handle connecting to a socket
-    // by its path).
-    let socket = container.path("state/alice/tmp/agent.sock");
-    alice.run(&format!(
-        "/usr/bin/python3 -c 'import socket,time; s=socket.socket(socket.AF_UNIX); s.bind(\"{}\"); s.listen(); time.sleep(300)' > /dev/null 2>&1 &",
-        socket.display()
-    ));
-    assert!(eventually(PATIENCE, || socket.exists()));
-    let answer = bob.run(&format!(
-        "/usr/bin/python3 -c 'import socket; socket.socket(socket.AF_UNIX).connect(\"{}\"); print(\"connected\")'",
-        socket.display()
-    ));
-    assert!(answer.starts_with("connected\n"), "{answer}");
-    // And command lines: bob sees alice's in `ps` (no hidepid mount here).
+    // Sockets: a daemon listening in alice's temp dir (her tmux, her credential cache)
+    // is out of bob's reach, though he knows its path.
+    let path = container.path("state/alice/tmp/daemon.sock");
+    let listener = std::os::unix::net::UnixListener::bind(&path).unwrap();
+    std::os::unix::fs::chown(&path, Some(container.uid), Some(container.uid)).unwrap();
+    listener.set_nonblocking(true).unwrap();
+    let attack = format!(
+        "python3 -c 'import socket; socket.socket(socket.AF_UNIX).connect(\"{}\")'",
+        path.display()
+    );
+    let answer = bob.run(&attack);
+    assert!(denied(&answer), "bob: {attack}: {answer}");
+    assert!(listener.accept().is_err(), "bob reached alice's socket");
+    // What stays open: command lines, in `ps` (no hidepid mount here). (A duration of
+    // its own: tests run in parallel.)
+    let marker = 400_000 + std::process::id();
+    alice.run(&format!("sleep {marker} > /dev/null 2>&1 &"));
     let seen = bob.run(&format!(
-        "ps -eo args | grep -c '^/usr/bin/python3 -c import socket,time; s=socket.socket(socket.AF_UNIX); s.bind(\"{}\")'",
-        socket.display()
+        "for i in $(seq 100); do ps -eo args | grep -qx 'sleep {marker}' && echo seen && break; sleep 0.1; done"
     ));
-    assert!(seen.starts_with("1\n"), "{seen}");
+    assert!(seen.starts_with("seen\n"), "{seen}");
 
     // 6 (audit). Each user's calls are in that user's own log.
     let rows = |user: &str| crate::support::audit_rows(&container.path(&format!("state/{user}")));
@@ -336,21 +337,23 @@ fn root_server_keeps_its_users_apart(extra: &[&str]) {
     groups
         .0
         .push(crate::support::read_pid(&host.path("workspace/bob/group")));
+    // A daemon's socket in bob's TMPDIR (his tmux, his credential cache), his own.
     let socket = host.path("state/bob/tmp/agent.sock");
-    let listen = format!(
-        "/usr/bin/python3 -c 'import socket,time; s=socket.socket(socket.AF_UNIX); s.bind(\"{}\"); s.listen(); time.sleep(300)' > /dev/null 2>&1 &",
-        socket.display()
-    );
-    bob.run(&listen);
-    assert!(eventually(PATIENCE, || socket.exists()));
+    let listener = std::os::unix::net::UnixListener::bind(&socket).unwrap();
+    std::os::unix::fs::chown(&socket, Some(b.0), Some(b.0)).unwrap();
+    listener.set_nonblocking(true).unwrap();
     let connect = format!(
         "/usr/bin/python3 -c 'import socket; socket.socket(socket.AF_UNIX).connect(\"{}\"); print(\"connected\")'",
         socket.display()
     );
-    assert!(
-        bob.run(&connect).starts_with("connected\n"),
-        "bob reaches his own socket"
-    );
+    if extra.is_empty() {
+        // Without the sandbox (whose seccomp layer makes no unix socket), bob reaches it.
+        assert!(
+            bob.run(&connect).starts_with("connected\n"),
+            "bob reaches his own socket"
+        );
+        let _ = listener.accept();
+    }
 
     let (bob_work, bob_state) = (host.path("workspace/bob"), host.path("state/bob"));
     let bob_server = bob.pid();
@@ -394,6 +397,7 @@ fn root_server_keeps_its_users_apart(extra: &[&str]) {
         assert!(denied(&answer), "alice: {attack}: {answer}");
     }
     assert!(denied(&bob.run("cat /proc/1/environ")));
+    assert!(listener.accept().is_err(), "alice reached bob's socket");
     // Bob goes on, audited.
     assert!(crate::support::alive(job));
     assert_eq!(mask_ms(&bob.run("cat notes")), "secret\n\n[exit:0 | Xms]");

@@ -3,7 +3,8 @@ use std::time::{Duration, Instant};
 use serde_json::json;
 
 use crate::support::{
-    Groups, Options, Server, alive, eventually, read_pid, server_with_background_job, text,
+    Groups, Options, PATIENCE, Server, alive, eventually, mask_ms, read_pid,
+    server_with_background_job, text,
 };
 
 #[test]
@@ -361,4 +362,264 @@ fn a_client_that_closes_stdout_gets_its_calls_cancelled_and_the_server_exits_at_
 #[test]
 fn a_client_that_closes_stdout_after_stdin_gets_its_calls_cancelled() {
     client_vanishes(true);
+}
+
+/// The line before the footer of an answer that left a job running: the process group
+/// it names and the file its output goes to.
+fn left_running(answer: &str) -> (i32, std::path::PathBuf) {
+    let line = answer.lines().rev().nth(1).unwrap_or_default();
+    let parsed = line
+        .strip_prefix("[still running in the background (process group ")
+        .and_then(|rest| rest.split_once("); its output goes to "))
+        .and_then(|(pgid, rest)| {
+            let (path, stop) = rest.split_once(" — stop it with: kill -- -")?;
+            (stop == format!("{pgid}]")).then(|| (pgid.parse().ok(), path.into()))
+        });
+    match parsed {
+        Some((Some(pgid), path)) => (pgid, path),
+        _ => panic!("no background line before the footer:\n{answer}"),
+    }
+}
+
+/// Waits until `file` holds `needle`; its bytes.
+fn file_holding(file: &std::path::Path, needle: &str) -> Vec<u8> {
+    let holds = || {
+        std::fs::read(file)
+            .is_ok_and(|bytes| bytes.windows(needle.len()).any(|w| w == needle.as_bytes()))
+    };
+    assert!(
+        eventually(Duration::from_secs(10), holds),
+        "{} never held {needle:?}: {:?}",
+        file.display(),
+        std::fs::read_to_string(file)
+    );
+    std::fs::read(file).unwrap()
+}
+
+#[test]
+fn a_background_job_keeps_its_output_in_the_file_the_answer_names() {
+    let mut server = Server::start(Options::default());
+    let mut groups = Groups::default();
+    let answer = server.run(
+        r"echo $$ > pgid; (sleep 1; echo late; printf '\033[31mred\033[0m\n' >&2) & echo started",
+    );
+    // Answered without waiting for the job.
+    assert!(!answer.contains("late"), "{answer}");
+    let pgid = read_pid(&server.workdir.join("pgid"));
+    groups.0.push(pgid);
+    assert!(answer.starts_with("started\n\n[still running"), "{answer}");
+    let (group, file) = left_running(&answer);
+    assert_eq!(group, pgid);
+    assert_eq!(file, server.state.join("cmd-1.bg.txt"));
+    assert!(file.is_absolute() && file.exists());
+    // What the job wrote after the answer, raw, stdout and stderr in arrival order.
+    file_holding(&file, "red");
+    assert_eq!(
+        std::fs::read(&file).unwrap(),
+        b"late\n\x1b[31mred\x1b[0m\n",
+        "{:?}",
+        std::fs::read_to_string(&file)
+    );
+    // Read in a later call, it is rendered like any output.
+    let shown = server.run(&format!("cat {}", file.display()));
+    assert_eq!(mask_ms(&shown), "late\nred\n\n[exit:0 | Xms]");
+
+    // The call's row says it left a job running; the next one's does not.
+    let rows = server.audit_rows();
+    assert_eq!(rows[0][4..], ["background"], "{rows:?}");
+    assert_eq!(rows[1].len(), 4, "{rows:?}");
+    let audit = |args: &[&str]| {
+        let out = crate::support::binary()
+            .arg("audit")
+            .arg("--state-dir")
+            .arg(&server.state)
+            .args(args)
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{out:?}");
+        String::from_utf8(out.stdout).unwrap()
+    };
+    let json: Vec<serde_json::Value> = audit(&["--json"])
+        .lines()
+        .map(|line| serde_json::from_str(line).unwrap())
+        .collect();
+    assert_eq!(json.len(), 2);
+    assert_eq!(json[0]["background"], true);
+    assert!(json[1].get("background").is_none(), "{}", json[1]);
+    let only = audit(&["--background"]);
+    assert_eq!(only.lines().count(), 2, "{only}");
+    assert!(only.contains("echo late"), "{only}");
+}
+
+#[test]
+fn a_job_that_redirected_its_output_gets_no_line() {
+    let mut server = Server::start(Options::default());
+    let mut groups = Groups::default();
+    let answer = server.run("echo $$ > pgid; sleep 600 > log 2>&1 & echo $! > job; echo started");
+    groups.0.push(read_pid(&server.workdir.join("pgid")));
+    let job = read_pid(&server.workdir.join("job"));
+    assert!(alive(job));
+    assert_eq!(mask_ms(&answer), "started\n\n[exit:0 | Xms]");
+    let files: Vec<_> = std::fs::read_dir(&server.state)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|name| name.ends_with(".bg.txt"))
+        .collect();
+    assert!(files.is_empty(), "{files:?}");
+    assert_eq!(server.audit_rows()[0].len(), 4);
+}
+
+#[test]
+fn a_server_in_the_background_logs_the_requests_of_later_calls() {
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let mut server = Server::start(Options::default());
+    let mut groups = Groups::default();
+    let answer = server.run(&format!(
+        "echo $$ > pgid; python3 -m http.server {port} --bind 127.0.0.1 &"
+    ));
+    let pgid = read_pid(&server.workdir.join("pgid"));
+    groups.0.push(pgid);
+    let (group, file) = left_running(&answer);
+    assert_eq!(group, pgid);
+    // The server takes a moment to listen: wait for it, then fetch.
+    let fetched = server.run(&format!(
+        "url=http://127.0.0.1:{port}/; \
+         for i in $(seq 100); do curl -s -o /dev/null $url && break; sleep 0.1; done; \
+         curl -s -o /dev/null -w '%{{http_code}}\\n' $url"
+    ));
+    assert!(fetched.starts_with("200\n"), "{fetched}");
+    let log = file_holding(&file, "\"GET / HTTP/1.1\" 200");
+    assert!(String::from_utf8_lossy(&log).contains("127.0.0.1"));
+    // A later call stops it with what the line said.
+    let stopped = server.run(&format!("kill -- -{pgid}"));
+    assert!(stopped.contains("[exit:0 |"), "{stopped}");
+    assert!(eventually(Duration::from_secs(5), || {
+        crate::support::group_members(pgid).is_empty()
+    }));
+}
+
+#[test]
+fn a_job_past_the_cap_is_stopped_and_its_file_stays_within_it() {
+    const CAP: u64 = 1024 * 1024;
+    let mut server = Options::default()
+        .arg("--max-output-bytes")
+        .arg(CAP.to_string())
+        .start();
+    let mut groups = Groups::default();
+    let answer =
+        server.run("echo $$ > pgid; (sleep 0.5; echo $BASHPID > yes; exec yes) & echo started");
+    let pgid = read_pid(&server.workdir.join("pgid"));
+    groups.0.push(pgid);
+    let (_, file) = left_running(&answer);
+    let yes = read_pid(&server.workdir.join("yes"));
+    assert!(
+        eventually(Duration::from_secs(10), || !alive(yes)),
+        "yes still writing past the cap"
+    );
+    let end = "\n[forge-bash: output limit of 1048576 bytes reached; every process of the call was stopped]\n";
+    let bytes = file_holding(&file, end);
+    assert_eq!(bytes.len() as u64, CAP + end.len() as u64 - 1);
+    assert!(bytes.starts_with(b"y\ny\n") && bytes.ends_with(end.as_bytes()));
+    assert!(crate::support::group_members(pgid).is_empty());
+}
+
+#[test]
+fn the_server_stopping_ends_the_job_and_its_file_says_so() {
+    for (keep, signal) in [
+        (false, Some(libc::SIGTERM)),
+        (false, None),
+        (true, Some(libc::SIGTERM)),
+    ] {
+        let mut options = Options::default();
+        if keep {
+            options = options.arg("--keep-background");
+        }
+        let mut server = options.start();
+        let mut groups = Groups::default();
+        let answer = server.run(
+            "echo $$ > pgid; (echo $BASHPID > job; sleep 0.5; echo first; exec sleep 600) & echo started",
+        );
+        groups.0.push(read_pid(&server.workdir.join("pgid")));
+        let job = read_pid(&server.workdir.join("job"));
+        let (_, file) = left_running(&answer);
+        file_holding(&file, "first\n");
+        match signal {
+            // SAFETY: a plain syscall to the server process this test spawned.
+            Some(signal) => unsafe {
+                libc::kill(server.pid() as libc::pid_t, signal);
+            },
+            None => server.close_stdin(),
+        }
+        let status = server.wait_exit(Duration::from_secs(10)).expect("exit");
+        assert!(status.success(), "{status:?}");
+        let why = if keep {
+            "what the job writes from here on is not kept"
+        } else {
+            "every process of the call was stopped"
+        };
+        assert_eq!(
+            std::fs::read_to_string(&file).unwrap(),
+            format!("first\n[forge-bash: the server stopped; {why}]\n"),
+            "{signal:?} keep {keep}"
+        );
+        let gone = eventually(Duration::from_secs(2), || !alive(job));
+        assert_eq!(gone, !keep, "{signal:?} keep {keep}");
+    }
+}
+
+#[cfg(feature = "http")]
+#[test]
+fn over_http_a_sessions_jobs_and_files_are_its_users_and_end_with_it() {
+    use crate::support::http::HttpServer;
+    let per_user = [
+        "--workdir",
+        "{root}/ws/{user}",
+        "--state-dir",
+        "{root}/state/{user}",
+    ];
+    let mut server = HttpServer::start(&per_user);
+    let mut groups = Groups::default();
+    let mut jobs = Vec::new();
+    let mut files = Vec::new();
+    let mut clients = Vec::new();
+    for user in ["alice", "bob"] {
+        let mut client = server.client(Some(user));
+        assert_eq!(client.initialize().status, 200);
+        let answer = client.run(&format!(
+            "echo $$ > pgid; (echo $BASHPID > job; sleep 0.3; echo from {user}; exec sleep 600) & echo started"
+        ));
+        let workdir = server.path(&format!("ws/{user}"));
+        let pgid = read_pid(&workdir.join("pgid"));
+        groups.0.push(pgid);
+        jobs.push(read_pid(&workdir.join("job")));
+        let (group, file) = left_running(&answer);
+        assert_eq!(group, pgid);
+        // In the user's own state dir.
+        assert_eq!(file, server.path(&format!("state/{user}/cmd-1.bg.txt")));
+        file_holding(&file, &format!("from {user}\n"));
+        files.push(file);
+        clients.push(client);
+    }
+    // Alice's session ends: her job and its file end with it; bob's go on.
+    assert_eq!(clients[0].delete().status, 204);
+    assert!(eventually(PATIENCE, || !alive(jobs[0])));
+    assert_eq!(
+        std::fs::read_to_string(&files[0]).unwrap(),
+        "from alice\n[forge-bash: the session ended; every process of the call was stopped]\n"
+    );
+    assert!(alive(jobs[1]));
+    assert_eq!(std::fs::read_to_string(&files[1]).unwrap(), "from bob\n");
+    // The server stops: bob's job ends with it.
+    // SAFETY: a signal to the server this test started.
+    unsafe { libc::kill(server.pid(), libc::SIGTERM) };
+    assert!(server.child.wait().unwrap().success());
+    assert!(eventually(Duration::from_secs(5), || !alive(jobs[1])));
+    assert_eq!(
+        std::fs::read_to_string(&files[1]).unwrap(),
+        "from bob\n[forge-bash: the server stopped; every process of the call was stopped]\n"
+    );
 }

@@ -32,7 +32,10 @@ fn identity_and_tool_list() {
         tool["description"],
         format!(
             "Execute a shell command or pipeline in {workdir}, supporting operators |, &&, ||, ;. \
-             rm is blocked — use uvilo-trash instead. All commands are audit-logged."
+             rm is blocked — use uvilo-trash instead. All commands are audit-logged. \
+             For a server, or anything that runs longer than the 300 s timeout, end the \
+             command with & (`npm run dev &`): the answer names a file that keeps receiving \
+             its output, to read with cat or tail in later calls."
         )
     );
     let schema = &tool["inputSchema"];

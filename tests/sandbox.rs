@@ -158,7 +158,7 @@ fn network_deny_refuses_tcp_and_allow_does_not() {
     let connect = format!("exec 3<>/dev/tcp/127.0.0.1/{port} && echo connected");
     let mut denied = sandboxed(&["--network", "deny"]);
     let answer = denied.run(&connect);
-    assert!(answer.contains("Permission denied"), "{answer}");
+    assert!(refused(&answer), "{answer}");
     let answer = denied
         .run("python3 -c 'import socket; socket.socket().bind((\"127.0.0.1\", 0))' && echo bound");
     assert!(
@@ -220,4 +220,330 @@ fn refusals_at_start_up() {
         .unwrap();
     assert_eq!(out.status.code(), Some(1));
     assert!(String::from_utf8_lossy(&out.stderr).contains("--writable /does/not/exist"));
+}
+
+/// Refused, as a program reports a refusal: with the usual error, and not as success.
+fn refused(answer: &str) -> bool {
+    !answer.contains("[exit:0 ")
+        && (answer.contains("Operation not permitted") || answer.contains("Permission denied"))
+}
+
+/// A sandboxed server run as `user` (root when `None`), with these flags.
+fn sandboxed_as(user: Option<u32>, extra: &[&str]) -> Server {
+    let mut options = Options::default().arg("--sandbox");
+    // Root's toolchains are not the unprivileged user's to read: it uses the system's.
+    let toolchains = match user {
+        Some(uid) => {
+            options = options.user(uid);
+            Vec::new()
+        }
+        None => toolchains(),
+    };
+    for arg in toolchains
+        .iter()
+        .map(String::as_str)
+        .chain(extra.iter().copied())
+    {
+        options = options.arg(arg);
+    }
+    options.start()
+}
+
+/// The users to try an attack as: root, and the unprivileged user where the tests can
+/// switch to it.
+fn as_root_and_nobody() -> Vec<Option<u32>> {
+    std::iter::once(None)
+        .chain(crate::support::unprivileged().map(Some))
+        .collect()
+}
+
+/// Bob's agent keeps a tmux session and a git credential cache in his own directories
+/// (his operator allows him unix sockets); alice's, on a server with the default,
+/// knows their paths. She can type into neither, nor connect to any socket she did not
+/// make, while her own processes still talk through socket pairs.
+#[test]
+fn another_users_sockets_are_out_of_reach() {
+    if !crate::support::landlock_here(1) {
+        return;
+    }
+    if Command::new("tmux").arg("-V").output().is_err() {
+        eprintln!("skipped: tmux is not installed");
+        return;
+    }
+    for user in as_root_and_nobody() {
+        let mut bob = sandboxed_as(user, &["--unix-sockets", "allow"]);
+        let mut alice = sandboxed_as(user, &[]);
+        let tmux = bob.state.join("tmp/tm");
+        let cache = bob.state.join("home/.cache/git/credential/socket");
+        let (tmux, cache) = (tmux.display(), cache.display());
+        let answer = bob.run(&format!(
+            "tmux -S {tmux} new-session -d -s b bash && \
+             printf 'protocol=https\\nhost=github.com\\nusername=bob\\npassword=bob-token\\n\\n' | \
+             git credential-cache --socket {cache} store && \
+             printf 'protocol=https\\nhost=github.com\\n\\n' | git credential-cache --socket {cache} get"
+        ));
+        assert!(answer.contains("password=bob-token"), "{user:?}: {answer}");
+
+        let typed = bob.workdir.join("typed");
+        let answer = alice.run(&format!(
+            "tmux -S {tmux} send-keys -t b 'touch {}' Enter",
+            typed.display()
+        ));
+        assert!(!answer.contains("[exit:0 "), "{user:?}: {answer}");
+        let answer = alice.run(&format!(
+            "printf 'protocol=https\\nhost=github.com\\n\\n' | git credential-cache --socket {cache} get; \
+             python3 -c 'import socket; socket.socket(socket.AF_UNIX).connect(\"{cache}\")'"
+        ));
+        assert!(!answer.contains("bob-token"), "{user:?}: {answer}");
+        assert!(refused(&answer), "{user:?}: {answer}");
+        // Bob's shell got nothing: a key typed into it would have run by now.
+        assert!(
+            bob.run("sleep 1; tmux -S $TMPDIR/tm has-session -t b && echo up")
+                .starts_with("up\n")
+        );
+        assert!(!typed.exists(), "{user:?}: alice typed into bob's tmux");
+
+        // A listener of anyone's, made outside the sandbox: never reached.
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("daemon.sock");
+        let listener = std::os::unix::net::UnixListener::bind(&path).unwrap();
+        listener.set_nonblocking(true).unwrap();
+        let answer = alice.run(&format!(
+            "python3 -c 'import socket; socket.socket(socket.AF_UNIX).connect(\"{}\")'",
+            path.display()
+        ));
+        assert!(refused(&answer), "{user:?}: {answer}");
+        let accepted = listener.accept();
+        assert!(accepted.is_err(), "{user:?}: the listener was reached");
+
+        // What a program's own processes share still works.
+        let answer = alice.run(
+            "python3 -c 'import multiprocessing as m; a, b = m.Pipe(); a.send(\"piped\"); print(b.recv())' && \
+             node -e 'require(\"child_process\").spawn(process.execPath, [\"-e\", \"process.send(1)\"], {stdio: [\"ignore\", \"inherit\", \"inherit\", \"ipc\"]}).on(\"message\", () => console.log(\"ipc\"))' && \
+             python3 -c 'import socket; a, b = socket.socketpair(); a.send(b\"pair\"); print(b.recv(4).decode())'",
+        );
+        assert!(answer.starts_with("piped\n"), "{user:?}: {answer}");
+        assert!(answer.contains("\nipc\npair\n"), "{user:?}: {answer}");
+    }
+}
+
+/// The ways to a TCP port that Landlock's port rules do not see, each tried against a
+/// listener that must never be reached.
+const AROUND_THE_PORTS: &str = r#"
+import socket, sys
+port = int(sys.argv[1])
+def mptcp(family, host):
+    socket.socket(family, socket.SOCK_STREAM, 262).connect((host, port))
+def fast_open():
+    socket.socket().sendto(b"x", 0x20000000, ("127.0.0.1", port))
+def fast_open_connect():
+    s = socket.socket()
+    s.setsockopt(socket.IPPROTO_TCP, 30, 1)
+    s.connect(("127.0.0.1", port))
+    s.send(b"x")
+def listen():
+    socket.socket().listen()
+def raw():
+    socket.socket(socket.AF_INET, socket.SOCK_RAW, socket.IPPROTO_TCP)
+def packet():
+    socket.socket(17, socket.SOCK_RAW, 0)
+for name, attack in [
+    ("mptcp", lambda: mptcp(socket.AF_INET, "127.0.0.1")),
+    ("mptcp6", lambda: mptcp(socket.AF_INET6, "::1")),
+    ("fast_open", fast_open),
+    ("fast_open_connect", fast_open_connect),
+    ("listen", listen),
+    ("raw", raw),
+    ("packet", packet),
+]:
+    try:
+        attack()
+        print(name, "went through")
+    except OSError as e:
+        print(name, "refused:", e.strerror)
+"#;
+
+/// With a port list, MPTCP, TCP Fast Open, listening and raw sockets are refused, while
+/// the listed port and UDP (name resolution) stay open; with `deny`, no internet socket
+/// is made at all.
+#[test]
+fn no_way_around_the_port_rules() {
+    if !crate::support::landlock_here(4) {
+        return;
+    }
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    let listener6 = TcpListener::bind(("::1", port)).ok();
+    for l in std::iter::once(&listener).chain(&listener6) {
+        l.set_nonblocking(true).unwrap();
+    }
+    let allowed = TcpListener::bind("127.0.0.1:0").unwrap();
+    let open = allowed.local_addr().unwrap().port().to_string();
+    let udp = std::net::UdpSocket::bind("127.0.0.1:0").unwrap();
+    udp.set_read_timeout(Some(std::time::Duration::from_secs(5)))
+        .unwrap();
+    let udp_port = udp.local_addr().unwrap().port();
+    for user in as_root_and_nobody() {
+        let mut server = sandboxed_as(user, &["--network", &open]);
+        std::fs::write(server.workdir.join("around.py"), AROUND_THE_PORTS).unwrap();
+        let answer = server.run(&format!("python3 around.py {port}"));
+        for attack in [
+            "mptcp ",
+            "mptcp6 ",
+            "fast_open ",
+            "fast_open_connect ",
+            "listen ",
+            "raw ",
+            "packet ",
+        ] {
+            let line = answer.lines().find(|l| l.starts_with(attack));
+            assert!(
+                line.is_some_and(|l| l.ends_with("refused: Operation not permitted")),
+                "{user:?}: {attack}: {answer}"
+            );
+        }
+        // The listed port and UDP still work.
+        let answer = server.run(&format!(
+            "exec 3<>/dev/tcp/127.0.0.1/{open} && echo connected && echo datagram > /dev/udp/127.0.0.1/{udp_port}"
+        ));
+        assert!(answer.starts_with("connected\n"), "{user:?}: {answer}");
+        let mut buf = [0u8; 16];
+        let (n, _) = udp.recv_from(&mut buf).unwrap();
+        assert_eq!(&buf[..n], b"datagram\n");
+
+        let mut denied = sandboxed_as(user, &["--network", "deny"]);
+        std::fs::write(denied.workdir.join("around.py"), AROUND_THE_PORTS).unwrap();
+        let answer = denied.run(&format!(
+            "python3 around.py {port}; echo datagram > /dev/udp/127.0.0.1/{udp_port}"
+        ));
+        assert_eq!(
+            answer.matches("refused: Operation not permitted").count(),
+            7,
+            "{answer}"
+        );
+        assert!(refused(&answer), "{user:?}: {answer}");
+    }
+    for l in std::iter::once(&listener).chain(&listener6) {
+        assert!(l.accept().is_err(), "the listener was reached");
+    }
+    udp.set_nonblocking(true).unwrap();
+    assert!(udp.recv_from(&mut [0u8; 16]).is_err(), "a datagram got out");
+}
+
+/// `/dev` is the devices a program needs, not the tree: `/dev/shm` is out of reach.
+/// `/run` is not readable either (a container's secrets are under `/run/secrets`), and
+/// a token file that commands could read refuses start-up. io_uring, whose operations
+/// skip the system call checks, is refused.
+#[test]
+fn shared_memory_run_and_io_uring_are_out_of_reach() {
+    if !crate::support::landlock_here(1) {
+        return;
+    }
+    let shm = tempfile::Builder::new()
+        .prefix("forge-bash-test-")
+        .tempfile_in("/dev/shm")
+        .unwrap();
+    let secrets = tempfile::Builder::new()
+        .prefix("forge-bash-test-")
+        .tempdir_in("/run")
+        .unwrap();
+    let token = secrets.path().join("token");
+    std::fs::write(shm.path(), "shared memory\n").unwrap();
+    std::fs::write(&token, "secret-token-0123456789\n").unwrap();
+    for path in [shm.path(), secrets.path(), &token] {
+        let mode = if path.is_dir() { 0o755 } else { 0o644 };
+        std::fs::set_permissions(path, std::os::unix::fs::PermissionsExt::from_mode(mode)).unwrap();
+    }
+    let io_uring = "python3 -c 'import ctypes; libc = ctypes.CDLL(None, use_errno=True); \
+        r = libc.syscall(425, 4, ctypes.create_string_buffer(120)); \
+        print(\"io_uring\", r, ctypes.get_errno())'";
+    for user in as_root_and_nobody() {
+        let mut server = sandboxed_as(user, &[]);
+        for attack in [
+            format!("cat {}", shm.path().display()),
+            format!("echo x > {}", shm.path().display()),
+            "ls /dev/shm".to_owned(),
+            "ls /run".to_owned(),
+            format!("cat {}", token.display()),
+        ] {
+            let answer = server.run(&attack);
+            assert!(refused(&answer), "{user:?}: {attack}: {answer}");
+        }
+        let answer = server.run(io_uring);
+        assert!(answer.starts_with("io_uring -1 1\n"), "{user:?}: {answer}");
+        // What programs need of /dev still works.
+        let answer = server.run(
+            "echo x > /dev/null && head -c 4 /dev/zero | wc -c && head -c 4 /dev/urandom | wc -c && \
+             cat /dev/stdin < /dev/null && echo y | cat /dev/stdin && cat <(echo substituted)",
+        );
+        assert_eq!(
+            mask_ms(&answer),
+            "4\n4\ny\nsubstituted\n\n[exit:0 | Xms]",
+            "{user:?}"
+        );
+    }
+    assert_eq!(
+        std::fs::read_to_string(shm.path()).unwrap(),
+        "shared memory\n"
+    );
+    // --writable gives /dev/shm back, for the programs that need POSIX shared memory.
+    let mut server = sandboxed_as(None, &["--writable", "/dev/shm"]);
+    let answer = server.run(&format!("cat {}", shm.path().display()));
+    assert!(answer.starts_with("shared memory\n"), "{answer}");
+
+    // A token file that commands could read (here through --readable) refuses start-up.
+    let (workdir, state) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    let readable = tempfile::tempdir().unwrap();
+    let token = readable.path().join("token");
+    std::fs::write(&token, "secret-token-0123456789\n").unwrap();
+    let mut server = Options::default()
+        .workdir(workdir.path())
+        .state(state.path())
+        .arg("--sandbox")
+        .arg("--http")
+        .arg("127.0.0.1:0")
+        .arg("--http-token-file")
+        .arg(token.display().to_string())
+        .arg("--readable")
+        .arg(readable.path().display().to_string())
+        .start();
+    let status = server.wait_exit(crate::support::PATIENCE);
+    assert_eq!(
+        status.and_then(|s| s.code()),
+        Some(1),
+        "{}",
+        server.stderr()
+    );
+    let stderr = server.stderr();
+    assert!(
+        stderr.contains(&format!("--http-token-file {}", token.display()))
+            && stderr.contains("sandboxed commands can read it"),
+        "{stderr}"
+    );
+}
+
+/// The tools an agent runs in its workdir, with the seccomp layer on: a build, a test
+/// runner (node's and Python's), pip, and programs whose processes talk to each other.
+#[test]
+fn everyday_tools_still_work() {
+    if !crate::support::landlock_here(1) {
+        return;
+    }
+    for user in as_root_and_nobody() {
+        let mut server = sandboxed_as(user, &["--network", "deny"]);
+        let answer = server.run(
+            "printf 'all:\\n\\t@echo made\\n' > Makefile && make && \
+             printf 'import unittest\\nclass T(unittest.TestCase):\\n    def test_x(self):\\n        self.assertEqual(1, 1)\\n' > test_x.py && \
+             python3 -m unittest -q 2>&1 | tail -1 && \
+             python3 -m pip --version > /dev/null && echo pip && \
+             python3 -c 'import subprocess; print(subprocess.run([\"echo\", \"child\"], capture_output=True, text=True).stdout, end=\"\")' && \
+             printf 'const t = require(\"node:test\");\\nt.test(\"x\", () => {});\\n' > x.test.js && \
+             node --test x.test.js 2>&1 | grep -E '^# (pass|fail)'",
+        );
+        assert_eq!(
+            mask_ms(&answer),
+            "made\nOK\npip\nchild\n# pass 1\n# fail 0\n\n[exit:0 | Xms]",
+            "{user:?}"
+        );
+    }
 }

@@ -69,6 +69,11 @@ pub struct Query {
     #[arg(long)]
     pub cancelled: bool,
 
+    /// Only calls answered while a job they started still ran in the background
+    /// (`--json` gives these rows `"background": true`).
+    #[arg(long)]
+    pub background: bool,
+
     /// Only calls that took at least this many milliseconds.
     #[arg(long, value_name = "MS")]
     pub slow: Option<u64>,
@@ -83,8 +88,8 @@ pub struct Query {
     #[arg(long)]
     pub users: bool,
 
-    /// JSON Lines: one object per row with `at`, `command`, `exit` and `ms`, and with
-    /// `--users` `user`.
+    /// JSON Lines: one object per row with `at`, `command`, `exit` and `ms`, with
+    /// `--users` `user`, and `"background": true` for a call that left a job running.
     #[arg(long, conflicts_with = "summary")]
     pub json: bool,
 
@@ -116,6 +121,7 @@ impl Query {
             && (!self.failed || failed(row.exit))
             && (!self.timed_out || row.exit == TIMEOUT)
             && (!self.cancelled || row.exit == CANCELLED)
+            && (!self.background || row.background)
             && self.slow.is_none_or(|slow| row.ms >= slow)
             && self
                 .grep

@@ -68,10 +68,15 @@ pub fn show(out: &Output, ms: u128, timeout_secs: u64, cap: u64) -> Answer {
         Ending::Cancelled => Some("ERROR: Command cancelled by the client.".to_owned()),
         Ending::ShutDown => Some("ERROR: Server shutting down; command stopped.".to_owned()),
     };
+    // A job left running: one line before the footer says where its output goes.
+    let footer = match &out.background {
+        Some(background) => format!("\n{}{}", background.line(), footer(out.code, ms)),
+        None => footer(out.code, ms),
+    };
     let text = match headline {
-        None => format!("{body}{}", footer(out.code, ms)),
-        Some(line) if body.is_empty() => format!("{line}{}", footer(out.code, ms)),
-        Some(line) => format!("{line}\n{body}{}", footer(out.code, ms)),
+        None => format!("{body}{footer}"),
+        Some(line) if body.is_empty() => format!("{line}{footer}"),
+        Some(line) => format!("{line}\n{body}{footer}"),
     };
     let capped = out.stdout.capped || out.stderr.capped;
     let is_error = binary || capped || out.ending != Ending::Exited;

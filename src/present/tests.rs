@@ -25,6 +25,7 @@ impl Fixture {
             stderr: Captured::from_bytes(Stream::Stderr, stderr, CAP, &self.spiller),
             code,
             ending: Ending::Exited,
+            background: None,
         }
     }
 

@@ -116,6 +116,7 @@ pub fn answer_now(case: &Case, dir: &Path) -> String {
         stderr: Captured::from_bytes(Stream::Stderr, &case.stderr, CAP, &spiller),
         code: case.code,
         ending: Ending::Exited,
+        background: None,
     };
     present::show(&out, 5, 300, CAP).text
 }

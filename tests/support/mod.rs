@@ -368,7 +368,7 @@ impl Server {
         }
     }
 
-    /// The audit rows written so far, split into their four fields.
+    /// The audit rows written so far, split into their fields.
     pub fn audit_rows(&self) -> Vec<Vec<String>> {
         audit_rows(&self.state)
     }

@@ -5,7 +5,7 @@ use std::fmt::Write as _;
 
 use chrono::NaiveDate;
 
-use crate::audit::{BadEscape, escape, unescape};
+use crate::audit::{BACKGROUND, BadEscape, escape, unescape};
 use crate::exit::BLOCKED;
 
 /// One row of a log.
@@ -17,20 +17,28 @@ pub struct Entry {
     pub escaped: String,
     pub exit: i32,
     pub ms: u64,
+    /// The call left a job running in the background (the fifth column).
+    pub background: bool,
 }
 
 impl Entry {
     /// Parses one line (without its newline).
     pub fn parse(line: &str) -> Result<Entry, String> {
         let mut fields = line.split('\t');
-        let (Some(at), Some(command), Some(exit), Some(ms), None) = (
+        let (Some(at), Some(command), Some(exit), Some(ms), fifth, None) = (
+            fields.next(),
             fields.next(),
             fields.next(),
             fields.next(),
             fields.next(),
             fields.next(),
         ) else {
-            return Err("expected 4 tab-separated fields".to_owned());
+            return Err("expected 4 tab-separated fields, or 5".to_owned());
+        };
+        let background = match fifth {
+            None => false,
+            Some(BACKGROUND) => true,
+            Some(other) => return Err(format!("bad fifth field \"{}\"", shown(other))),
         };
         if !valid_timestamp(at) {
             return Err(format!("bad timestamp \"{}\"", shown(at)));
@@ -51,6 +59,7 @@ impl Entry {
             escaped: command.to_owned(),
             exit,
             ms,
+            background,
         })
     }
 
@@ -189,10 +198,12 @@ mod tests {
             code: i32,
             took: u64,
             command in "\\PC*",
+            background: bool,
         ) {
             let at = DateTime::<Utc>::from_timestamp(secs, ms * 1_000_000).unwrap();
-            let line = crate::audit::Row { at, command: &command, code, ms: took.into() }.to_line();
+            let line = crate::audit::Row { at, command: &command, code, ms: took.into(), background }.to_line();
             let row = Entry::parse(line.strip_suffix('\n').unwrap()).unwrap();
+            proptest::prop_assert_eq!(row.background, background);
             proptest::prop_assert_eq!(row.exit, code);
             proptest::prop_assert_eq!(row.ms, took);
             proptest::prop_assert_eq!(row.command(), command);

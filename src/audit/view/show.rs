@@ -80,8 +80,9 @@ impl<W: Write> View for Table<'_, W> {
     }
 }
 
-/// JSON Lines with exactly `at`, `command` (unescaped), `exit` and `ms`, and with
-/// `--users` `user` (the directory's name). Beyond what serde_json escapes, DEL, the
+/// JSON Lines with exactly `at`, `command` (unescaped), `exit` and `ms`, with
+/// `--users` `user` (the directory's name), and `"background": true` for a call that
+/// left a job running. Beyond what serde_json escapes, DEL, the
 /// C1 controls, the line and paragraph separators and the bidirectional controls are
 /// written as `\uhhhh`, so that every line splitter finds one row per line and a pager
 /// shows them as text.
@@ -112,6 +113,9 @@ impl<W: Write> View for Json<'_, W> {
         });
         if let Some(user) = user {
             object["user"] = user.as_str().into();
+        }
+        if row.background {
+            object["background"] = true.into();
         }
         if inert {
             writeln!(self.out, "{object}")

@@ -1,0 +1,267 @@
+//! Background jobs keep their output: when a call is answered while processes of the
+//! call still hold its stdout or stderr (`server &`), what they write from then on goes
+//! to a file in the state dir, `cmd-N.bg.txt`, and the answer names it.
+//!
+//! The file holds the bytes as the job wrote them, stdout and stderr in the order they
+//! arrive, as a terminal would have shown them; a later call that reads it renders them
+//! like any output. It holds at most the output cap: past it every process of the call
+//! is stopped. When the job is stopped by the server (the cap, the server stopping, its
+//! HTTP session ending), the file ends with a line saying why; a job that ends by
+//! itself, or is killed from a later call, leaves the file as it wrote it. While the
+//! file is written its writer holds a lock on it, so that no retention pass removes
+//! it (see [`crate::retention`]).
+
+use std::fs::File;
+use std::io::{self, Write};
+use std::os::fd::AsRawFd;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+
+use crate::contain::{Call, Stopping, Told};
+use crate::overflow::Spiller;
+
+/// What the answer says of a job it leaves running: the line before the footer.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Background {
+    /// The call's process group (its shell's pid): `kill -- -PGID` stops it.
+    pub pgid: i32,
+    /// The file its output goes to, or why there is none.
+    pub file: Result<PathBuf, String>,
+}
+
+impl Background {
+    /// The line the answer shows before its footer.
+    pub fn line(&self) -> String {
+        let pgid = self.pgid;
+        let goes = match &self.file {
+            Ok(path) => format!("its output goes to {}", path.display()),
+            Err(why) => format!("its output is not kept ({why})"),
+        };
+        format!(
+            "[still running in the background (process group {pgid}); {goes} — stop it with: kill -- -{pgid}]"
+        )
+    }
+}
+
+/// Why the server stopped a job; the last line of its file says so.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum End {
+    /// The file reached the output cap (in bytes); the call's processes were stopped.
+    Capped(u64),
+    /// The server, or the call's session, stopped.
+    Stopped(Stopping),
+}
+
+impl End {
+    /// The line written at the end of the file.
+    pub fn line(self) -> String {
+        let why = match self {
+            End::Capped(cap) => format!(
+                "output limit of {cap} bytes reached; every process of the call was stopped"
+            ),
+            End::Stopped(Stopping::Server { kept: false }) => {
+                "the server stopped; every process of the call was stopped".to_owned()
+            }
+            End::Stopped(Stopping::Server { kept: true }) => {
+                "the server stopped; what the job writes from here on is not kept".to_owned()
+            }
+            End::Stopped(Stopping::Session) => {
+                "the session ended; every process of the call was stopped".to_owned()
+            }
+        };
+        format!("[forge-bash: {why}]\n")
+    }
+}
+
+/// The output file of one call's background job, written by the call's pipe readers.
+#[derive(Debug)]
+pub struct Log {
+    path: PathBuf,
+    cap: u64,
+    call: Arc<Call>,
+    file: Mutex<Writer>,
+}
+
+#[derive(Debug)]
+struct Writer {
+    /// `None` once the log ended (or could not be written): what comes after is read
+    /// and dropped.
+    file: Option<File>,
+    /// Bytes the job wrote, kept or not: past the cap, the call is stopped.
+    received: u64,
+    last: Option<u8>,
+}
+
+impl Log {
+    /// Creates the next `cmd-N.bg.txt` for `call`, locked while it is written; `cap`
+    /// is the output cap.
+    pub fn create(spiller: &Spiller, call: &Arc<Call>, cap: u64) -> io::Result<Arc<Log>> {
+        let (file, path) = spiller.create_background()?;
+        // SAFETY: flock on a descriptor we own; the lock goes with it.
+        if unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) } != 0 {
+            let e = io::Error::last_os_error();
+            spiller.discard(&path);
+            return Err(e);
+        }
+        let log = Arc::new(Log {
+            path,
+            cap,
+            call: call.clone(),
+            file: Mutex::new(Writer {
+                file: Some(file),
+                received: 0,
+                last: None,
+            }),
+        });
+        let told = Arc::downgrade(&log);
+        call.tell(told);
+        Ok(log)
+    }
+
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// Appends what a pipe gave. Past the cap, the rest is dropped, the file ends, and
+    /// every process of the call is stopped (once).
+    pub fn write(&self, chunk: &[u8]) {
+        let mut writer = lock(&self.file);
+        let before = writer.received;
+        writer.received = before.saturating_add(chunk.len() as u64);
+        if writer.received <= self.cap {
+            writer.put(chunk);
+            return;
+        }
+        if before > self.cap {
+            return;
+        }
+        writer.put(&chunk[..(self.cap - before) as usize]);
+        writer.end(End::Capped(self.cap));
+        drop(writer);
+        tracing::info!(
+            cap = self.cap,
+            "a background job passed the output cap; stopping the call's processes"
+        );
+        if let Err(e) = self.call.kill() {
+            tracing::warn!(error = %e, "cannot kill the command's processes");
+        }
+    }
+
+    /// The server stops the job: the file ends with a line saying why. Only the first
+    /// end writes.
+    pub fn end(&self, why: End) {
+        lock(&self.file).end(why);
+    }
+}
+
+impl Told for Log {
+    fn stopping(&self, why: Stopping) {
+        self.end(End::Stopped(why));
+    }
+}
+
+impl Writer {
+    fn put(&mut self, bytes: &[u8]) {
+        let Some(file) = &mut self.file else {
+            return;
+        };
+        if bytes.is_empty() {
+            return;
+        }
+        if let Err(e) = file.write_all(bytes) {
+            // A full disk: the file stays as it is; the job goes on.
+            tracing::warn!(error = %e, "cannot write a background job's output");
+            self.file = None;
+            return;
+        }
+        self.last = bytes.last().copied();
+    }
+
+    fn end(&mut self, why: End) {
+        if self.file.is_none() {
+            return;
+        }
+        if self.last.is_some_and(|b| b != b'\n') {
+            self.put(b"\n");
+        }
+        self.put(why.line().as_bytes());
+        self.file = None;
+    }
+}
+
+fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    mutex.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::contain::Containment;
+    use crate::state::StateDir;
+
+    fn log(cap: u64) -> (tempfile::TempDir, Arc<Log>) {
+        let dir = tempfile::tempdir().unwrap();
+        let spiller = Spiller::new(Arc::new(StateDir::open(dir.path())));
+        let call = Arc::new(Containment::without_watchdog()).call();
+        let log = Log::create(&spiller, &call, cap).unwrap();
+        (dir, log)
+    }
+
+    #[test]
+    fn the_file_holds_the_bytes_and_ends_once_with_why() {
+        let (dir, log) = log(1000);
+        assert_eq!(log.path(), dir.path().join("cmd-1.bg.txt"));
+        log.write(b"\x1b[31mred\x1b[0m\n");
+        log.write(b"no newline");
+        log.stopping(Stopping::Session);
+        log.stopping(Stopping::Server { kept: false });
+        log.write(b"after");
+        assert_eq!(
+            std::fs::read(log.path()).unwrap(),
+            b"\x1b[31mred\x1b[0m\nno newline\n[forge-bash: the session ended; every process of the call was stopped]\n"
+        );
+    }
+
+    #[test]
+    fn the_cap_bounds_what_the_file_receives() {
+        let (_dir, log) = log(10);
+        log.write(b"0123456");
+        log.write(b"789abc");
+        log.write(b"more");
+        assert_eq!(
+            std::fs::read_to_string(log.path()).unwrap(),
+            "0123456789\n[forge-bash: output limit of 10 bytes reached; every process of the call was stopped]\n"
+        );
+    }
+
+    #[test]
+    fn the_file_is_locked_while_written() {
+        let (dir, log) = log(10);
+        let state = StateDir::open(dir.path());
+        assert!(state.in_use("cmd-1.bg.txt"));
+        log.end(End::Capped(10));
+        assert!(!state.in_use("cmd-1.bg.txt"));
+        assert!(!state.in_use("missing.txt"));
+    }
+
+    #[test]
+    fn the_line_names_the_file_and_the_group() {
+        let line = Background {
+            pgid: 4242,
+            file: Ok(PathBuf::from("/tmp/forge-bash/cmd-7.bg.txt")),
+        }
+        .line();
+        assert_eq!(
+            line,
+            "[still running in the background (process group 4242); its output goes to /tmp/forge-bash/cmd-7.bg.txt — stop it with: kill -- -4242]"
+        );
+        let unkept = Background {
+            pgid: 7,
+            file: Err("/s: No space left on device".to_owned()),
+        };
+        assert_eq!(
+            unkept.line(),
+            "[still running in the background (process group 7); its output is not kept (/s: No space left on device) — stop it with: kill -- -7]"
+        );
+    }
+}

@@ -1,0 +1,309 @@
+//! The sandbox's seccomp layer: what Landlock does not govern, refused by system call.
+//!
+//! Landlock confines paths and TCP ports, but not `connect()` to a pathname unix
+//! socket, nor the ways to reach a TCP port without `connect()` (MPTCP, TCP Fast Open),
+//! nor `listen()` on an unbound socket, nor io_uring, whose operations skip the checks
+//! made on system calls. The filter here, compiled once at start-up and installed with
+//! the Landlock ruleset on the thread that spawns each command's shell, refuses them:
+//!
+//! - `socket()` is allowed for `AF_UNIX` (only with `--unix-sockets allow`), `AF_INET`
+//!   and `AF_INET6` (not with `--network deny`) and `AF_NETLINK` (the interface and
+//!   route listing that name resolution reads); every other family is refused.
+//!   `socketpair()` stays allowed: a program's own processes still talk through it.
+//! - With a port list: MPTCP and every protocol but TCP, UDP and ICMP, raw sockets,
+//!   `MSG_FASTOPEN` on `sendto`/`sendmsg`/`sendmmsg`, `TCP_FASTOPEN_CONNECT` and
+//!   `listen()` are refused.
+//! - `io_uring_setup` is refused.
+//!
+//! A refused call fails with `EPERM`, so the program reports it as it would any other
+//! error ("Operation not permitted"); nothing is killed. The one exception is a system
+//! call of another architecture's ABI (a 32-bit `int 0x80` on x86_64), which ends the
+//! process: its numbers are not the ones checked here.
+
+use std::collections::BTreeMap;
+use std::fmt;
+use std::io;
+
+use seccompiler::{
+    BpfProgram, SeccompAction, SeccompCmpArgLen as Len, SeccompCmpOp as Op, SeccompCondition,
+    SeccompFilter, SeccompRule, TargetArch,
+};
+
+use super::Network;
+
+/// `--unix-sockets`: whether sandboxed commands may create unix sockets.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum UnixSockets {
+    /// None can be created (`socketpair()` still works): no daemon's socket is reached.
+    #[default]
+    Deny,
+    /// As without the sandbox: any socket whose path is known can be connected to.
+    Allow,
+}
+
+impl std::str::FromStr for UnixSockets {
+    type Err = String;
+
+    fn from_str(s: &str) -> Result<UnixSockets, String> {
+        match s {
+            "deny" => Ok(UnixSockets::Deny),
+            "allow" => Ok(UnixSockets::Allow),
+            other => Err(format!(
+                "unknown unix socket setting {other:?} (expected deny or allow)"
+            )),
+        }
+    }
+}
+
+/// The address families a command may make sockets of, with `--network` and
+/// `--unix-sockets` as given.
+fn families(network: &Network, unix: UnixSockets) -> Vec<i32> {
+    let mut families = vec![libc::AF_NETLINK];
+    if unix == UnixSockets::Allow {
+        families.push(libc::AF_UNIX);
+    }
+    if *network != Network::Deny {
+        families.extend([libc::AF_INET, libc::AF_INET6]);
+    }
+    families.sort_unstable();
+    families
+}
+
+/// Internet protocols a socket may be made for under a port list: the default (0),
+/// ICMP (ping sockets), TCP, UDP, ICMPv6. MPTCP (262) and SCTP, whose connects Landlock
+/// does not check, are among the rest.
+const PROTOCOLS: &[i32] = &[
+    0,
+    libc::IPPROTO_ICMP,
+    libc::IPPROTO_TCP,
+    libc::IPPROTO_UDP,
+    58,
+];
+
+/// Socket types allowed under a port list (the type's low bits, flags aside).
+const TYPES: &[i32] = &[libc::SOCK_STREAM, libc::SOCK_DGRAM];
+
+/// `TCP_FASTOPEN_CONNECT`: the next `connect()` is deferred to the first write, which
+/// then connects without the check.
+const TCP_FASTOPEN_CONNECT: i32 = 30;
+
+/// Why the filter cannot be built or installed.
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    #[error("this architecture ({0}) has no seccomp filter here")]
+    Arch(&'static str),
+    #[error("cannot build the seccomp filter: {0}")]
+    Build(#[from] seccompiler::BackendError),
+}
+
+/// The compiled filter: programs to install, all of which apply.
+#[derive(Debug, Clone)]
+pub struct Filter {
+    programs: Vec<BpfProgram>,
+    summary: String,
+}
+
+impl fmt::Display for Filter {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.summary)
+    }
+}
+
+impl Filter {
+    /// Compiles the filter for this machine's architecture, once.
+    pub fn new(network: &Network, unix: UnixSockets) -> Result<Filter, Error> {
+        let arch = TargetArch::try_from(std::env::consts::ARCH)
+            .map_err(|_| Error::Arch(std::env::consts::ARCH))?;
+        let mut rules: BTreeMap<i64, Vec<SeccompRule>> = BTreeMap::new();
+        let mut refuse = |syscall: libc::c_long, rule: Vec<SeccompCondition>| {
+            rules.entry(syscall).or_default().extend(
+                // An empty list of conditions matches every call.
+                (!rule.is_empty())
+                    .then(|| SeccompRule::new(rule))
+                    .transpose()?,
+            );
+            Ok::<(), seccompiler::BackendError>(())
+        };
+        let arg = |index: u8, op: Op, value: i64| {
+            SeccompCondition::new(index, Len::Dword, op, value as u64)
+        };
+        // socket(domain, type, protocol): families outside the allowed ones.
+        for (low, high) in gaps(&families(network, unix)) {
+            let mut rule = vec![arg(0, Op::Gt, low)?];
+            if let Some(high) = high {
+                rule.push(arg(0, Op::Lt, high)?);
+            }
+            refuse(libc::SYS_socket, rule)?;
+        }
+        refuse(libc::SYS_io_uring_setup, Vec::new())?;
+        if let Network::Ports(_) = network {
+            for family in [libc::AF_INET, libc::AF_INET6] {
+                let domain = || arg(0, Op::Eq, family.into());
+                // The type's low bits (SOCK_TYPE_MASK); the flags above them are not looked at.
+                for kind in (0..=0xf).filter(|kind| !TYPES.contains(kind)) {
+                    refuse(
+                        libc::SYS_socket,
+                        vec![domain()?, arg(1, Op::MaskedEq(0xf), kind.into())?],
+                    )?;
+                }
+                for (low, high) in gaps(PROTOCOLS) {
+                    let mut rule = vec![domain()?, arg(2, Op::Gt, low)?];
+                    if let Some(high) = high {
+                        rule.push(arg(2, Op::Lt, high)?);
+                    }
+                    refuse(libc::SYS_socket, rule)?;
+                }
+            }
+            let fast_open = i64::from(libc::MSG_FASTOPEN);
+            refuse(
+                libc::SYS_sendto,
+                vec![arg(3, Op::MaskedEq(fast_open as u64), fast_open)?],
+            )?;
+            refuse(
+                libc::SYS_sendmsg,
+                vec![arg(2, Op::MaskedEq(fast_open as u64), fast_open)?],
+            )?;
+            refuse(
+                libc::SYS_sendmmsg,
+                vec![arg(3, Op::MaskedEq(fast_open as u64), fast_open)?],
+            )?;
+            refuse(
+                libc::SYS_setsockopt,
+                vec![
+                    arg(1, Op::Eq, libc::IPPROTO_TCP.into())?,
+                    arg(2, Op::Eq, TCP_FASTOPEN_CONNECT.into())?,
+                ],
+            )?;
+            refuse(libc::SYS_listen, Vec::new())?;
+        }
+        let filter = SeccompFilter::new(
+            rules,
+            SeccompAction::Allow,
+            SeccompAction::Errno(libc::EPERM as u32),
+            arch,
+        )?;
+        let mut programs = vec![BpfProgram::try_from(filter)?];
+        programs.extend(x32_refused());
+        Ok(Filter {
+            programs,
+            summary: summary(network, unix),
+        })
+    }
+
+    /// Installs the filter on the calling thread (`no_new_privs` first): it binds that
+    /// thread and every process it spawns from then on.
+    pub fn apply(&self) -> io::Result<()> {
+        for program in &self.programs {
+            seccompiler::apply_filter(program).map_err(io::Error::other)?;
+        }
+        Ok(())
+    }
+}
+
+/// The ranges between allowed values, as (above, below) bounds: `None` for no upper
+/// bound. The values are sorted and positive.
+fn gaps(allowed: &[i32]) -> Vec<(i64, Option<i64>)> {
+    let mut gaps = Vec::new();
+    // 0 counts as allowed: protocol 0 is the default, and the kernel itself refuses the
+    // family AF_UNSPEC.
+    let mut above = 0;
+    for value in allowed.iter().map(|&v| i64::from(v)) {
+        if value > above + 1 {
+            gaps.push((above, Some(value)));
+        }
+        above = value;
+    }
+    gaps.push((above, None));
+    gaps
+}
+
+/// On x86_64, system calls of the x32 ABI carry the same architecture but numbers with
+/// bit 30 set, which the filter's numbers do not match: they are refused. Elsewhere
+/// there is no such ABI.
+fn x32_refused() -> Option<BpfProgram> {
+    #[cfg(target_arch = "x86_64")]
+    {
+        use seccompiler::sock_filter;
+        const LD: u16 = (libc::BPF_LD | libc::BPF_W | libc::BPF_ABS) as u16;
+        const JEQ: u16 = (libc::BPF_JMP | libc::BPF_JEQ | libc::BPF_K) as u16;
+        const JGE: u16 = (libc::BPF_JMP | libc::BPF_JGE | libc::BPF_K) as u16;
+        const RET: u16 = (libc::BPF_RET | libc::BPF_K) as u16;
+        const AUDIT_ARCH_X86_64: u32 = 62 | 0x8000_0000 | 0x4000_0000;
+        const X32_SYSCALL_BIT: u32 = 0x4000_0000;
+        let op = |code, jt, jf, k| sock_filter { code, jt, jf, k };
+        Some(vec![
+            op(LD, 0, 0, 4), // seccomp_data.arch
+            op(JEQ, 0, 3, AUDIT_ARCH_X86_64),
+            op(LD, 0, 0, 0), // seccomp_data.nr
+            op(JGE, 0, 1, X32_SYSCALL_BIT),
+            op(RET, 0, 0, libc::SECCOMP_RET_ERRNO | libc::EPERM as u32),
+            op(RET, 0, 0, libc::SECCOMP_RET_ALLOW),
+        ])
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    None
+}
+
+/// What the filter refuses, for the start-up log.
+fn summary(network: &Network, unix: UnixSockets) -> String {
+    let unix = match unix {
+        UnixSockets::Deny => "unix sockets: none can be made (socketpair kept)",
+        UnixSockets::Allow => "unix sockets: allowed (--unix-sockets allow)",
+    };
+    let network = match network {
+        Network::Allow => "",
+        Network::Deny => "; no internet or packet sockets",
+        Network::Ports(_) => "; no MPTCP, SCTP or raw sockets, TCP Fast Open or listen",
+    };
+    format!("seccomp: {unix}{network}; io_uring refused")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn gaps_are_the_values_between_the_allowed_ones() {
+        assert_eq!(
+            gaps(&[1, 2, 10, 16]),
+            [(2, Some(10)), (10, Some(16)), (16, None)]
+        );
+        assert_eq!(
+            gaps(&[2, 10, 16]),
+            [(0, Some(2)), (2, Some(10)), (10, Some(16)), (16, None)]
+        );
+        assert_eq!(
+            gaps(PROTOCOLS),
+            [(1, Some(6)), (6, Some(17)), (17, Some(58)), (58, None)]
+        );
+    }
+
+    #[test]
+    fn families_follow_the_settings() {
+        let unix = libc::AF_UNIX;
+        let inet = [libc::AF_INET, libc::AF_INET6];
+        assert!(!families(&Network::Allow, UnixSockets::Deny).contains(&unix));
+        assert!(families(&Network::Allow, UnixSockets::Allow).contains(&unix));
+        let denied = families(&Network::Deny, UnixSockets::Deny);
+        assert_eq!(denied, [libc::AF_NETLINK]);
+        let ports = families(&Network::Ports(vec![443]), UnixSockets::Deny);
+        assert!(inet.iter().all(|f| ports.contains(f)));
+    }
+
+    #[test]
+    fn the_filter_compiles_for_each_setting() {
+        for network in [Network::Allow, Network::Deny, Network::Ports(vec![443, 80])] {
+            for unix in [UnixSockets::Deny, UnixSockets::Allow] {
+                let filter = Filter::new(&network, unix).unwrap();
+                // Well within the kernel's limit of 4,096 instructions a program.
+                assert!(
+                    filter.programs.iter().all(|p| p.len() < 1024),
+                    "{network:?}"
+                );
+                assert!(filter.to_string().starts_with("seccomp: unix sockets: "));
+            }
+        }
+        assert_eq!("allow".parse(), Ok(UnixSockets::Allow));
+        assert!("maybe".parse::<UnixSockets>().is_err());
+    }
+}
