@@ -18,16 +18,18 @@ RUN apt-get update \
        bash tini ca-certificates coreutils findutils grep sed gawk diffutils patch \
        procps less file git curl python3 \
     && rm -rf /var/lib/apt/lists/*
-RUN useradd --create-home --uid 10001 --user-group forge \
-    && mkdir -p /workspace /var/lib/forge-bash \
-    && chown forge:forge /workspace /var/lib/forge-bash \
-    && chmod 0700 /workspace /var/lib/forge-bash
+# The server runs as root; each user's commands run under a uid of their own
+# (70000-99999, no supplementary groups), recorded in the state volume so that users
+# keep theirs when the container is recreated. Every uid may pass through the
+# volumes' roots (0711), not list them.
+RUN mkdir -p /workspace /var/lib/forge-bash/state \
+    && chmod 0711 /workspace /var/lib/forge-bash /var/lib/forge-bash/state
 COPY --from=build /src/target/release/forge-bash /usr/local/bin/forge-bash
-USER forge
 ENV FORGE_BASH_HTTP=0.0.0.0:8080 \
     FORGE_BASH_HTTP_ALLOWED_HOST=forge-bash \
     FORGE_BASH_WORKDIR=/workspace/{user} \
-    FORGE_BASH_STATE_DIR=/var/lib/forge-bash/{user} \
+    FORGE_BASH_STATE_DIR=/var/lib/forge-bash/state/{user} \
+    FORGE_BASH_USER_UIDS_FILE=/var/lib/forge-bash/uids \
     FORGE_BASH_SANDBOX=1 \
     RUST_LOG=warn,forge_bash=info
 VOLUME ["/workspace", "/var/lib/forge-bash"]

@@ -4,10 +4,12 @@
 //! duration in ms, and a fifth, [`BACKGROUND`], only in the row of a call that left a
 //! job running. Each row is a single `write` to a file opened for appending, so
 //! concurrent calls never interleave. The file is opened through the state dir's
-//! handle and never through a symlink or a hard link (see [`StateDir::append`]). A
-//! failed write is a warning on stderr that carries the row, never a failed call.
+//! handle and never through a symlink or a hard link (see [`StateDir::append`]), and
+//! kept open: a command cannot stop the rows by changing a mode. A call whose day's
+//! log cannot be opened is refused before it runs ([`ready`]); a write that fails
+//! after the call ran is a warning on stderr that carries the row.
 
-use std::io::{self, Write};
+use std::io;
 use std::path::{Path, PathBuf};
 
 use chrono::{DateTime, Utc};
@@ -58,18 +60,16 @@ pub fn path(dir: &Path, at: DateTime<Utc>) -> PathBuf {
     dir.join(file_name(at))
 }
 
-/// Appends `row` to its day's file in the state dir.
+/// Appends `row` to its day's file in the state dir, which the state dir keeps open
+/// (see [`StateDir::append_log`]).
 pub fn append(state: &StateDir, row: &Row<'_>) -> io::Result<()> {
-    let mut file = state.append(&file_name(row.at))?;
-    let line = row.to_line();
-    let written = file.write(line.as_bytes())?;
-    if written != line.len() {
-        return Err(io::Error::new(
-            io::ErrorKind::WriteZero,
-            format!("short write: {written} of {} bytes", line.len()),
-        ));
-    }
-    Ok(())
+    state.append_log(&file_name(row.at), row.to_line().as_bytes())
+}
+
+/// Whether a row could be written now: the day's log opens (or is open already).
+/// A call whose row could not be written is not run.
+pub fn ready(state: &StateDir) -> io::Result<()> {
+    state.open_log(&file_name(Utc::now())).map(drop)
 }
 
 /// Appends `row`, or warns on stderr why it could not, with the row itself, so that

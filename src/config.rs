@@ -40,9 +40,9 @@ pub struct Config {
     )]
     pub stderr: crate::present::Stderr,
 
-    /// Bytes of overflow files (cmd-N.txt, cmd-N.bin, stderr-N.txt) kept in the state
-    /// dir: past it the oldest are removed (the 20 most recent, and any changed in the
-    /// last minute, always stay).
+    /// Bytes of overflow files (cmd-N.txt, cmd-N.bin, stderr-N.txt) kept in the state dir: past it
+    /// the oldest are removed at once (the files of the 20 newest answers, those still
+    /// being written and those another server made in the last 5 s always stay).
     #[arg(long, env = "FORGE_BASH_OVERFLOW_RETENTION_BYTES", default_value_t = 1 << 30)]
     pub overflow_retention_bytes: u64,
 
@@ -196,6 +196,49 @@ pub struct Config {
           value_parser = clap::value_parser!(u32).range(1..))]
     pub http_max_sessions: u32,
 
+    /// The user this stdio server serves (1 to 64 of `A-Z a-z 0-9 . _ -`): LibreChat's
+    /// per-user registration gives `{{LIBRECHAT_USER_ID}}`. `{user}` in --workdir and
+    /// --state-dir becomes the name; a root server runs the user's commands under a
+    /// uid of their own (--user-uids). Over --http, `X-User-ID` names each session's.
+    #[arg(long, env = "FORGE_BASH_USER", value_name = "NAME")]
+    pub user: Option<String>,
+
+    /// The uids (and gids, the same numbers) a root server gives its users, one each,
+    /// as `FIRST-LAST`. The default is above the 16-bit ids of system accounts, human
+    /// users and `nobody` (LibreChat's `node` is 1000), and below 100000, where
+    /// useradd's subordinate ranges (/etc/subuid) start.
+    #[arg(
+        long,
+        env = "FORGE_BASH_USER_UIDS",
+        value_name = "FIRST-LAST",
+        default_value = "70000-99999"
+    )]
+    pub user_uids: crate::users::Range,
+
+    /// The file that maps users to their uids: shared by every server on the host,
+    /// root's, locked while a uid is given out, so that a user keeps theirs across
+    /// restarts and no two users ever share one.
+    #[arg(
+        long,
+        env = "FORGE_BASH_USER_UIDS_FILE",
+        value_name = "PATH",
+        default_value = "/etc/forge-bash/uids"
+    )]
+    pub user_uids_file: PathBuf,
+
+    /// Without users: a root server runs every command as this uid (and gid, by
+    /// default the uid), without supplementary groups.
+    #[arg(long, env = "FORGE_BASH_RUN_AS", value_name = "UID[:GID]")]
+    pub run_as: Option<crate::users::Ids>,
+
+    /// Serve `{user}` paths on a server that is not root without --sandbox: every
+    /// user's commands then run as the server's uid and can reach each other's files.
+    /// Refused without this flag; with it, a warning is logged.
+    #[arg(long, env = "FORGE_BASH_ALLOW_SHARED_UID",
+          value_parser = clap::builder::BoolishValueParser::new(),
+          action = clap::ArgAction::SetTrue)]
+    pub allow_shared_uid: bool,
+
     /// Milliseconds between progress notifications for calls that ask for them.
     #[arg(long, env = "FORGE_BASH_PROGRESS_INTERVAL_MS", default_value_t = 5_000,
           value_parser = clap::value_parser!(u64).range(1..), hide = true)]
@@ -235,19 +278,9 @@ impl Config {
     }
 }
 
-/// The placeholder of a per-user path over HTTP.
-pub const USER: &str = "{user}";
+pub use crate::users::USER;
 
-/// A user name as a session may give it (`X-User-ID`): 1 to 64 of `A-Z a-z 0-9 . _ -`,
-/// and not `.` or `..`, so that it is always one directory name of its own.
-pub fn valid_user(name: &str) -> bool {
-    (1..=64).contains(&name.len())
-        && name
-            .bytes()
-            .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'.' | b'_' | b'-'))
-        && name != "."
-        && name != ".."
-}
+pub use crate::users::valid_user;
 
 /// Why the configuration cannot be served.
 #[derive(Debug, thiserror::Error)]
@@ -259,9 +292,35 @@ pub enum Error {
     #[error("{flag} {path}: the path must be absolute")]
     Relative { flag: &'static str, path: String },
     #[error(
-        "{flag} {path}: {{user}} is for --http, where each session names its user; over stdio, give each user's path"
+        "{flag} {path}: {{user}} is for --http, where each session names its user, or for --user over stdio; otherwise give each user's path"
     )]
     UserWithoutHttp { flag: &'static str, path: String },
+    #[error("--user {0:?}: a user name is 1 to 64 of A-Z a-z 0-9 . _ - (and not . or ..)")]
+    BadUser(String),
+    #[error("--user is for stdio; over --http, each session's X-User-ID names its user")]
+    UserOverHttp,
+    #[error(
+        "--workdir {workdir} and --state-dir {state_dir}: {{user}} is in only one of them, so users would share the other (HOME, TMPDIR, overflow files and the audit log are in the state dir); put {{user}} in both"
+    )]
+    UserInOnePath { workdir: String, state_dir: String },
+    #[error(
+        "--http-insecure-no-token with {{user}} paths: any user's command could connect to the server on loopback and name another user in X-User-ID; give a token (FORGE_BASH_HTTP_TOKEN or --http-token-file)"
+    )]
+    InsecureWithUsers,
+    #[error(
+        "--http-insecure-no-token with --sandbox: a sandboxed command could connect to the server on loopback and run commands through it; give a token (FORGE_BASH_HTTP_TOKEN or --http-token-file)"
+    )]
+    InsecureWithSandbox,
+    #[error(
+        "{{user}} paths on a server that is not root (uid {uid}) without --sandbox: every user's commands would run as uid {uid} and reach each other's files, processes and HOME; add --sandbox, run the server as root (each user then gets a uid of their own, --user-uids), or accept it with --allow-shared-uid"
+    )]
+    SharedUid { uid: u32 },
+    #[error(
+        "--run-as is for a server without users; with users, each gets a uid of their own (--user-uids)"
+    )]
+    RunAsWithUsers,
+    #[error("--run-as needs a server running as root (this one is uid {uid})")]
+    RunAsNotRoot { uid: u32 },
     #[error("--create-workdir {path}: {source}")]
     CreateWorkdir {
         path: String,
@@ -288,43 +347,94 @@ impl Config {
             if !path.is_absolute() {
                 return Err(Error::Relative { flag, path: shown });
             }
-            if shown.contains(USER)
-                && (self.http.is_none() || !matches!(flag, "--workdir" | "--state-dir"))
-            {
+            let named = self.http.is_some() || self.user.is_some();
+            if shown.contains(USER) && (!named || !matches!(flag, "--workdir" | "--state-dir")) {
                 return Err(Error::UserWithoutHttp { flag, path: shown });
             }
         }
         Ok(())
     }
 
-    /// True when the workdir or the state dir is per user (`{user}`, over HTTP).
+    /// Refuses the configurations that would let users reach each other without a word
+    /// (the server's effective uid is `euid`); `Ok(true)` when `--allow-shared-uid`
+    /// accepted users sharing the server's uid, which deserves a warning.
+    pub fn check_safety(&self, euid: u32) -> Result<bool, Error> {
+        if let Some(user) = &self.user {
+            if self.http.is_some() {
+                return Err(Error::UserOverHttp);
+            }
+            if user.contains("{{") && user.contains("}}") {
+                let (flag, path) = ("--user", user.clone());
+                return Err(Error::Placeholder { flag, path });
+            }
+            if !valid_user(user) {
+                return Err(Error::BadUser(user.clone()));
+            }
+        }
+        let holds = |path: &Path| path.to_string_lossy().contains(USER);
+        if holds(&self.workdir) != holds(&self.state_dir) {
+            return Err(Error::UserInOnePath {
+                workdir: self.workdir.display().to_string(),
+                state_dir: self.state_dir.display().to_string(),
+            });
+        }
+        if self.http.is_some() && self.http_insecure_no_token {
+            if self.per_user() {
+                return Err(Error::InsecureWithUsers);
+            }
+            if self.sandbox != crate::sandbox::Mode::Off {
+                return Err(Error::InsecureWithSandbox);
+            }
+        }
+        if self.run_as.is_some() {
+            if self.per_user() || self.user.is_some() {
+                return Err(Error::RunAsWithUsers);
+            }
+            if euid != 0 {
+                return Err(Error::RunAsNotRoot { uid: euid });
+            }
+        }
+        let shared = self.per_user() && euid != 0 && self.sandbox == crate::sandbox::Mode::Off;
+        if shared && !self.allow_shared_uid {
+            return Err(Error::SharedUid { uid: euid });
+        }
+        Ok(shared)
+    }
+
+    /// True when the workdir or the state dir is per user (`{user}`).
     pub fn per_user(&self) -> bool {
         [&self.workdir, &self.state_dir]
             .iter()
             .any(|path| path.to_string_lossy().contains(USER))
     }
 
+    /// Whether each user's commands run under a uid of their own: a root server that
+    /// knows its users (`{user}` paths, or `--user`).
+    pub fn uid_per_user(&self, euid: u32) -> bool {
+        euid == 0 && (self.per_user() || self.user.is_some())
+    }
+
     /// These settings for `user`: `{user}` in the workdir and state dir replaced by
-    /// the name (which [`valid_user`] accepted).
+    /// the name (which [`valid_user`] accepted), and the user named.
     pub fn for_user(&self, user: &str) -> Config {
         let replace = |path: &Path| PathBuf::from(path.to_string_lossy().replace(USER, user));
         Config {
             workdir: replace(&self.workdir),
             state_dir: replace(&self.state_dir),
+            user: Some(user.to_owned()),
             ..self.clone()
         }
     }
 
-    /// With `--create-workdir`, makes a missing workdir and its parents, mode 0700.
+    /// With `--create-workdir`, makes a missing workdir, mode 0700 (its missing
+    /// parents 0711, so that a user's uid may pass through them).
     pub fn create_workdir(&self) -> Result<(), Error> {
         use std::os::unix::fs::DirBuilderExt;
         if !self.create_workdir || self.workdir.is_dir() {
             return Ok(());
         }
-        std::fs::DirBuilder::new()
-            .recursive(true)
-            .mode(0o700)
-            .create(&self.workdir)
+        crate::users::make_parents(&self.workdir)
+            .and_then(|()| std::fs::DirBuilder::new().mode(0o700).create(&self.workdir))
             .map_err(|source| Error::CreateWorkdir {
                 path: self.workdir.display().to_string(),
                 source,

@@ -29,6 +29,7 @@ use crate::capture::{self, Captured, Sink, Spiller};
 use crate::contain::{Call, Containment, Scope};
 use crate::exit;
 use crate::sandbox::Sandbox;
+use crate::users::Identity;
 
 /// How long to keep reading after the shell exits while its background children still
 /// hold the pipes. Long enough for output already in the pipe, short enough that a
@@ -55,6 +56,8 @@ pub struct Job<'a> {
     pub containment: &'a Arc<Containment>,
     /// The Landlock ruleset every command runs under, when the sandbox is on.
     pub sandbox: Option<&'a Sandbox>,
+    /// The uid, gid and variables commands run with, when not the server's.
+    pub identity: Option<&'a Identity>,
     /// The client session the call belongs to, when its transport has sessions: what
     /// the call leaves in the background ends with the session.
     pub scope: Option<&'a Scope>,
@@ -202,6 +205,9 @@ fn spawn(job: &Job<'_>, call: &Call) -> Result<Child, Error> {
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .process_group(0);
+    if let Some(identity) = job.identity {
+        run_as(&mut command, identity);
+    }
     let child = call
         .spawn_inside(|| match job.sandbox {
             None => command.spawn(),
@@ -224,6 +230,25 @@ fn spawn(job: &Job<'_>, call: &Call) -> Result<Child, Error> {
         call.adopt(pid);
     }
     Ok(child)
+}
+
+/// Makes `command` run as `identity`: its uid and gid (std drops every supplementary
+/// group when root changes the uid), `no_new_privs` (no set-uid program gives any
+/// back), and its own HOME and TMPDIR.
+fn run_as(command: &mut Command, identity: &Identity) {
+    command
+        .envs(identity.env.iter().map(|(name, value)| (name, value)))
+        .uid(identity.ids.uid)
+        .gid(identity.ids.gid);
+    // SAFETY: prctl is async-signal-safe, and the closure touches nothing else.
+    unsafe {
+        command.pre_exec(|| {
+            if libc::prctl(libc::PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0 {
+                return Err(io::Error::last_os_error());
+            }
+            Ok(())
+        });
+    }
 }
 
 /// Waits for the shell to exit, or kills the call at its timeout, at the output cap,

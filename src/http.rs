@@ -18,6 +18,11 @@
 //! the server's shutdown) its running commands are cancelled as by
 //! `notifications/cancelled`, and what they left in the background is killed.
 //! Every session shares `--max-concurrent`, the containment and the shutdown.
+//!
+//! Opening a connection needs no token: until it sends an authenticated request a
+//! connection is a stranger, bounded per peer address and in all apart from the
+//! trusted ones ([`MAX_STRANGERS_PER_PEER`], [`MAX_STRANGERS`], [`HEADER_TIMEOUT`]),
+//! so that idle strangers never keep a user out.
 
 use std::collections::HashMap;
 use std::convert::Infallible;
@@ -67,15 +72,27 @@ const SESSION_HEADER: &str = "mcp-session-id";
 /// Sessions one user may have at once; a new one past it ends their oldest.
 pub const MAX_USER_SESSIONS: usize = 16;
 
-/// Connections served at once; past it, new ones wait in the kernel's queue.
+/// Connections that sent an authenticated request, served at once; past it, a new
+/// one's request is refused (503).
 pub const MAX_CONNECTIONS: usize = 4096;
+
+/// Connections that have not sent a complete, authenticated request yet ("strangers",
+/// no token needed to open one) kept at once, all peers together; a new one past it
+/// ends the oldest. Never more than a quarter of the open-file limit.
+pub const MAX_STRANGERS: usize = 1024;
+
+/// Strangers kept at once from one peer address; a new one past it ends that peer's
+/// oldest.
+pub const MAX_STRANGERS_PER_PEER: usize = 64;
 
 /// On shutdown, once running commands are stopped, how long their answers get to go
 /// out.
 const FLUSH_GRACE: Duration = Duration::from_millis(150);
 
-/// How long a client may take to send a request's headers.
-const HEADER_TIMEOUT: Duration = Duration::from_secs(10);
+/// How long a client may take to send a request's headers, and a new connection to
+/// send its first authenticated request: a client that means to talk sends one at
+/// once.
+pub const HEADER_TIMEOUT: Duration = Duration::from_secs(5);
 
 type Body = BoxBody<Bytes, Infallible>;
 
@@ -366,6 +383,13 @@ impl Gate {
             max_sessions: settings.max_sessions,
             sessions: Mutex::new(HashMap::new()),
         }
+    }
+
+    /// Whether `request` carries the token (any request does without one).
+    fn authenticated(&self, request: &Request<Incoming>) -> bool {
+        self.token
+            .as_ref()
+            .is_none_or(|token| token.admits(request.headers().get(header::AUTHORIZATION)))
     }
 
     async fn handle(&self, request: Request<Incoming>) -> Response<Body> {
@@ -668,17 +692,11 @@ pub async fn serve(
         let workspaces = workspaces.clone();
         AbortOnDropHandle::new(tokio::spawn(async move { workspaces.keep_bounded().await }))
     };
-    let connections = Arc::new(tokio::sync::Semaphore::new(MAX_CONNECTIONS));
+    let trusted = Arc::new(tokio::sync::Semaphore::new(MAX_CONNECTIONS));
+    let strangers = Arc::new(Strangers::new(max_strangers()));
     tokio::pin!(stop);
     loop {
-        let permit = tokio::select! {
-            () = &mut stop => break,
-            permit = connections.clone().acquire_owned() => match permit {
-                Ok(permit) => permit,
-                Err(_) => break,
-            },
-        };
-        let (stream, _) = tokio::select! {
+        let (stream, peer) = tokio::select! {
             () = &mut stop => break,
             accepted = listener.accept() => match accepted {
                 Ok(accepted) => accepted,
@@ -690,11 +708,18 @@ pub async fn serve(
                 }
             },
         };
-        let connection = serve_connection(stream, gate.clone(), shutdown.child_token());
-        tokio::spawn(async move {
-            connection.await;
-            drop(permit);
-        });
+        let connection = Connection {
+            stranger: strangers.admit(peer.ip()),
+            strangers: strangers.clone(),
+            trusted: trusted.clone(),
+            permit: Mutex::new(None),
+        };
+        tokio::spawn(serve_connection(
+            stream,
+            gate.clone(),
+            Arc::new(connection),
+            shutdown.child_token(),
+        ));
     }
     shut_down(&workspaces, &gate).await;
     shutdown.cancel();
@@ -702,27 +727,184 @@ pub async fn serve(
     Ok(())
 }
 
-/// One connection's requests, each through the gate, until it closes or `ended`.
+/// One connection's requests, each through the gate, until it closes or `ended`. A
+/// stranger is ended when it is crowded out or has not sent an authenticated request
+/// within [`HEADER_TIMEOUT`].
 async fn serve_connection(
     stream: tokio::net::TcpStream,
     gate: Arc<Gate>,
+    connection: Arc<Connection>,
     ended: CancellationToken,
 ) {
     let _ = stream.set_nodelay(true);
-    let service = hyper::service::service_fn(move |request| {
-        let gate = gate.clone();
-        async move { Ok::<_, Infallible>(gate.handle(request).await) }
-    });
+    let crowded_out = connection.stranger.evicted.clone();
+    let service = {
+        let connection = connection.clone();
+        hyper::service::service_fn(move |request| {
+            let (gate, connection) = (gate.clone(), connection.clone());
+            async move {
+                if gate.authenticated(&request) && !connection.trust() {
+                    return Ok(plain(
+                        StatusCode::SERVICE_UNAVAILABLE,
+                        "Service Unavailable: too many connections; retry",
+                    ));
+                }
+                Ok::<_, Infallible>(gate.handle(request).await)
+            }
+        })
+    };
     let serving = hyper::server::conn::http1::Builder::new()
         .timer(TokioTimer::new())
         .header_read_timeout(HEADER_TIMEOUT)
         .serve_connection(TokioIo::new(stream), service);
+    // Pending for good once the connection is trusted.
+    let untrusted = async {
+        tokio::select! {
+            biased;
+            () = connection.stranger.trusted.cancelled() => std::future::pending().await,
+            () = crowded_out.cancelled() => {}
+            () = tokio::time::sleep(HEADER_TIMEOUT) => {}
+        }
+    };
     tokio::select! {
         result = serving => if let Err(e) = result {
             tracing::debug!(error = %e, "connection ended");
         },
         () = ended.cancelled() => {}
+        () = untrusted => tracing::debug!("a connection ended before an authenticated request"),
     }
+    connection.strangers.forget(&connection.stranger);
+}
+
+/// A connection and what bounds it: its place among the strangers until it is
+/// trusted, then a permit among the trusted connections.
+struct Connection {
+    stranger: Stranger,
+    strangers: Arc<Strangers>,
+    trusted: Arc<tokio::sync::Semaphore>,
+    permit: Mutex<Option<tokio::sync::OwnedSemaphorePermit>>,
+}
+
+impl Connection {
+    /// The connection sent an authenticated request: it leaves the strangers for the
+    /// trusted connections; false when those are full.
+    fn trust(&self) -> bool {
+        let mut permit = self.permit.lock().unwrap_or_else(|e| e.into_inner());
+        if permit.is_some() {
+            return true;
+        }
+        let Ok(taken) = self.trusted.clone().try_acquire_owned() else {
+            return false;
+        };
+        *permit = Some(taken);
+        self.stranger.trusted.cancel();
+        self.strangers.forget(&self.stranger);
+        true
+    }
+}
+
+/// A connection's place among the strangers.
+struct Stranger {
+    id: u64,
+    peer: std::net::IpAddr,
+    /// Cancelled when newer strangers crowd it out.
+    evicted: CancellationToken,
+    /// Cancelled when it sent an authenticated request.
+    trusted: CancellationToken,
+}
+
+/// The connections that have not sent an authenticated request yet, bounded in all
+/// and per peer address, separately from the trusted ones: strangers cannot crowd out
+/// users, only each other.
+struct Strangers {
+    max: usize,
+    kept: Mutex<StrangersKept>,
+}
+
+#[derive(Default)]
+struct StrangersKept {
+    next: u64,
+    /// Each stranger's peer and eviction, oldest first.
+    by_age: std::collections::BTreeMap<u64, (std::net::IpAddr, CancellationToken)>,
+    by_peer: HashMap<std::net::IpAddr, std::collections::VecDeque<u64>>,
+}
+
+impl Strangers {
+    fn new(max: usize) -> Strangers {
+        Strangers {
+            max,
+            kept: Mutex::new(StrangersKept::default()),
+        }
+    }
+
+    /// A new stranger from `peer`: that peer's oldest is ended when it has
+    /// [`MAX_STRANGERS_PER_PEER`], the oldest of all when there are `max`.
+    fn admit(&self, peer: std::net::IpAddr) -> Stranger {
+        let mut kept = self.kept.lock().unwrap_or_else(|e| e.into_inner());
+        let mine = kept.by_peer.get(&peer).map_or(0, |ids| ids.len());
+        if mine >= MAX_STRANGERS_PER_PEER
+            && let Some(oldest) = kept.by_peer.get(&peer).and_then(|ids| ids.front().copied())
+        {
+            kept.evict(oldest);
+        }
+        if kept.by_age.len() >= self.max
+            && let Some((&oldest, _)) = kept.by_age.first_key_value()
+        {
+            kept.evict(oldest);
+        }
+        let id = kept.next;
+        kept.next += 1;
+        let evicted = CancellationToken::new();
+        kept.by_age.insert(id, (peer, evicted.clone()));
+        kept.by_peer.entry(peer).or_default().push_back(id);
+        Stranger {
+            id,
+            peer,
+            evicted,
+            trusted: CancellationToken::new(),
+        }
+    }
+
+    /// `stranger` is one no longer (trusted, or closed).
+    fn forget(&self, stranger: &Stranger) {
+        let mut kept = self.kept.lock().unwrap_or_else(|e| e.into_inner());
+        if kept.by_age.remove(&stranger.id).is_some() {
+            kept.unlist(stranger.peer, stranger.id);
+        }
+    }
+}
+
+impl StrangersKept {
+    fn evict(&mut self, id: u64) {
+        if let Some((peer, evicted)) = self.by_age.remove(&id) {
+            evicted.cancel();
+            self.unlist(peer, id);
+        }
+    }
+
+    fn unlist(&mut self, peer: std::net::IpAddr, id: u64) {
+        if let Some(ids) = self.by_peer.get_mut(&peer) {
+            ids.retain(|&other| other != id);
+            if ids.is_empty() {
+                self.by_peer.remove(&peer);
+            }
+        }
+    }
+}
+
+/// [`MAX_STRANGERS`], or a quarter of the open-file limit when that is less: strangers
+/// never take the descriptors that users and their commands need.
+fn max_strangers() -> usize {
+    let mut limit = libc::rlimit {
+        rlim_cur: 0,
+        rlim_max: 0,
+    };
+    // SAFETY: `limit` is a valid rlimit for getrlimit to write.
+    let files = match unsafe { libc::getrlimit(libc::RLIMIT_NOFILE, &mut limit) } {
+        0 => usize::try_from(limit.rlim_cur).unwrap_or(usize::MAX),
+        _ => 1024,
+    };
+    (files / 4).clamp(16, MAX_STRANGERS)
 }
 
 /// Stops every running command, logs them, gives their answers a moment to go out,

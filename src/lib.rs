@@ -29,7 +29,8 @@
 //! error ([`check`] judges each message) and SIGTERM stops every running command
 //! cleanly. [`backlog`] bounds what waits for a client that does not read. `http`
 //! (the default `http` feature) serves the same server over Streamable HTTP, behind
-//! a bearer token and the same checks, with a [`workspace`] per user.
+//! a bearer token and the same checks, with a [`workspace`] per user; a root server
+//! runs each user's commands under a uid of their own ([`users`]).
 //! [`config`] and [`environ`] are read once at start-up.
 
 pub mod audit;
@@ -54,4 +55,5 @@ pub mod sandbox;
 pub mod server;
 pub mod state;
 pub mod stdio;
+pub mod users;
 pub mod workspace;

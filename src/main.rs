@@ -121,7 +121,20 @@ fn start_up(config: Config) -> Result<(Config, Option<String>), config::Error> {
         "environment injected"
     );
     config.check_paths()?;
-    if !config.per_user() {
+    let euid = forge_bash::users::euid();
+    if config.check_safety(euid)? {
+        tracing::warn!(
+            uid = euid,
+            "--allow-shared-uid: every user's commands run as this server's uid, and can reach each other's files, processes and HOME"
+        );
+    }
+    // Over stdio the one user is known now: `{user}` is theirs.
+    let config = match (&config.user, config.http) {
+        (Some(user), None) => config.for_user(user),
+        _ => config,
+    };
+    // A user's own uid gets a workdir of its own when the workspace opens.
+    if !config.per_user() && !config.uid_per_user(euid) && config.run_as.is_none() {
         config.create_workdir()?;
         if !config.workdir.is_dir() {
             tracing::warn!(

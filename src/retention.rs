@@ -2,14 +2,16 @@
 //! when the operator asks for it.
 //!
 //! After each overflow, at start-up and every hour, the oldest `cmd-N.txt`,
-//! `cmd-N.bin` (binary output), `stderr-N.txt` and `cmd-N.bg.txt` are removed until those
-//! left are within the byte budget and none is older than the age limit. Some are always
-//! kept, whatever their size: the most recent ones, any changed in the last minute (one a
-//! model was just told to read, by this server or another on the same state dir), those
-//! named in the answer just given, and the output file of a background job still running
-//! (its writer holds a lock on it, whichever server on the state dir that is).
-//! A file another server removed first is simply gone. Audit logs are the record: they
-//! are kept unless `--audit-retention-days` is set.
+//! `cmd-N.bin` (binary output), `stderr-N.txt` and `cmd-N.bg.txt` are removed until those left are within the byte
+//! budget and none is older than the age limit. Only some are kept whatever their
+//! size, as the server's overflow spiller says: the files named in its
+//! [`KEEP_RECENT`] newest answers (at start-up, the most recent files there), the ones
+//! its running commands are still writing, and the ones another server on the same
+//! state dir made in the last [`GRACE`] (it may be about to name them); and the output
+//! file of a background job still running (its writer holds a lock on it, whichever
+//! server on the state dir that is). Everything else past the budget goes at once, in
+//! a burst too. A file another server removed first is simply gone. Audit logs are the
+//! record: they are kept unless `--audit-retention-days` is set.
 
 use std::time::{Duration, SystemTime};
 
@@ -17,11 +19,7 @@ use chrono::{NaiveDate, Utc};
 
 use crate::state::StateDir;
 
-/// Overflow files always kept, the most recent first, whatever their size.
-pub const KEEP_RECENT: usize = 20;
-
-/// Overflow files changed this recently are always kept.
-pub const GRACE: Duration = Duration::from_secs(60);
+pub use crate::overflow::{GRACE, KEEP_RECENT, is_background_name, is_overflow_name};
 
 /// What the state dir may hold.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -50,11 +48,12 @@ struct Overflow {
     age: Duration,
 }
 
-/// One pass over the state dir at `now`; `spared` are names never removed.
+/// One pass over the state dir at `now`; an overflow file (its name and age) that
+/// `spared` holds is never removed.
 pub fn prune(
     state: &StateDir,
     retention: &Retention,
-    spared: &[String],
+    spared: &mut dyn FnMut(&str, Duration) -> bool,
     now: SystemTime,
 ) -> Pruned {
     let entries = match state.entries() {
@@ -105,15 +104,15 @@ pub fn prune(
 fn prune_overflows(
     state: &StateDir,
     retention: &Retention,
-    spared: &[String],
+    spared: &mut dyn FnMut(&str, Duration) -> bool,
     mut files: Vec<Overflow>,
 ) -> Pruned {
-    // Newest first: the first KEEP_RECENT are kept.
-    files.sort_by_key(|f| f.age);
+    // Oldest first.
+    files.sort_by_key(|f| std::cmp::Reverse(f.age));
     let mut total: u64 = files.iter().map(|f| f.bytes).sum();
     let mut pruned = Pruned::default();
-    for (rank, file) in files.iter().enumerate().rev() {
-        let kept = rank < KEEP_RECENT || file.age < GRACE || spared.contains(&file.name);
+    for file in &files {
+        let kept = spared(&file.name, file.age);
         let due = file.age > retention.overflow_age || total > retention.overflow_bytes;
         if kept || !due || (is_background_name(&file.name) && state.in_use(&file.name)) {
             continue;
@@ -137,30 +136,6 @@ fn remove(state: &StateDir, name: &str) -> bool {
             false
         }
     }
-}
-
-/// `cmd-N.txt`, `cmd-N.bin`, `stderr-N.txt` or `cmd-N.bg.txt`.
-pub fn is_overflow_name(name: &str) -> bool {
-    let plain = (name.strip_prefix("cmd-"))
-        .and_then(|rest| {
-            rest.strip_suffix(".txt")
-                .or_else(|| rest.strip_suffix(".bin"))
-        })
-        .or_else(|| name.strip_prefix("stderr-")?.strip_suffix(".txt"));
-    numbered(plain) || is_background_name(name)
-}
-
-/// `cmd-N.bg.txt`: a background job's output.
-fn is_background_name(name: &str) -> bool {
-    let n = name
-        .strip_prefix("cmd-")
-        .and_then(|rest| rest.strip_suffix(crate::overflow::BACKGROUND_SUFFIX));
-    numbered(n)
-}
-
-/// The N of a name: ASCII digits, at least one.
-fn numbered(n: Option<&str>) -> bool {
-    n.is_some_and(|n| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()))
 }
 
 /// The day of `audit-YYYY-MM-DD.tsv`.
@@ -212,30 +187,39 @@ mod tests {
         }
     }
 
-    #[test]
-    fn the_oldest_go_until_the_budget_holds_and_the_recent_stay() {
-        let (dir, state) = state_with(30, 1000, Duration::from_secs(3600));
-        let pruned = prune(&state, &retention(25_000), &[], SystemTime::now());
-        assert_eq!((pruned.files, pruned.bytes), (5, 5000));
-        assert_eq!(left(&dir).first().unwrap(), "cmd-6.txt");
-        // A budget of nothing still keeps the 20 most recent.
-        prune(&state, &retention(0), &[], SystemTime::now());
-        assert_eq!(left(&dir).len(), KEEP_RECENT);
-        assert_eq!(left(&dir).first().unwrap(), "cmd-11.txt");
+    fn nothing(_: &str, _: Duration) -> bool {
+        false
     }
 
     #[test]
-    fn spared_names_and_fresh_files_stay() {
+    fn the_oldest_go_until_the_budget_holds_and_the_spared_stay() {
+        let (dir, state) = state_with(30, 1000, Duration::from_secs(3600));
+        let pruned = prune(&state, &retention(25_000), &mut nothing, SystemTime::now());
+        assert_eq!((pruned.files, pruned.bytes), (5, 5000));
+        assert_eq!(left(&dir).first().unwrap(), "cmd-6.txt");
+        // A budget of nothing keeps only what is spared, however recent the rest.
+        let newest: Vec<String> = (11..=30).map(|n| format!("cmd-{n}.txt")).collect();
+        let mut spared = |name: &str, _: Duration| newest.iter().any(|n| n == name);
+        prune(&state, &retention(0), &mut spared, SystemTime::now());
+        assert_eq!(left(&dir), newest);
+        prune(&state, &retention(0), &mut nothing, SystemTime::now());
+        assert!(left(&dir).is_empty());
+    }
+
+    #[test]
+    fn the_spared_are_asked_with_each_files_age() {
         let (dir, state) = state_with(25, 1000, Duration::from_secs(3600));
-        let spared = ["cmd-1.txt".to_owned()];
-        prune(&state, &retention(0), &spared, SystemTime::now());
-        let names = left(&dir);
-        assert_eq!(names.len(), KEEP_RECENT + 1);
-        assert_eq!(names.first().unwrap(), "cmd-1.txt");
-        let (dir, state) = state_with(25, 1000, Duration::ZERO);
-        // Written in the last minute: a model may just have been told to read them.
-        prune(&state, &retention(0), &[], SystemTime::now());
-        assert_eq!(left(&dir).len(), 25);
+        let mut ages = Vec::new();
+        let mut spared = |name: &str, age: Duration| {
+            ages.push(age);
+            name == "cmd-1.txt"
+        };
+        prune(&state, &retention(0), &mut spared, SystemTime::now());
+        assert_eq!(left(&dir), ["cmd-1.txt"]);
+        assert!(
+            ages.iter().all(|age| *age >= Duration::from_secs(3599)),
+            "{ages:?}"
+        );
     }
 
     #[test]
@@ -250,22 +234,27 @@ mod tests {
             .unwrap();
         // SAFETY: flock on a descriptor this test owns, as the job's writer holds it.
         assert_eq!(unsafe { libc::flock(writer.as_raw_fd(), libc::LOCK_EX) }, 0);
-        prune(&state, &retention(0), &[], SystemTime::now());
+        prune(&state, &retention(0), &mut nothing, SystemTime::now());
         assert!(path.exists());
-        assert_eq!(left(&dir).len(), KEEP_RECENT + 1);
+        assert_eq!(left(&dir).len(), 1);
         // The job is over: its file goes like any other.
         drop(writer);
-        prune(&state, &retention(0), &[], SystemTime::now());
+        prune(&state, &retention(0), &mut nothing, SystemTime::now());
         assert!(!path.exists());
-        assert_eq!(left(&dir).len(), KEEP_RECENT);
+        assert!(left(&dir).is_empty());
     }
 
     #[test]
     fn expired_files_go_whatever_the_budget() {
         let (dir, state) = state_with(25, 10, Duration::from_secs(8 * 86_400));
-        let pruned = prune(&state, &retention(u64::MAX), &[], SystemTime::now());
-        assert_eq!(pruned.files, 5);
-        assert_eq!(left(&dir).len(), KEEP_RECENT);
+        let pruned = prune(
+            &state,
+            &retention(u64::MAX),
+            &mut nothing,
+            SystemTime::now(),
+        );
+        assert_eq!(pruned.files, 25);
+        assert!(left(&dir).is_empty());
     }
 
     #[test]
@@ -283,13 +272,13 @@ mod tests {
             .unwrap();
         }
         std::fs::write(dir.path().join("audit-notes.tsv"), "").unwrap();
-        prune(&state, &retention(0), &[], SystemTime::now());
+        prune(&state, &retention(0), &mut nothing, SystemTime::now());
         assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 5);
         let keep_two = Retention {
             audit_days: Some(1),
             ..retention(0)
         };
-        let pruned = prune(&state, &keep_two, &[], SystemTime::now());
+        let pruned = prune(&state, &keep_two, &mut nothing, SystemTime::now());
         assert_eq!(pruned.audit_logs, 2);
         assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 3);
     }

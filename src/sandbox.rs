@@ -551,7 +551,7 @@ pub fn readable_through<'a>(
         .chain(roots)
         .map(|root| {
             let shown = root.to_string_lossy();
-            match shown.find(crate::config::USER) {
+            match shown.find(crate::users::USER) {
                 Some(at) => Path::new(&shown[..at]).to_owned(),
                 None => root.to_owned(),
             }

@@ -33,6 +33,7 @@ use crate::contain::{Containment, Scope};
 use crate::present::Answer;
 use crate::sandbox::Sandbox;
 use crate::state::StateDir;
+use crate::users::Identity;
 use crate::{audit, exec, exit, guard, present, retention};
 
 /// The one tool's name.
@@ -57,6 +58,8 @@ struct Inner {
     state: Arc<StateDir>,
     spiller: Arc<Spiller>,
     sandbox: Option<Sandbox>,
+    /// What commands run as, when not the server's own uid.
+    identity: Option<Identity>,
     /// Held while a retention pass runs.
     pruning: std::sync::Mutex<()>,
     tool: Tool,
@@ -139,6 +142,18 @@ impl Server {
         sandbox: Option<Sandbox>,
         state: Arc<StateDir>,
     ) -> Server {
+        Server::sharing_as(shared, config, sandbox, state, None)
+    }
+
+    /// A server as [`Server::sharing`] makes it, whose commands run as `identity`
+    /// when it is given (a uid of their own, with their own HOME and TMPDIR).
+    pub fn sharing_as(
+        shared: Arc<Shared>,
+        config: Config,
+        sandbox: Option<Sandbox>,
+        state: Arc<StateDir>,
+        identity: Option<Identity>,
+    ) -> Server {
         let workdir = config.workdir.display().to_string();
         let description = tool_description(&workdir, config.timeout_secs);
         let tool = Tool::new(TOOL, description, input_schema())
@@ -161,6 +176,7 @@ impl Server {
                 state,
                 spiller,
                 sandbox,
+                identity,
                 pruning: std::sync::Mutex::new(()),
                 tool,
                 info,
@@ -216,6 +232,13 @@ impl Server {
             self.audit(command, exit::BLOCKED, 0);
             return present::blocked();
         }
+        // Every call is audited or refused: none runs unrecorded.
+        if let Err(e) = audit::ready(&self.inner.state) {
+            self.audit(command, exit::FAILURE, 0);
+            let message =
+                format!("the audit log cannot be written ({e}), so the command was not run");
+            return present::failure(&message, 0);
+        }
         let shutdown = shared.shutdown.clone();
         let stop = async move {
             tokio::select! {
@@ -240,6 +263,7 @@ impl Server {
             spiller: &self.inner.spiller,
             containment: &shared.containment,
             sandbox: self.inner.sandbox.as_ref(),
+            identity: self.inner.identity.as_ref(),
             scope,
         };
         let result = exec::run(job, stop).await;
@@ -290,16 +314,25 @@ impl Server {
     }
 
     /// Removes what the retention limits say is too old or too much, on a blocking
-    /// thread: the answer does not wait. `spared` are the files just named to a model.
-    /// One pass at a time: a pass asked for while one runs is skipped.
-    pub fn prune_state(&self, spared: Vec<String>) {
+    /// thread: the answer does not wait. `named` are the files an answer just named to
+    /// a model: spared, with those of the newest answers. A pass asked for while one
+    /// runs waits for it, so that none is skipped in a burst.
+    pub fn prune_state(&self, named: Vec<String>) {
+        if !named.is_empty() {
+            self.inner.spiller.named(&named);
+        }
         let inner = self.inner.clone();
         tokio::task::spawn_blocking(move || {
-            let Ok(_one) = inner.pruning.try_lock() else {
-                return;
-            };
+            let _one = inner.pruning.lock().unwrap_or_else(|e| e.into_inner());
             let retention = inner.config.retention();
-            retention::prune(&inner.state, &retention, &spared, SystemTime::now());
+            let before = inner.spiller.made();
+            let mut seen = std::collections::HashSet::new();
+            let mut spared = |name: &str, age: Duration| {
+                seen.insert(name.to_owned());
+                inner.spiller.spares(name, age)
+            };
+            retention::prune(&inner.state, &retention, &mut spared, SystemTime::now());
+            inner.spiller.forget_gone(&before, &seen);
         });
     }
 

@@ -9,7 +9,7 @@
 //! a name a command may have planted.
 
 use std::fs::File;
-use std::io;
+use std::io::{self, Write};
 use std::os::fd::{AsFd, AsRawFd, BorrowedFd, FromRawFd, OwnedFd};
 use std::os::unix::ffi::OsStrExt;
 use std::os::unix::fs::DirBuilderExt;
@@ -27,15 +27,34 @@ const DIR_MODE: u32 = 0o700;
 pub struct StateDir {
     path: PathBuf,
     handle: Mutex<Option<Arc<OwnedFd>>>,
+    /// The group that may read the state dir and its files (a user whose commands run
+    /// under a uid of their own): the dir is then mode 2750 and its files 0640, still
+    /// the server's.
+    readers: Option<u32>,
+    /// The day's audit log, kept open: a command that changes its mode (or the state
+    /// dir's) cannot stop the rows. Reopened when its name changes (a new UTC day) or
+    /// when the name no longer leads to it.
+    log: Mutex<Option<(String, File)>>,
+    /// Whether a changed mode was reported already (the state dir's, a log's).
+    warned: [std::sync::atomic::AtomicBool; 2],
 }
 
 impl StateDir {
     /// Opens `path` now, creating it (mode 0700) when missing. When it cannot be opened
     /// the reason is logged and each later use tries again.
     pub fn open(path: impl Into<PathBuf>) -> StateDir {
+        StateDir::open_for(path, None)
+    }
+
+    /// Opens `path` as [`StateDir::open`] does; with `readers`, that group may read the
+    /// dir and the files the server makes in it, and no more.
+    pub fn open_for(path: impl Into<PathBuf>, readers: Option<u32>) -> StateDir {
         let state = StateDir {
             path: path.into(),
             handle: Mutex::new(None),
+            readers,
+            log: Mutex::new(None),
+            warned: Default::default(),
         };
         if let Err(e) = state.handle() {
             tracing::error!(dir = %state.path.display(), error = %e, "cannot open the state dir");
@@ -53,17 +72,39 @@ impl StateDir {
         if let Some(fd) = &*handle {
             return Ok(fd.clone());
         }
-        let fd = Arc::new(open_dir(&self.path)?);
+        let fd = open_dir(&self.path)?;
+        if let Some(group) = self.readers {
+            // The group of what is made in it follows the dir's (set-group-ID).
+            std::os::unix::fs::fchown(&fd, None, Some(group))?;
+            fchmod(fd.as_fd(), self.dir_mode())?;
+        }
+        let fd = Arc::new(fd);
         *handle = Some(fd.clone());
         Ok(fd)
+    }
+
+    /// The mode the state dir keeps.
+    pub fn dir_mode(&self) -> libc::mode_t {
+        match self.readers {
+            Some(_) => 0o2750,
+            None => DIR_MODE as libc::mode_t,
+        }
+    }
+
+    /// The mode the server's files in it keep.
+    pub fn file_mode(&self) -> libc::mode_t {
+        match self.readers {
+            Some(_) => 0o640,
+            None => FILE_MODE,
+        }
     }
 
     /// Creates `name` in the state dir; fails with `AlreadyExists` when anything (a
     /// symlink included) is there already.
     pub fn create_new(&self, name: &str) -> io::Result<File> {
-        let dir = self.handle()?;
+        let dir = self.kept_handle()?;
         let flags = libc::O_WRONLY | libc::O_CREAT | libc::O_EXCL | libc::O_NOFOLLOW;
-        openat(dir.as_fd(), name, flags)
+        openat(dir.as_fd(), name, flags, self.file_mode())
     }
 
     /// Opens `name` for appending, creating it when missing. Anything there but a
@@ -78,9 +119,82 @@ impl StateDir {
         }
         let flags =
             libc::O_WRONLY | libc::O_APPEND | libc::O_CREAT | libc::O_NOFOLLOW | libc::O_NONBLOCK;
-        let file = openat(dir.as_fd(), name, flags)?;
+        let file = openat(dir.as_fd(), name, flags, self.file_mode())?;
         check_regular(name, &fstat(file.as_fd())?)?;
         Ok(file)
+    }
+
+    /// Appends `line` to the log `name` with one `write`, through the log kept open
+    /// ([`StateDir::open_log`]).
+    pub fn append_log(&self, name: &str, line: &[u8]) -> io::Result<()> {
+        let mut log = self.open_log(name)?;
+        let (_, file) = log.as_mut().expect("opened");
+        let written = file.write(line)?;
+        if written != line.len() {
+            return Err(io::Error::new(
+                io::ErrorKind::WriteZero,
+                format!("short write: {written} of {} bytes", line.len()),
+            ));
+        }
+        Ok(())
+    }
+
+    /// The log `name`, open for appending: the one kept open while `name` still leads
+    /// to it, else opened anew ([`StateDir::append`]). A mode of the state dir or the
+    /// log that is not the server's own (a command of a server that is not root may
+    /// change them) is restored, with a warning the first time.
+    pub fn open_log(
+        &self,
+        name: &str,
+    ) -> io::Result<std::sync::MutexGuard<'_, Option<(String, File)>>> {
+        let dir = self.kept_handle()?;
+        let mut log = self.log.lock().unwrap_or_else(|e| e.into_inner());
+        let current = log.as_ref().is_some_and(|(open, file)| {
+            open == name
+                && matches!((statat(dir.as_fd(), name), fstat(file.as_fd())),
+                    (Ok(named), Ok(held)) if (named.st_dev, named.st_ino) == (held.st_dev, held.st_ino))
+        });
+        if !current {
+            *log = None;
+            *log = Some((name.to_owned(), self.append(name)?));
+        }
+        if let Some((_, file)) = log.as_ref() {
+            self.keep_mode(file.as_fd(), name, self.file_mode(), 1)?;
+        }
+        Ok(log)
+    }
+
+    /// The directory handle, once the state dir's mode is its own again (see
+    /// [`StateDir::open_log`]).
+    fn kept_handle(&self) -> io::Result<Arc<OwnedFd>> {
+        let dir = self.handle()?;
+        let shown = self.path.display().to_string();
+        self.keep_mode(dir.as_fd(), &shown, self.dir_mode(), 0)?;
+        Ok(dir)
+    }
+
+    /// Restores the mode of `fd` to `mode` when it changed, with a warning the first
+    /// time (`which` names the warning: the dir's, the logs').
+    fn keep_mode(
+        &self,
+        fd: BorrowedFd<'_>,
+        shown: &str,
+        mode: libc::mode_t,
+        which: usize,
+    ) -> io::Result<()> {
+        let found = fstat(fd)?.st_mode & 0o7777;
+        if found == mode {
+            return Ok(());
+        }
+        if !self.warned[which].swap(true, std::sync::atomic::Ordering::Relaxed) {
+            tracing::warn!(
+                path = shown,
+                found = format!("{found:o}"),
+                restored = format!("{mode:o}"),
+                "the mode of the server's own file was changed (by a command?); restored"
+            );
+        }
+        fchmod(fd, mode)
     }
 
     /// The names in the state dir with what `lstat` says of each (a name removed
@@ -115,7 +229,7 @@ impl StateDir {
             return false;
         };
         let flags = libc::O_RDONLY | libc::O_NOFOLLOW | libc::O_NONBLOCK;
-        let Ok(file) = openat(dir.as_fd(), name, flags) else {
+        let Ok(file) = openat(dir.as_fd(), name, flags, 0) else {
             return false;
         };
         // SAFETY: flock on a descriptor we own; the lock goes with it.
@@ -140,6 +254,23 @@ impl StateDir {
     /// Makes (mode 0700) or opens the subdirectory `name` and returns its path, after
     /// checking through the handle that it is a directory of this user and not a symlink.
     pub fn subdir(&self, name: &str) -> io::Result<PathBuf> {
+        let sub = self.make_subdir(name)?;
+        check_owner(name, &fstat(sub.as_fd())?)?;
+        Ok(self.path.join(name))
+    }
+
+    /// Makes or opens the subdirectory `name` as [`StateDir::subdir`] does, then gives
+    /// it to `uid` and `gid`, mode 0700: a user's private HOME or TMPDIR. A symlink
+    /// there is refused.
+    pub fn subdir_of(&self, name: &str, uid: u32, gid: u32) -> io::Result<PathBuf> {
+        let sub = self.make_subdir(name)?;
+        std::os::unix::fs::fchown(&sub, Some(uid), Some(gid))?;
+        fchmod(sub.as_fd(), DIR_MODE as libc::mode_t)?;
+        Ok(self.path.join(name))
+    }
+
+    /// Makes (mode 0700) or opens the subdirectory `name`, never through a symlink.
+    fn make_subdir(&self, name: &str) -> io::Result<File> {
         let dir = self.handle()?;
         let c_name = c_name(name)?;
         // SAFETY: a valid directory descriptor and a NUL-terminated name.
@@ -149,24 +280,18 @@ impl StateDir {
                 return Err(e);
             }
         }
-        let sub = openat(
-            dir.as_fd(),
-            name,
-            libc::O_RDONLY | libc::O_DIRECTORY | libc::O_NOFOLLOW,
-        )?;
-        check_owner(name, &fstat(sub.as_fd())?)?;
-        Ok(self.path.join(name))
+        let flags = libc::O_RDONLY | libc::O_DIRECTORY | libc::O_NOFOLLOW;
+        openat(dir.as_fd(), name, flags, 0)
     }
 }
 
 /// Opens (creating when missing) the directory itself, refusing a symlink at its last
 /// component and a directory that belongs to another user.
 fn open_dir(path: &Path) -> io::Result<OwnedFd> {
-    match std::fs::DirBuilder::new()
-        .recursive(true)
-        .mode(DIR_MODE)
-        .create(path)
-    {
+    // Missing parents are made mode 0711: a user whose commands run under a uid of
+    // their own passes through them to their HOME and TMPDIR in the state dir.
+    crate::users::make_parents(path)?;
+    match std::fs::DirBuilder::new().mode(DIR_MODE).create(path) {
         Ok(()) => {}
         // A symlink at the last component: reported below, by the open.
         Err(e) if e.kind() == io::ErrorKind::AlreadyExists => {}
@@ -243,7 +368,12 @@ fn c_name(name: &str) -> io::Result<std::ffi::CString> {
         .map_err(|_| io::Error::new(io::ErrorKind::InvalidInput, "name holds a NUL byte"))
 }
 
-fn openat(dir: BorrowedFd<'_>, name: &str, flags: libc::c_int) -> io::Result<File> {
+fn openat(
+    dir: BorrowedFd<'_>,
+    name: &str,
+    flags: libc::c_int,
+    mode: libc::mode_t,
+) -> io::Result<File> {
     let c_name = c_name(name)?;
     // SAFETY: a valid directory descriptor and a NUL-terminated name; the descriptor
     // returned is ours.
@@ -252,7 +382,7 @@ fn openat(dir: BorrowedFd<'_>, name: &str, flags: libc::c_int) -> io::Result<Fil
             dir.as_raw_fd(),
             c_name.as_ptr(),
             flags | libc::O_CLOEXEC,
-            libc::c_uint::from(FILE_MODE),
+            libc::c_uint::from(mode),
         )
     };
     if fd < 0 {
@@ -284,6 +414,14 @@ fn statat(dir: BorrowedFd<'_>, name: &str) -> io::Result<libc::stat> {
         return Err(io::Error::last_os_error());
     }
     Ok(stat)
+}
+
+fn fchmod(fd: BorrowedFd<'_>, mode: libc::mode_t) -> io::Result<()> {
+    // SAFETY: a valid descriptor.
+    if unsafe { libc::fchmod(fd.as_raw_fd(), mode) } != 0 {
+        return Err(io::Error::last_os_error());
+    }
+    Ok(())
 }
 
 fn fstat(fd: BorrowedFd<'_>) -> io::Result<libc::stat> {
@@ -418,6 +556,28 @@ mod tests {
         assert_eq!(
             state.remove("cmd-1.txt").unwrap_err().kind(),
             io::ErrorKind::NotFound
+        );
+    }
+
+    #[test]
+    fn the_log_stays_open_and_follows_its_name_and_day() {
+        use std::os::unix::fs::PermissionsExt;
+        let tmp = tempfile::tempdir().unwrap();
+        let state = StateDir::open(tmp.path());
+        let log = tmp.path().join("audit-1.tsv");
+        state.append_log("audit-1.tsv", b"a\n").unwrap();
+        // Its mode taken away: the open log still takes rows, and gets its mode back.
+        std::fs::set_permissions(&log, std::fs::Permissions::from_mode(0o000)).unwrap();
+        state.append_log("audit-1.tsv", b"b\n").unwrap();
+        assert_eq!(log.metadata().unwrap().permissions().mode() & 0o777, 0o600);
+        // Moved away: the name is opened anew; a new day is a new file.
+        std::fs::rename(&log, tmp.path().join("moved")).unwrap();
+        state.append_log("audit-1.tsv", b"c\n").unwrap();
+        state.append_log("audit-2.tsv", b"d\n").unwrap();
+        let read = |name: &str| std::fs::read_to_string(tmp.path().join(name)).unwrap();
+        assert_eq!(
+            (read("moved"), read("audit-1.tsv"), read("audit-2.tsv")),
+            ("a\nb\n".into(), "c\n".into(), "d\n".into())
         );
     }
 

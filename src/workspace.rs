@@ -10,6 +10,7 @@ use crate::config::{self, Config};
 use crate::sandbox::{self, Sandbox};
 use crate::server::{Server, Shared};
 use crate::state::StateDir;
+use crate::users;
 
 /// Users' workspaces kept open with no session: each holds its state dir open.
 pub const MAX_OPEN_USERS: usize = 1024;
@@ -24,16 +25,86 @@ pub enum Error {
         path: String,
         source: std::io::Error,
     },
+    #[error(transparent)]
+    Uid(#[from] users::Error),
+    #[error(transparent)]
+    Untraversable(#[from] users::Untraversable),
+    #[error("cannot give {path} to uid {uid}: {source}")]
+    Own {
+        path: String,
+        uid: u32,
+        source: std::io::Error,
+    },
 }
 
 /// The server of `config`'s workdir and state dir, sharing `shared`; its state dir
-/// gets a retention pass (on the runtime's blocking threads).
+/// gets a retention pass (on the runtime's blocking threads). When its commands run
+/// under a uid of their own, the workdir and a private HOME and TMPDIR in the
+/// state dir are that uid's, mode 0700; the state dir and its files stay the server's,
+/// readable by the uid's group.
 pub fn open(shared: Arc<Shared>, config: Config) -> Result<Server, Error> {
-    let state = Arc::new(StateDir::open(&config.state_dir));
-    let sandbox = prepare_sandbox(&config, &state)?;
-    let server = Server::sharing(shared, config, sandbox, state);
+    let ids = ids(&config)?;
+    let state = Arc::new(StateDir::open_for(&config.state_dir, ids.map(|i| i.gid)));
+    let identity = match ids {
+        Some(ids) => Some(give(&config, &state, ids)?),
+        None => None,
+    };
+    let sandbox = prepare_sandbox(&config, &state, identity.is_some())?;
+    let server = Server::sharing_as(shared, config, sandbox, state, identity);
     server.prune_state(Vec::new());
     Ok(server)
+}
+
+/// The uid and gid `config`'s commands run as, when not the server's: the user's own
+/// (a root server that knows its user), or `--run-as`.
+fn ids(config: &Config) -> Result<Option<users::Ids>, Error> {
+    if let Some(ids) = config.run_as {
+        return Ok(Some(ids));
+    }
+    match &config.user {
+        Some(user) if config.uid_per_user(users::euid()) => {
+            let uid = users::uid_of(&config.user_uids_file, config.user_uids, user)?;
+            Ok(Some(users::Ids { uid, gid: uid }))
+        }
+        _ => Ok(None),
+    }
+}
+
+/// Gives `ids` their workdir, HOME and TMPDIR, once `ids` can reach them.
+fn give(config: &Config, state: &StateDir, ids: users::Ids) -> Result<users::Identity, Error> {
+    for path in [&config.workdir, &config.state_dir] {
+        users::make_parents(path).map_err(|source| Error::Workdir {
+            path: path.display().to_string(),
+            source,
+        })?;
+        users::check_traversable(path, ids)?;
+    }
+    let owned = |path: &std::path::Path, source| Error::Own {
+        path: path.display().to_string(),
+        uid: ids.uid,
+        source,
+    };
+    users::own_dir(&config.workdir, ids).map_err(|e| owned(&config.workdir, e))?;
+    let private = |name: &str| {
+        state
+            .subdir_of(name, ids.uid, ids.gid)
+            .map_err(|e| owned(&state.path().join(name), e))
+    };
+    let (temp, home) = (private(sandbox::TEMP_DIR)?, private(sandbox::HOME_DIR)?);
+    let mut env = vec![
+        ("HOME", home.display().to_string()),
+        ("TMPDIR", temp.display().to_string()),
+    ];
+    if let Some(user) = &config.user {
+        env.extend([("USER", user.clone()), ("LOGNAME", user.clone())]);
+    }
+    tracing::info!(
+        user = config.user.as_deref().unwrap_or("-"),
+        uid = ids.uid,
+        gid = ids.gid,
+        "commands run as a uid of their own"
+    );
+    Ok(users::Identity { ids, env })
 }
 
 /// Keeps the state dirs of `servers` within their limits, a pass every hour (each had
@@ -51,8 +122,13 @@ pub async fn keep_bounded(servers: impl Fn() -> Vec<Server>) {
 
 /// The Landlock ruleset, prepared once per workspace; warnings of best-effort mode
 /// logged once.
-fn prepare_sandbox(config: &Config, state: &StateDir) -> Result<Option<Sandbox>, sandbox::Error> {
+fn prepare_sandbox(
+    config: &Config,
+    state: &StateDir,
+    made: bool,
+) -> Result<Option<Sandbox>, sandbox::Error> {
     let private = |name: &str| match config.sandbox {
+        _ if made => Ok(state.path().join(name)),
         sandbox::Mode::Off => Ok(state.path().join(name)),
         _ => state
             .subdir(name)
@@ -95,6 +171,9 @@ impl Workspaces {
     /// (each is made on first use).
     pub fn new(shared: Arc<Shared>, template: Config) -> Result<Workspaces, Error> {
         let single = if template.per_user() {
+            if template.uid_per_user(users::euid()) {
+                check_user_parents(&template)?;
+            }
             None
         } else {
             Some(open(shared.clone(), template.clone())?)
@@ -153,14 +232,35 @@ impl Workspaces {
     }
 }
 
+/// Refuses per-user paths whose fixed part (before `{user}`) a user's uid could not
+/// enter: every user would be refused, so the server does not start.
+fn check_user_parents(template: &Config) -> Result<(), Error> {
+    let first = template.user_uids.first;
+    let ids = users::Ids {
+        uid: first,
+        gid: first,
+    };
+    for path in [&template.workdir, &template.state_dir] {
+        let fixed: std::path::PathBuf = path
+            .components()
+            .take_while(|part| !part.as_os_str().to_string_lossy().contains(config::USER))
+            .collect();
+        users::check_traversable(&fixed.join(config::USER), ids)?;
+    }
+    Ok(())
+}
+
+/// Makes a user's workdir, mode 0700, its missing parents mode 0711.
 fn make_dir(path: &std::path::Path) -> Result<(), Error> {
     use std::os::unix::fs::DirBuilderExt;
-    std::fs::DirBuilder::new()
-        .recursive(true)
-        .mode(0o700)
-        .create(path)
-        .map_err(|source| Error::Workdir {
-            path: path.display().to_string(),
-            source,
-        })
+    let made = users::make_parents(path).and_then(|()| {
+        match std::fs::DirBuilder::new().mode(0o700).create(path) {
+            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => Ok(()),
+            other => other,
+        }
+    });
+    made.map_err(|source| Error::Workdir {
+        path: path.display().to_string(),
+        source,
+    })
 }

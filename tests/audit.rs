@@ -77,23 +77,81 @@ fn concurrent_calls_give_whole_rows() {
 }
 
 #[test]
-fn unwritable_state_dir_still_answers_and_warns() {
+fn a_state_dir_that_cannot_hold_the_log_refuses_calls_and_says_why() {
     let dir = tempfile::tempdir().unwrap();
     let file = dir.path().join("not-a-dir");
     std::fs::write(&file, "").unwrap();
     let state = file.join("state");
     let mut server = Options::default().state(&state).start();
-    let response = server.call("echo fine");
-    assert!(!is_error(&response));
-    assert!(crate::support::text(&response).starts_with("fine\n"));
+    let response = server.call("echo fine > ran");
+    assert!(is_error(&response));
+    let answer = crate::support::text(&response);
+    assert!(
+        answer.starts_with("ERROR: Execution failed: the audit log cannot be written (")
+            && answer.contains("the command was not run"),
+        "{answer}"
+    );
+    assert!(!server.workdir.join("ran").exists());
+    // The row is on stderr, so nothing is lost.
     assert!(eventually(Duration::from_secs(5), || server
         .stderr()
-        .contains("audit row not written")));
-    // Overflow cannot be written either: the answer says so and still shows the head.
-    let answer = server.run("seq 1 500");
-    assert!(
-        answer.contains("\n500\nOutput truncated. The full output could not be saved:"),
-        "{answer}"
+        .contains("audit row not written")
+        && server.stderr().contains("echo fine > ran")));
+}
+
+/// A server that is not root owns its state dir and log, and so do its commands: one
+/// that takes every right away from both does not stop the next call's row. Run as an
+/// unprivileged user (CI is root) without the sandbox, where nothing else stops it.
+#[test]
+fn a_command_cannot_switch_the_audit_off_by_changing_modes() {
+    // SAFETY: geteuid has no preconditions.
+    let uid = match unsafe { libc::geteuid() } {
+        0 => match crate::support::unprivileged() {
+            Some(uid) => Some(uid),
+            None => return,
+        },
+        _ => None,
+    };
+    let mut options = Options::default();
+    if let Some(uid) = uid {
+        options = options.user(uid);
+    }
+    let mut server = options.start();
+    let state = server.state.clone();
+    let log = forge_bash::audit::path(&state, chrono::Utc::now());
+    assert!(server.run("echo first").starts_with("first\n"));
+    let attack = format!("chmod 000 {} {}; echo done", log.display(), state.display());
+    assert!(server.run(&attack).starts_with("done\n"));
+    for n in 0..2 {
+        let answer = server.run(&format!("echo after-{n}"));
+        assert!(answer.starts_with(&format!("after-{n}\n")), "{answer}");
+    }
+    // Overflow files are saved again too.
+    let answer = server.run("seq 1 3000");
+    let at = answer.find("written to ").expect(&answer) + "written to ".len();
+    let overflow = answer[at..].lines().next().unwrap().trim().to_owned();
+    let saved = std::fs::read_to_string(&overflow).unwrap();
+    assert!(saved.ends_with("\n3000\n"), "{overflow}");
+    let commands: Vec<String> = server
+        .audit_rows()
+        .into_iter()
+        .map(|r| r[1].clone())
+        .collect();
+    assert_eq!(commands[..2], ["echo first".to_owned(), attack]);
+    assert_eq!(commands.len(), 5, "{commands:?}");
+    let mode = |p: &std::path::Path| {
+        std::os::unix::fs::PermissionsExt::mode(&std::fs::metadata(p).unwrap().permissions())
+            & 0o7777
+    };
+    assert_eq!((mode(&state), mode(&log)), (0o700, 0o600));
+    // Said once, for each.
+    let stderr = server.stderr();
+    assert_eq!(
+        stderr
+            .matches("the mode of the server's own file was changed")
+            .count(),
+        2,
+        "{stderr}"
     );
 }
 

@@ -104,3 +104,217 @@ fn missing_workdir_warns_and_fails_each_call() {
     std::fs::create_dir(&missing).unwrap();
     assert!(server.run("echo hi").starts_with("hi\n"));
 }
+
+/// The binary, run as `uid` through `setpriv` when given.
+#[cfg(feature = "http")]
+fn as_user(uid: Option<u32>) -> std::process::Command {
+    let Some(uid) = uid else {
+        return crate::support::binary();
+    };
+    let id = uid.to_string();
+    let mut setpriv = std::process::Command::new("setpriv");
+    setpriv.args(["--reuid", &id, "--regid", &id, "--clear-groups", "--"]);
+    setpriv
+        .arg(crate::support::BIN)
+        .stdin(std::process::Stdio::null());
+    setpriv
+}
+
+#[cfg(feature = "http")]
+/// Starts the binary with `args` (and `FORGE_BASH_HTTP_TOKEN` set, so that only what
+/// is tested is wrong), as `uid` through `setpriv` when given; asserts that it refused
+/// to start with nothing on stdout, and returns its stderr.
+fn refused_start(args: &[&str], uid: Option<u32>) -> String {
+    let mut command = as_user(uid);
+    command
+        .args(args)
+        .env("FORGE_BASH_HTTP_TOKEN", "a-token-of-thirty-two-bytes-long")
+        .stdin(std::process::Stdio::null());
+    let out = command.output().unwrap();
+    assert!(!out.status.success(), "{args:?} started");
+    assert!(out.stdout.is_empty(), "{args:?} wrote to stdout");
+    String::from_utf8_lossy(&out.stderr).into_owned()
+}
+
+#[cfg(feature = "http")]
+#[test]
+fn unsafe_configurations_refuse_start_up_naming_the_flags_and_the_way_out() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().display().to_string();
+    let (ws, st) = (format!("{root}/ws/{{user}}"), format!("{root}/st/{{user}}"));
+    let (shared_ws, shared_st) = (format!("{root}/ws/all"), format!("{root}/st/all"));
+    let http = ["--http", "127.0.0.1:0"];
+    let cases: Vec<(Vec<&str>, &[&str])> = vec![
+        // {user} in one path only: users would share the other.
+        (
+            [&http[..], &["--workdir", &ws, "--state-dir", &shared_st]].concat(),
+            &[
+                "--workdir",
+                "--state-dir",
+                "only one of them",
+                "put {user} in both",
+            ],
+        ),
+        (
+            [&http[..], &["--workdir", &shared_ws, "--state-dir", &st]].concat(),
+            &["only one of them", "put {user} in both"],
+        ),
+        (
+            vec![
+                "--user",
+                "alice",
+                "--workdir",
+                &ws,
+                "--state-dir",
+                &shared_st,
+            ],
+            &["only one of them"],
+        ),
+        // No token with users: any command could connect as any user.
+        (
+            [
+                &http[..],
+                &[
+                    "--http-insecure-no-token",
+                    "--workdir",
+                    &ws,
+                    "--state-dir",
+                    &st,
+                ],
+            ]
+            .concat(),
+            &["--http-insecure-no-token with {user} paths", "give a token"],
+        ),
+        // No token with the sandbox.
+        (
+            [
+                &http[..],
+                &[
+                    "--http-insecure-no-token",
+                    "--sandbox",
+                    "--workdir",
+                    &shared_ws,
+                    "--state-dir",
+                    &shared_st,
+                ],
+            ]
+            .concat(),
+            &["--http-insecure-no-token with --sandbox", "give a token"],
+        ),
+        // --user: a valid name, over stdio only.
+        (
+            vec![
+                "--user",
+                "{{LIBRECHAT_USER_ID}}",
+                "--workdir",
+                &ws,
+                "--state-dir",
+                &st,
+            ],
+            &["--user {{LIBRECHAT_USER_ID}}", "placeholder"],
+        ),
+        (
+            vec![
+                "--user",
+                "../bob",
+                "--workdir",
+                &shared_ws,
+                "--state-dir",
+                &shared_st,
+            ],
+            &["--user \"../bob\"", "A-Z a-z 0-9"],
+        ),
+        (
+            [
+                &http[..],
+                &["--user", "alice", "--workdir", &ws, "--state-dir", &st],
+            ]
+            .concat(),
+            &["--user is for stdio", "X-User-ID"],
+        ),
+        // --run-as is for a server without users.
+        (
+            [
+                &http[..],
+                &["--run-as", "70000", "--workdir", &ws, "--state-dir", &st],
+            ]
+            .concat(),
+            &["--run-as is for a server without users"],
+        ),
+        (vec!["--run-as", "0"], &["--run-as", "0 is root"]),
+    ];
+    for (args, needles) in cases {
+        // The token is not what these are about: none of them is refused for it.
+        let stderr = refused_start(&args, None);
+        for needle in needles {
+            assert!(
+                stderr.contains(needle),
+                "{args:?}: {needle:?} not in {stderr}"
+            );
+        }
+    }
+    // Nothing was made for any of them.
+    assert!(!dir.path().join("ws").exists() && !dir.path().join("st").exists());
+}
+
+/// `{user}` paths on a server that is not root, without the sandbox: users would share
+/// a uid, so start-up refuses, unless `--allow-shared-uid` accepts it with a warning.
+/// Run as root, CI's user, through `setpriv` to an unprivileged user.
+#[cfg(feature = "http")]
+#[test]
+fn a_non_root_server_with_user_paths_needs_the_sandbox_or_says_it_knows() {
+    // SAFETY: geteuid has no preconditions.
+    let me = unsafe { libc::geteuid() };
+    let uid = match me {
+        0 => match crate::support::unprivileged() {
+            Some(uid) => Some(uid),
+            None => return,
+        },
+        _ => None,
+    };
+    let dir = tempfile::tempdir().unwrap();
+    if let Some(uid) = uid {
+        std::os::unix::fs::chown(dir.path(), Some(uid), Some(uid)).unwrap();
+    }
+    let root = dir.path().display().to_string();
+    let (ws, st) = (format!("{root}/ws/{{user}}"), format!("{root}/st/{{user}}"));
+    let args = [
+        "--http",
+        "127.0.0.1:0",
+        "--workdir",
+        &ws,
+        "--state-dir",
+        &st,
+    ];
+    let stderr = refused_start(&args, uid);
+    for needle in [
+        "{user} paths on a server that is not root",
+        "without --sandbox",
+        "add --sandbox",
+        "run the server as root",
+        "--allow-shared-uid",
+    ] {
+        assert!(stderr.contains(needle), "{needle:?} not in {stderr}");
+    }
+    // --run-as needs root.
+    let stderr = refused_start(&["--run-as", "70000", "--workdir", &root], uid);
+    assert!(
+        stderr.contains("--run-as needs a server running as root"),
+        "{stderr}"
+    );
+    // Accepted knowingly: it serves, and says what it gives up.
+    let mut command = as_user(uid);
+    command
+        .args(args)
+        .arg("--allow-shared-uid")
+        .env("FORGE_BASH_HTTP_TOKEN", crate::support::http::TOKEN)
+        .env("RUST_LOG", "forge_bash=info,warn");
+    let server = crate::support::http::HttpServer::spawn(command, tempfile::tempdir().unwrap());
+    assert!(
+        server
+            .stderr()
+            .contains("--allow-shared-uid: every user's commands run as this server's uid"),
+        "{}",
+        server.stderr()
+    );
+}

@@ -9,7 +9,7 @@ use std::path::Path;
 use std::process::Command;
 
 use crate::support::http::HttpServer;
-use crate::support::{BIN, landlock_here, mask_ms, unprivileged};
+use crate::support::{BIN, landlock_here};
 
 fn read(path: &str) -> String {
     std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join(path)).unwrap()
@@ -93,7 +93,11 @@ fn the_build_stage_builds_what_the_run_stage_copies() {
 
 #[test]
 fn the_run_stage_serves_librechat_users_as_its_files_say() {
-    let Some(uid) = unprivileged() else { return };
+    // SAFETY: geteuid has no preconditions.
+    if unsafe { libc::geteuid() } != 0 {
+        eprintln!("skipped: the image's server runs as root");
+        return;
+    }
     if !landlock_here(3) {
         return;
     }
@@ -104,7 +108,11 @@ fn the_run_stage_serves_librechat_users_as_its_files_say() {
         .map(|(_, r)| serde_json::from_str(r).unwrap())
         .unwrap();
     assert_eq!(entrypoint.last().unwrap(), "/usr/local/bin/forge-bash");
-    assert!(steps.contains(&("USER".into(), "forge".into())), "not root");
+    // Root, which gives each user's commands a uid of their own.
+    assert!(
+        steps.iter().all(|(w, _)| w != "USER"),
+        "the server runs as root"
+    );
     let env: Vec<(String, String)> = steps
         .iter()
         .filter(|(w, _)| w == "ENV")
@@ -145,28 +153,33 @@ fn the_run_stage_serves_librechat_users_as_its_files_say() {
     );
     assert_eq!(yaml_value(&librechat, "X-User-ID"), "{{LIBRECHAT_USER_ID}}");
 
-    // The run stage, here: the image's paths under a root of the test's own, owned
-    // by the unprivileged user as the Dockerfile's chown makes them.
+    // The run stage, here: the image's paths under a root of the test's own, mode
+    // 0711 as the Dockerfile makes them.
     let root = tempfile::tempdir().unwrap();
     let base = root.path().display().to_string();
     let at = |path: &str| format!("{base}{path}");
-    for dir in ["/workspace", "/var/lib/forge-bash"] {
+    use std::os::unix::fs::PermissionsExt;
+    let pass = std::fs::Permissions::from_mode(0o711);
+    for dir in [
+        "",
+        "/workspace",
+        "/var/lib/forge-bash",
+        "/var/lib/forge-bash/state",
+    ] {
         std::fs::create_dir_all(at(dir)).unwrap();
-        std::os::unix::fs::chown(at(dir), Some(uid), Some(uid)).unwrap();
+        std::fs::set_permissions(at(dir), pass.clone()).unwrap();
     }
-    std::os::unix::fs::chown(root.path(), Some(uid), Some(uid)).unwrap();
-    let id = uid.to_string();
-    let mut command = Command::new("setpriv");
-    command.args(["--reuid", &id, "--regid", &id, "--clear-groups", "--"]);
     // tini, when it is here as in the image; the binary just built for the image's.
     let tini = Path::new(&entrypoint[0]).exists();
-    if tini {
-        command.args(&entrypoint[..entrypoint.len() - 1]);
+    let mut command = if tini {
+        let mut tini = Command::new(&entrypoint[0]);
+        tini.args(&entrypoint[1..entrypoint.len() - 1]).arg(BIN);
+        tini
     } else {
         eprintln!("tini is not installed: the server runs without it");
-    }
+        Command::new(BIN)
+    };
     command
-        .arg(BIN)
         .env_clear()
         .env("PATH", "/usr/local/bin:/usr/bin:/bin");
     for (key, value) in &env {
@@ -177,6 +190,9 @@ fn the_run_stage_serves_librechat_users_as_its_files_say() {
         command.env(key, value);
     }
     command.env("FORGE_BASH_HTTP_TOKEN", crate::support::http::TOKEN);
+    // The image's uid file (under the test's root, above); a range of the test's own.
+    assert!(env.iter().any(|(k, _)| k == "FORGE_BASH_USER_UIDS_FILE"));
+    command.env("FORGE_BASH_USER_UIDS", crate::support::uid_range());
     let server = HttpServer::spawn(command, root);
 
     // Two LibreChat users, as LibreChat sends them: the url's Host, the token, the id.
@@ -189,10 +205,24 @@ fn the_run_stage_serves_librechat_users_as_its_files_say() {
         clients.push(client);
     }
     let mine = format!("{}/{}", at("/workspace"), users[0]);
-    assert_eq!(
-        mask_ms(&clients[0].run("pwd; id -u; echo note > note")),
-        format!("{mine}\n{uid}\n\n[exit:0 | Xms]")
-    );
+    let answer = clients[0].run("pwd; id -u; echo note > note");
+    let lines: Vec<&str> = answer.lines().collect();
+    assert_eq!(lines[0], mine, "{answer}");
+    let uid: u32 = lines[1].parse().expect(&answer);
+    let other: u32 = clients[1]
+        .run("id -u")
+        .lines()
+        .next()
+        .unwrap()
+        .parse()
+        .unwrap();
+    assert!(uid != 0 && other != 0 && uid != other, "{uid} {other}");
     let theirs = clients[1].run(&format!("cat {mine}/note"));
     assert!(theirs.contains("Permission denied"), "{theirs}");
+    // Tini's environment (PID 1 of the container) is root's: out of their reach.
+    if tini {
+        let tini_pid = server.pid();
+        let answer = clients[1].run(&format!("cat /proc/{tini_pid}/environ"));
+        assert!(answer.contains("Permission denied"), "{answer}");
+    }
 }

@@ -266,6 +266,10 @@ fn the_per_user_librechat_registration_serves_once_substituted() {
     };
     let config = forge_bash::config::Config::try_parse_from(argv("alice")).unwrap();
     assert!(config.check_paths().is_ok());
+    // Root or not (the sandbox is on), it starts; `{user}` is the user's.
+    assert!(config.check_safety(0).is_ok() && config.check_safety(1000).is_ok());
+    assert_eq!(config.user.as_deref(), Some("alice"));
+    let config = config.for_user("alice");
     assert_eq!(config.workdir, std::path::Path::new("/workspace/alice"));
     assert_eq!(
         config.state_dir,
@@ -274,7 +278,7 @@ fn the_per_user_librechat_registration_serves_once_substituted() {
     assert!(config.create_workdir);
     // Left unsubstituted, the placeholder refuses start-up.
     let raw = forge_bash::config::Config::try_parse_from(argv("{{LIBRECHAT_USER_ID}}")).unwrap();
-    assert!(raw.check_paths().is_err());
+    assert!(raw.check_paths().is_err() || raw.check_safety(0).is_err());
     // Instructions as a string: per-user servers are not inspected at start-up.
     assert!(
         block
@@ -282,7 +286,9 @@ fn the_per_user_librechat_registration_serves_once_substituted() {
             .any(|l| l.trim_start().starts_with("serverInstructions: \""))
     );
     let yaml = read("librechat.example.yaml");
-    assert!(yaml.contains("#    args: [\"--workdir\", \"/workspace/{{LIBRECHAT_USER_ID}}\""));
+    assert!(yaml.contains(
+        "#    args: [\"--user\", \"{{LIBRECHAT_USER_ID}}\", \"--workdir\", \"/workspace/{user}\""
+    ));
 }
 
 /// docs/http.md shows deploy/'s files as they are, their comments aside.

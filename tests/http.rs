@@ -305,13 +305,18 @@ fn each_user_works_in_a_workspace_of_their_own() {
     assert_eq!(alice.initialize().status, 200);
     assert_eq!(bob.initialize().status, 200);
     let (ws_alice, ws_bob) = (server.path("ws/alice"), server.path("ws/bob"));
-    for dir in [
-        &ws_alice,
-        &ws_bob,
-        &server.path("state/alice"),
-        &server.path("state/bob"),
-    ] {
+    for dir in [&ws_alice, &ws_bob] {
         assert_eq!(mode(dir), 0o700, "{}", dir.display());
+    }
+    // A root server's state dirs are readable by their user's group, not writable.
+    // SAFETY: geteuid has no preconditions.
+    let state_mode = if unsafe { libc::geteuid() } == 0 {
+        0o2750
+    } else {
+        0o700
+    };
+    for dir in [&server.path("state/alice"), &server.path("state/bob")] {
+        assert_eq!(mode(dir), state_mode, "{}", dir.display());
     }
     assert_eq!(
         mask_ms(&alice.run("pwd; echo mine > note")),
@@ -691,4 +696,141 @@ fn sessions_are_bounded_per_user_and_in_all() {
     // Ending one makes room.
     assert_eq!(seventeenth.delete().status, 204);
     assert_eq!(server.client(Some("carol")).initialize().status, 200);
+}
+
+/// The service as root with per-user paths: each user's commands run under a uid of
+/// their own, so that without the sandbox the kernel keeps them apart.
+#[test]
+fn as_root_each_user_has_a_uid_of_their_own() {
+    // SAFETY: geteuid has no preconditions.
+    if unsafe { libc::geteuid() } != 0 {
+        eprintln!("skipped: a uid per user needs a root server");
+        return;
+    }
+    let server = HttpServer::start(&PER_USER);
+    let mut alice = server.client(Some("alice"));
+    let mut bob = server.client(Some("bob"));
+    assert_eq!(alice.initialize().status, 200);
+    assert_eq!(bob.initialize().status, 200);
+    let uid = |client: &mut Client| -> u32 {
+        let answer = client.run("id -u");
+        answer.lines().next().unwrap().parse().expect(&answer)
+    };
+    let (a, b) = (uid(&mut alice), uid(&mut bob));
+    assert!(a != 0 && b != 0 && a != b, "{a} {b}");
+    let answer =
+        bob.run("echo secret > notes; TOKEN=bob-token sleep 300 > /dev/null 2>&1 & echo $!");
+    let job: i32 = answer.lines().next().unwrap().parse().expect(&answer);
+    let (bob_work, bob_state) = (server.path("ws/bob"), server.path("state/bob"));
+    for attack in [
+        format!("chmod 000 {} {}", bob_work.display(), bob_state.display()),
+        format!("cat {}/notes", bob_work.display()),
+        format!("kill -STOP {job}"),
+        format!("cat /proc/{job}/environ"),
+        "cat /proc/1/environ".to_owned(),
+    ] {
+        let answer = alice.run(&attack);
+        assert!(
+            !answer.contains("[exit:0 ")
+                && (answer.contains("Permission denied")
+                    || answer.contains("Operation not permitted")),
+            "alice: {attack}: {answer}"
+        );
+    }
+    assert!(alive(job));
+    assert_eq!(mask_ms(&bob.run("cat notes")), "secret\n\n[exit:0 | Xms]");
+    let rows = audit_rows(&bob_state);
+    assert_eq!(rows.last().unwrap()[1], "cat notes");
+    // SAFETY: a signal to the job this test's session started.
+    unsafe { libc::kill(job, libc::SIGKILL) };
+}
+
+/// As root with per-user paths, a fixed parent no user's uid could enter refuses
+/// start-up, naming it.
+#[test]
+fn as_root_a_parent_no_user_can_enter_refuses_start_up() {
+    // SAFETY: geteuid has no preconditions.
+    if unsafe { libc::geteuid() } != 0 {
+        eprintln!("skipped: a uid per user needs a root server");
+        return;
+    }
+    use std::os::unix::fs::PermissionsExt;
+    let dir = tempfile::tempdir().unwrap();
+    let closed = dir.path().join("closed");
+    std::fs::create_dir(&closed).unwrap();
+    std::fs::set_permissions(&closed, std::fs::Permissions::from_mode(0o700)).unwrap();
+    std::fs::set_permissions(dir.path(), std::fs::Permissions::from_mode(0o711)).unwrap();
+    let out = binary()
+        .args(["--http", "127.0.0.1:0", "--workdir"])
+        .arg(closed.join("ws/{user}"))
+        .arg("--state-dir")
+        .arg(dir.path().join("state/{user}"))
+        .env("FORGE_BASH_HTTP_TOKEN", TOKEN)
+        .env("FORGE_BASH_USER_UIDS_FILE", dir.path().join("uids"))
+        .env("FORGE_BASH_USER_UIDS", crate::support::uid_range())
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    let named = format!("{}: uid", closed.display());
+    assert!(
+        stderr.contains(&named) && stderr.contains("cannot enter it"),
+        "{stderr}"
+    );
+}
+
+/// Connections need no token to open: 4,200 idle ones, from 70 loopback addresses,
+/// must not delay a user. Strangers are bounded apart from the trusted connections,
+/// per peer and in all, and the server holds few of them.
+#[test]
+fn idle_strangers_cannot_starve_an_authenticated_client() {
+    const IDLE: usize = 4200;
+    let mut limit = libc::rlimit {
+        rlim_cur: 0,
+        rlim_max: 0,
+    };
+    // SAFETY: a valid rlimit for getrlimit and setrlimit, of this test process.
+    unsafe {
+        libc::getrlimit(libc::RLIMIT_NOFILE, &mut limit);
+        limit.rlim_cur = limit.rlim_max;
+        libc::setrlimit(libc::RLIMIT_NOFILE, &limit);
+    }
+    if limit.rlim_cur < (IDLE as u64) + 1000 {
+        eprintln!(
+            "skipped: {IDLE} connections need more open files than {}",
+            limit.rlim_cur
+        );
+        return;
+    }
+    let server = HttpServer::start(&[]);
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    let idle: Vec<tokio::net::TcpStream> = runtime.block_on(async {
+        let mut idle = Vec::with_capacity(IDLE);
+        for n in 0..IDLE {
+            let socket = tokio::net::TcpSocket::new_v4().unwrap();
+            let source = std::net::Ipv4Addr::new(127, 0, 1, (n / 60 + 1) as u8);
+            socket.bind((source, 0).into()).unwrap();
+            idle.push(socket.connect(server.addr).await.unwrap());
+        }
+        idle
+    });
+    let mut client = server.client(None);
+    let started = Instant::now();
+    let reply = client.initialize();
+    let took = started.elapsed();
+    assert_eq!(reply.status, 200, "{reply:?}");
+    assert!(took < Duration::from_secs(1), "initialize took {took:?}");
+    assert!(client.run("echo served").starts_with("served\n"));
+    eprintln!("initialize with {IDLE} idle connections: {took:?}");
+    // The server holds a bounded number of them, not 4,200 (where its descriptors can
+    // be counted: a server that is not root is not dumpable, so only root can).
+    if let Ok(fds) = std::fs::read_dir(format!("/proc/{}/fd", server.pid())) {
+        let open = fds.count();
+        assert!(open < 1024 + 200, "the server holds {open} descriptors");
+        eprintln!("the server holds {open} descriptors");
+    }
+    drop(idle);
 }

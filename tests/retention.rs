@@ -101,6 +101,59 @@ fn two_servers_on_one_state_dir_never_remove_what_the_other_just_named() {
     assert!(two.run("echo two").starts_with("two\n"));
 }
 
+/// A burst of concurrent overflows: past the budget, only the files of the 20 newest
+/// answers stay, however young the others are.
+#[test]
+fn the_budget_holds_in_a_burst() {
+    const CALLS: usize = 25;
+    const BYTES: u64 = 2_000_000;
+    let budget = BYTES / 2;
+    let mut server = Options::default()
+        .arg("--overflow-retention-bytes")
+        .arg(budget.to_string())
+        .start();
+    let ids: Vec<u64> = (0..CALLS)
+        .map(|_| server.start_call(&format!("yes x | head -c {BYTES}")))
+        .collect();
+    let mut named_files = Vec::new();
+    for id in ids {
+        named_files.push(named(&crate::support::text(&server.response(id))));
+    }
+    let state = server.state.clone();
+    let size = |names: &[String]| -> u64 {
+        names
+            .iter()
+            .filter_map(|n| std::fs::metadata(state.join(n)).ok())
+            .map(|m| m.len())
+            .sum()
+    };
+    let bound = budget + 20 * BYTES;
+    let within = eventually(Duration::from_secs(10), || {
+        let files = overflow_files(&state);
+        files.len() <= 20 && size(&files) <= bound
+    });
+    let files = overflow_files(&state);
+    assert!(
+        within,
+        "{} files, {} bytes: {files:?}",
+        files.len(),
+        size(&files)
+    );
+    // A budget smaller than one file: exactly the 20 newest answers' files are left.
+    assert_eq!(files.len(), 20, "{files:?}");
+    let named_names: Vec<String> = named_files
+        .iter()
+        .map(|p| {
+            Path::new(p)
+                .file_name()
+                .unwrap()
+                .to_string_lossy()
+                .into_owned()
+        })
+        .collect();
+    assert!(files.iter().all(|f| named_names.contains(f)), "{files:?}");
+}
+
 #[test]
 fn audit_logs_stay_unless_their_retention_is_set() {
     let dir = tempfile::tempdir().unwrap();

@@ -45,6 +45,7 @@ impl HttpServer {
         if !args.iter().any(|a| a == "--state-dir") {
             command.arg("--state-dir").arg(root.path().join("state"));
         }
+        super::own_uids(&mut command, root.path());
         command.args(&args).env("RUST_LOG", "forge_bash=debug,warn");
         for (key, value) in env {
             command.env(key, value);

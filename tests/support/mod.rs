@@ -136,6 +136,33 @@ pub fn unprivileged() -> Option<u32> {
     Some(NOBODY)
 }
 
+/// A uid range of `--user-uids` for one test server, and none other: tests run in
+/// parallel, and each server's users must not meet another's (nor the host's, whose
+/// default range this is not).
+pub fn uid_range() -> String {
+    use std::sync::atomic::{AtomicU32, Ordering};
+    static NEXT: AtomicU32 = AtomicU32::new(0);
+    let n = NEXT.fetch_add(1, Ordering::Relaxed) % 500;
+    let first = 300_000 + (std::process::id() % 1000) * 10_000 + n * 20;
+    format!("{first}-{}", first + 19)
+}
+
+/// Sets the uid mapping of a root server's users to a file in `dir` and a range of
+/// its own, and lets every uid pass through `dir` (mode 0711). Run by a user other
+/// than root (a developer's), per-user paths share that uid knowingly, as the tests
+/// of the transport expect (CI, as root, gives each user a uid).
+pub fn own_uids(command: &mut Command, dir: &Path) {
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o711)).unwrap();
+    command
+        .env("FORGE_BASH_USER_UIDS_FILE", dir.join("uids"))
+        .env("FORGE_BASH_USER_UIDS", uid_range());
+    // SAFETY: geteuid has no preconditions.
+    if unsafe { libc::geteuid() } != 0 {
+        command.env("FORGE_BASH_ALLOW_SHARED_UID", "1");
+    }
+}
+
 /// A running forge-bash with its own directories.
 pub struct Server {
     pub child: Child,
@@ -177,6 +204,7 @@ impl Server {
                 setpriv
             }
         };
+        own_uids(&mut command, dir.path());
         command
             .arg("--workdir")
             .arg(&workdir)

@@ -11,6 +11,7 @@ import re
 import secrets
 import signal
 import subprocess
+import tempfile
 import threading
 from contextlib import asynccontextmanager, contextmanager
 from dataclasses import dataclass, field
@@ -103,13 +104,27 @@ class NoLandlock(Exception):
 def serve(tmp_path: Path, *args: str):
     """`forge-bash --http 127.0.0.1:0` in a process group of its own, with the workdir
     TMP/ws/{user} and the state dir TMP/state/{user}; stopped (SIGTERM, then SIGKILL to
-    its group) after."""
+    its group) after. TMP is a directory of its own in the system's temp dir (not
+    pytest's, which only its user may enter) that every uid may pass through: a root
+    server runs each user's commands under a uid of their own, from a mapping file and
+    a range of this server's."""
+    with tempfile.TemporaryDirectory(prefix="forge-bash-http-py-") as made:
+        root = Path(made)
+        root.chmod(0o711)
+        with _serve(root, *args) as server:
+            yield server
+
+
+@contextmanager
+def _serve(tmp_path: Path, *args: str):
     token = secrets.token_hex(24)
     process = subprocess.Popen(
         [BIN, "--http", "127.0.0.1:0",
          "--workdir", str(tmp_path / "ws" / "{user}"),
          "--state-dir", str(tmp_path / "state" / "{user}"), *args],
-        env={**os.environ, "FORGE_BASH_HTTP_TOKEN": token},
+        env={**os.environ, "FORGE_BASH_HTTP_TOKEN": token,
+             "FORGE_BASH_USER_UIDS_FILE": str(tmp_path / "uids"),
+             "FORGE_BASH_USER_UIDS": "5000000-5000099"},
         stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
         text=True, start_new_session=True,
     )

@@ -8,7 +8,7 @@ import { test } from "node:test";
 import assert from "node:assert/strict";
 import { spawn } from "node:child_process";
 import { randomBytes } from "node:crypto";
-import { mkdtempSync, readFileSync, existsSync, readdirSync, readlinkSync, rmSync } from "node:fs";
+import { chmodSync, mkdtempSync, readFileSync, existsSync, readdirSync, readlinkSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve, dirname } from "node:path";
 import { createInterface } from "node:readline";
@@ -65,6 +65,9 @@ const logged = (state, command, code) => auditRows(state).some((r) => r[1] === c
 // workdir DIR/ws/{user} and the state dir DIR/state/{user}.
 async function serve({ args = [] } = {}) {
   const dir = mkdtempSync(join(tmpdir(), "forge-bash-http-ts-"));
+  // Every uid may pass through it: a root server runs each user's commands under a uid
+  // of their own, from a mapping file and a range of this server's.
+  chmodSync(dir, 0o711);
   const ws = join(dir, "ws");
   const states = join(dir, "state");
   const token = randomBytes(24).toString("hex");
@@ -76,7 +79,16 @@ async function serve({ args = [] } = {}) {
       "--state-dir", join(states, "{user}"),
       ...args,
     ],
-    { env: { ...process.env, FORGE_BASH_HTTP_TOKEN: token }, stdio: ["ignore", "ignore", "pipe"], detached: true },
+    {
+      env: {
+        ...process.env,
+        FORGE_BASH_HTTP_TOKEN: token,
+        FORGE_BASH_USER_UIDS_FILE: join(dir, "uids"),
+        FORGE_BASH_USER_UIDS: "5100000-5100099",
+      },
+      stdio: ["ignore", "ignore", "pipe"],
+      detached: true,
+    },
   );
   const exited = new Promise((r) => child.once("exit", (code, signal) => r({ code, signal })));
   let log = "";
