@@ -322,12 +322,21 @@ pub fn own_dir(dir: &Path, ids: Ids) -> io::Result<()> {
 /// Makes the missing parents of `path`, mode 0711: users may pass through them to
 /// their own directories, not list them.
 pub fn make_parents(path: &Path) -> io::Result<()> {
-    match path.parent() {
-        Some(parent) => std::fs::DirBuilder::new()
-            .recursive(true)
-            .mode(0o711)
-            .create(parent),
-        None => Ok(()),
+    let Some(parent) = path.parent() else {
+        return Ok(());
+    };
+    match std::fs::DirBuilder::new()
+        .recursive(true)
+        .mode(0o711)
+        .create(parent)
+    {
+        // Something that is not a directory is in the way: not a name already taken,
+        // which callers that create files under it would try again after.
+        Err(e) if e.kind() == io::ErrorKind::AlreadyExists => Err(io::Error::new(
+            io::ErrorKind::NotADirectory,
+            format!("{} is not a directory", parent.display()),
+        )),
+        made => made,
     }
 }
 
