@@ -131,6 +131,8 @@ fn rules() -> &'static Rules {
             location: re(concat!(
                 r#"(^|[\s('"\[])(\S*/)?[\w.-]*\w\.[A-Za-z]\w*:\d+(:\d+)?([:)'"\],\s]|$)"#,
                 r"|^\s*--> \S+:\d+",
+                // Perl's `at t/calc.t line 62.`
+                r"|\bat \S+ line \d+\.?$",
             )),
             key_locator: re(r"^\S+\.py:\d+: \S"),
             key: re(concat!(
@@ -152,6 +154,7 @@ fn rules() -> &'static Rules {
                 r"|^\s*FAIL\b",
                 r"|^--- FAIL: ",
                 r"|^\s*not ok \d+",
+                r"|^#\s+Failed test\b",
                 r"|^---- .+ stdout ----$",
                 r"|^_{3,} .+ _{3,}$",
                 r"|^\s*(✕|✗|×) ",

@@ -63,6 +63,7 @@ fn key_lines_by_content() {
             "  5:10  error  'totl1' is not defined                        no-undef",
             "2026-12-01 16:02:11,332 ERROR sync: batch 301: upstream returned 503",
             "not ok 6 - subtracts wrongly",
+            "#   Failed test 'sorts the basket'",
             "    not ok 1 - inner case",
         ],
     );
@@ -102,6 +103,7 @@ fn locators_by_content() {
             // A file and line anywhere: a locator near a failure, whatever the tool.
             "    TestContext.<anonymous> (/w/calc.test.js:6:42)",
             "  location: '/w/calc.test.js:6:1'",
+            "#   at t/calc2.t line 62.",
             "rspec ./spec/calc_spec.rb:103 # Calc finds the customer",
             "     # ./spec/calc_spec.rb:103:in `block (2 levels) in <top (required)>'",
         ],

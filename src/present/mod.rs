@@ -102,7 +102,7 @@ fn binary_notice(stdout: &Captured) -> String {
 }
 
 /// `4096` → `4,096`.
-pub fn grouped(n: u64) -> String {
+fn grouped(n: u64) -> String {
     let digits = n.to_string();
     let mut out = String::with_capacity(digits.len() + digits.len() / 3);
     for (i, c) in digits.chars().enumerate() {
