@@ -3,6 +3,9 @@
 //! It skips assignments, keywords and wrapper commands (the table in [`wrappers`]),
 //! reads the scripts handed to shells and wrappers with the parser again, one level
 //! deeper, and matches what runs against `rm` (with [`glob`] for globs and braces).
+//! Across the commands of a call it keeps what bash keeps: functions (a function
+//! named `rm` is what `rm` calls once defined where it takes effect), aliases, the
+//! stdin `exec` gives, coprocesses that read a script.
 
 use std::ops::ControlFlow;
 
