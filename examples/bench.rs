@@ -193,7 +193,7 @@ fn main() {
             "flat in the log's size".to_owned(),
         ),
         (
-            "guard: 128 KB command, slowest of 11 shapes",
+            "guard: 128 KB command, slowest of 8 shapes",
             ms(guard_128k),
             "< 5 ms".to_owned(),
         ),
@@ -241,8 +241,7 @@ fn fifty_mb(
 }
 
 /// The guard on 128 KB commands of several shapes (chains, quotes, heredocs,
-/// substitutions, arithmetic, case, globs, one huge word, function definitions and
-/// process substitutions, extended globs, scripts in sight): the slowest median.
+/// substitutions, arithmetic, case, globs, one huge word): the slowest median.
 fn guard_worst_case() -> Duration {
     const SIZE: usize = 128 * 1024;
     let fill = |unit: &str| unit.repeat(SIZE / unit.len() + 1)[..SIZE].to_owned();
@@ -255,9 +254,6 @@ fn guard_worst_case() -> Duration {
         fill("/usr/bin/r[a-z]*{a,b} "),
         fill("a"),
         fill("$(("),
-        fill("f() { a; }; f; cat <(echo a) >(b); "),
-        fill("/usr/bin/@(a|+(b))!(c)?(d) "),
-        fill("exec <<< 'a'; make -f <(echo x) --eval='$(shell b)'; tclsh <<< 'exec c'; "),
     ];
     shapes
         .iter()

@@ -3,6 +3,9 @@
 //! It skips assignments, keywords and wrapper commands (the table in [`wrappers`]),
 //! reads the scripts handed to shells and wrappers with the parser again, one level
 //! deeper, and matches what runs against `rm` (with [`glob`] for globs and braces).
+//! Across the commands of a call it keeps what bash keeps: functions (a function
+//! named `rm` is what `rm` calls once defined where it takes effect), aliases, the
+//! stdin `exec` gives, coprocesses that read a script.
 
 use std::ops::ControlFlow;
 
@@ -78,10 +81,8 @@ impl Visitor for Judge {
             self.exec_stdin = Some(stdin.to_owned());
         }
         // The first command that may read a script there takes it.
-        let exec_stdin = match command.stdin {
-            None if has_reader(words) => self.exec_stdin.take(),
-            _ => None,
-        };
+        let reader = command.stdin.is_none() && has_reader(words);
+        let exec_stdin = if reader { self.exec_stdin.take() } else { None };
         let stdin = command.stdin.or(exec_stdin.as_deref());
         let cx = Cx {
             depth: command.depth,
@@ -92,17 +93,6 @@ impl Visitor for Judge {
                 && (closes_group(words) || self.calls_function(words))
                 && script_runs_rm(stdin, &cx)
         });
-        let reads = stdin.is_none() && reads_stdin(words, &cx);
-        self.hungry |= reads;
-        if reads
-            && words
-                .first()
-                .is_some_and(|w| w.is_plain() && w.text == "coproc")
-        {
-            let named = words.get(2).is_some_and(|w| w.is_plain() && w.text == "{");
-            let name = if named { &words[1].text } else { "COPROC" };
-            self.coprocs.push(name.to_owned());
-        }
         let runs = match self.rm_function.then(|| calls_rm(words)).flatten() {
             // A function of the call that runs its arguments runs them.
             Some(args) => self.wrappers.iter().any(|w| w == "rm") && function_runs_rm(args, &cx),
@@ -112,6 +102,19 @@ impl Visitor for Judge {
             // The first stays: a parse may give more after a `Break`.
             self.found.get_or_insert_with(|| command.source());
             return ControlFlow::Break(());
+        }
+        // A reader of a stdin not yet given: a group, a subshell or a function it
+        // stands in, or a coprocess, may be given one.
+        if stdin.is_none() && reader && reads_stdin(words, &cx) {
+            self.hungry = true;
+            if words
+                .first()
+                .is_some_and(|w| w.is_plain() && w.text == "coproc")
+            {
+                let named = words.get(2).is_some_and(|w| w.is_plain() && w.text == "{");
+                let name = if named { &words[1].text } else { "COPROC" };
+                self.coprocs.push(name.to_owned());
+            }
         }
         ControlFlow::Continue(())
     }
@@ -242,23 +245,30 @@ fn closes_group(words: &[Word]) -> bool {
         .all(|w| w.is_plain() && ["}", "done", "fi", "esac"].contains(&&*w.text))
 }
 
-/// Whether a command reads stdin for its script: a shell, `source /dev/stdin`, or
-/// `make -f -` given a makefile there. Given one that is both a script and a makefile
-/// running rm, it runs rm.
+/// Whether a command that runs no rm, with a reader among its words, reads stdin
+/// for its script: a shell, `source /dev/stdin`, or `make -f -` given a makefile
+/// there. Given one that is both a script and a makefile running rm, it runs rm.
 fn reads_stdin(words: &[Word], cx: &Cx) -> bool {
-    has_reader(words) && !runs_rm(words, None, cx) && runs_rm(words, Some("all: ; rm"), cx)
+    runs_rm(words, Some("all: ; rm"), cx)
 }
 
 /// Whether a word of the command may read a script on stdin: a shell, `source`,
-/// make, tclsh, or a wrapper that starts a shell.
+/// make given `-` or a stdin file (`-f -`, `--file=/dev/stdin`), tclsh, or a wrapper
+/// that starts a shell.
 fn has_reader(words: &[Word]) -> bool {
+    let stdin_file = || {
+        words
+            .iter()
+            .any(|w| w.text.ends_with('-') || w.text.ends_with("stdin") || w.text.ends_with("/0"))
+    };
     words.iter().any(|w| {
         // No option is a reader; asked of nearly every word, this stays cheap.
         if w.text.starts_with('-') {
             return false;
         }
         let name = base_name(&w.text);
-        matches!(name, "make" | "gmake" | "wish" | "expect")
+        matches!(name, "make" | "gmake") && stdin_file()
+            || matches!(name, "wish" | "expect")
             || name.starts_with("tclsh")
             || wrappers::find(name).is_some_and(|spec| {
                 matches!(spec.then, Then::Shell | Then::Source) || spec.bare_shell

@@ -1,8 +1,9 @@
 //! Commands that run a script or a program named in their own syntax, not as a
 //! command of their words: git's settings whose value is a command (`git -c
 //! core.pager=…`, `alias.X='!…'`) and its options and subcommands that run one,
-//! `make -f -` reading its makefile from stdin, `start-stop-daemon --exec PATH`, and
-//! tmux's commands (`new-session`, `split-window`, `run-shell`, … and `-c`).
+//! make given a makefile in sight (`-f -`, `-f <(…)`, `--eval`), `start-stop-daemon
+//! --exec PATH`, tmux's commands (`new-session`, `split-window`, `run-shell`, … and
+//! `-c`) and the keys `send-keys` types, and Tcl's interpreters (in [`tcl`]).
 
 use std::borrow::Cow;
 
@@ -20,18 +21,11 @@ pub(super) fn runs_rm(
     script: &dyn Fn(&str) -> bool,
 ) -> Option<bool> {
     // Most commands are none of these: they are told apart before any allocation.
-    if !matches!(
-        name,
-        "git" | "make" | "gmake" | "start-stop-daemon" | "tmux" | "wish" | "expect"
-    ) && !name.starts_with("tclsh")
-    {
-        return None;
-    }
-    if !matches!(
-        name,
-        "git" | "make" | "gmake" | "start-stop-daemon" | "tmux"
-    ) {
-        return Some(tcl::runs_rm(name, rest, stdin, script));
+    match name {
+        "git" | "make" | "gmake" | "start-stop-daemon" | "tmux" => {}
+        "wish" | "expect" => return Some(tcl::runs_rm(name, rest, stdin, script)),
+        _ if name.starts_with("tclsh") => return Some(tcl::runs_rm(name, rest, stdin, script)),
+        _ => return None,
     }
     let args: Vec<&str> = rest.iter().map(|w| w.text.as_str()).collect();
     let args = &args[..];
@@ -400,10 +394,6 @@ fn make_runs_rm(
     if values(args, &["-E"], &["--eval"]).any(runs) {
         return true;
     }
-    fn makefile<'a>(file: &'a Word, name: &str, stdin: Option<&'a str>) -> Option<&'a str> {
-        let name = if name == "-" { STDIN_FILES[0] } else { name };
-        in_sight(name, file.fed.as_deref(), stdin)
-    }
     words.iter().enumerate().any(|(k, word)| {
         let arg = word.text.as_str();
         let next = words.get(k + 1);
@@ -423,6 +413,13 @@ fn make_runs_rm(
         };
         text.is_some_and(runs)
     })
+}
+
+/// The text of the makefile `name` that the word `file` gives make, when in sight
+/// (`-` is stdin).
+fn makefile<'a>(file: &'a Word, name: &str, stdin: Option<&'a str>) -> Option<&'a str> {
+    let name = if name == "-" { STDIN_FILES[0] } else { name };
+    in_sight(name, file.fed.as_deref(), stdin)
 }
 
 /// A makefile's text: its recipes (lines that start with a tab, and what follows

@@ -631,6 +631,8 @@ fn a_function_named_rm_runs_its_body_where_it_takes_effect() {
         "case a in a) rm() { :; };; esac; rm x",
         "while false; do\nrm() { :; }; done; rm x",
         "echo $(rm() { :; }; echo); rm x",
+        "echo `rm() { :; }`; rm x",
+        "cat <<EOF\n`rm() { :; }`\nEOF\nrm x",
         "eval 'rm() { :; }'; rm x",
         // `function NAME {` without parentheses is not followed.
         "function rm { :; }; rm x",

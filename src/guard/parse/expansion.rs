@@ -1,7 +1,7 @@
 //! Expansions: `$(..)`, backticks, `$((..))`, `$[..]`, `${..}`, `$NAME`, and the
 //! data (arithmetic, subscripts) scanned only for the substitutions in it.
 
-use super::{End, MAX_DEPTH, Parser, Word, parse};
+use super::{End, MAX_DEPTH, Parser, Word, parse_within};
 
 impl Parser<'_> {
     /// At `$` or a backtick: parses `$(..)`, backticks, `$((..))`, `$[..]`, `${..}`
@@ -167,7 +167,7 @@ impl Parser<'_> {
                 c => script.push(c),
             }
         }
-        let inner = parse(&script, self.depth + 1, &mut *self.visitor);
+        let inner = parse_within(&script, self.depth + 1, self.base_depth, &mut *self.visitor);
         self.merge(inner);
     }
 

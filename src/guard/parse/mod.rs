@@ -111,7 +111,14 @@ pub(super) struct Parsed {
 /// Parses `text` at nesting `depth`, giving each simple command to `visitor` as soon
 /// as it is complete: nothing is kept, and parsing ends when the visitor says so.
 pub(super) fn parse(text: &str, depth: usize, visitor: &mut dyn Visitor) -> Parsed {
+    parse_within(text, depth, depth, visitor)
+}
+
+/// As [`parse`], for text that stands in a shell started at nesting `base_depth`:
+/// a definition deeper than that (in a backtick substitution) takes no effect there.
+fn parse_within(text: &str, depth: usize, base_depth: usize, visitor: &mut dyn Visitor) -> Parsed {
     let mut parser = Parser::new(text, depth, visitor);
+    parser.base_depth = base_depth;
     if depth > MAX_DEPTH {
         parser.out.too_deep = true;
         return parser.out;

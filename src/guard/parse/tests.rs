@@ -442,6 +442,8 @@ fn definitions_say_whether_they_take_effect() {
         ("{ f() { :; }; }", &[]),
         ("{\nf() { :; }; }", &["f?"]),
         ("(f() { :; })", &["f?"]),
+        ("a `f() { :; }`; b", &["f?"]),
+        ("a $(f() { :; }); b", &["f?"]),
         ("case a in a) f() { :; };; esac", &["f?"]),
         ("for a in b; do\nf() { :; }; done", &["f?"]),
         ("f() { :; } | a", &["f?"]),
