@@ -11,7 +11,8 @@
 #               has one (see truth.py).
 #
 # Needs: cargo, python3 with pytest, node with jest/vitest/typescript (installed into
-# the work dir from the npm registry), go, gcc, clang, make, pip. Not run by CI: the
+# the work dir from the npm registry), go, gcc, clang, make, pip; for the later
+# families, cargo-nextest and mvn with a JDK (see maven_project). Not run by CI: the
 # logs are committed. Usage: bash tests/corpus/generate.sh [case-name-filter]
 set -euo pipefail
 
@@ -149,6 +150,33 @@ if want cargo; then
     COMMAND='cargo clippy 2>&1'
     run cargo-clippy-errors "$d" "$COMMAND"
     truth cargo-clippy-errors rustc-json "$WORK/cargo-build.json" --verdict-prefix 'error: could not compile'
+fi
+
+# cargo nextest, on the crates of cargo test; the truth from the JUnit report nextest
+# writes of the same run (.config/nextest.toml).
+nextest_run() { # NAME DIR: runs $COMMAND and takes the truth from its JUnit report
+    local name=$1 dir=$2
+    rm -f "$dir/target/nextest/default/junit.xml"
+    run "$name" "$dir" "$COMMAND"
+    cp "$dir/target/nextest/default/junit.xml" "$WORK/$name.xml"
+    truth "$name" junit "$WORK/$name.xml" --verdict-regex '^\s*Summary \['
+}
+
+if want cargo-nextest && command -v cargo-nextest >/dev/null; then
+    for kind in fail many; do
+        d="$WORK/nextest-$kind"
+        if [[ $kind == fail ]]; then rust_tests "$d" 400 fail; else rust_tests "$d" 500 many; fi
+        mkdir -p "$d/.config"
+        printf '[profile.default.junit]\npath = "junit.xml"\n' >"$d/.config/nextest.toml"
+        (cd "$d" && cargo nextest run --offline --no-run -q 2>/dev/null || true)
+    done
+    COMMAND='cargo nextest run --offline --no-fail-fast'
+    nextest_run cargo-nextest-fail "$WORK/nextest-fail"
+    # nextest stops at the first failure unless told otherwise.
+    COMMAND='cargo nextest run --offline'
+    nextest_run cargo-nextest-fail-fast "$WORK/nextest-fail"
+    COMMAND='RUST_BACKTRACE=0 cargo nextest run --offline --no-fail-fast --color=always 2>&1'
+    nextest_run cargo-nextest-30-failures-color-merged "$WORK/nextest-many"
 fi
 
 # -------------------------------------------------------------------------- Python
@@ -848,9 +876,9 @@ if want rspec && command -v rspec >/dev/null; then
     truth rspec-fail rspec "$WORK/rspec.json" --verdict-regex '^\d+ examples?, \d+ failures?'
 fi
 
-if want maven && command -v mvn >/dev/null; then
-    d="$WORK/maven"
-    mkdir -p "$d/src/main/java/calc" "$d/src/test/java/calc"
+maven_project() { # DIR CLASSES: a Maven project with JUnit 4 tests in CLASSES classes
+    local dir=$1 classes=$2
+    mkdir -p "$dir/src/main/java/calc" "$dir/src/test/java/calc" "$dir/.mvn"
     {
         echo '<project xmlns="http://maven.apache.org/POM/4.0.0">'
         echo '  <modelVersion>4.0.0</modelVersion>'
@@ -864,22 +892,64 @@ if want maven && command -v mvn >/dev/null; then
         echo '    <dependency><groupId>junit</groupId><artifactId>junit</artifactId><version>4.13.2</version><scope>test</scope></dependency>'
         echo '  </dependencies>'
         echo '</project>'
-    } >"$d/pom.xml"
-    echo 'package calc; public class Calc { public static int add(int a, int b) { return a + b; } public static int div(int a, int b) { return a / b; } }' >"$d/src/main/java/calc/Calc.java"
-    {
-        echo 'package calc;'
-        echo 'import static org.junit.Assert.assertEquals;'
-        echo 'import org.junit.Test;'
-        echo 'public class CalcTest {'
-        for i in $(seq 1 40); do echo "    @Test public void adds$i() { assertEquals($((i + 1)), Calc.add($i, 1)); }"; done
-        echo '    @Test public void addsWrongly() { assertEquals(5, Calc.add(2, 2)); }'
-        echo '    @Test public void dividesByZero() { assertEquals(0, Calc.div(1, 0)); }'
-        echo '}'
-    } >"$d/src/test/java/calc/CalcTest.java"
+    } >"$dir/pom.xml"
+    # Where Maven Central cannot be reached, the plugins and JUnit come from Debian's
+    # packages (maven, libsurefire-java, junit4, libmaven-{compiler,resources,jar}-plugin-java):
+    # the project's own .mvn/maven.config makes `mvn` work offline on a copy (symbolic
+    # links) of /usr/share/maven-repo.
+    if [[ -d /usr/share/maven-repo/org/apache/maven/plugins/maven-surefire-plugin ]] &&
+        ! curl -sfI --max-time 5 https://repo.maven.apache.org/maven2/ >/dev/null 2>&1; then
+        [[ -d "$WORK/m2" ]] || cp -rs /usr/share/maven-repo "$WORK/m2"
+        printf -- '-o\n-Dmaven.repo.local=%s\n' "$WORK/m2" >"$dir/.mvn/maven.config"
+    fi
+    cat >"$dir/src/main/java/calc/Calc.java" <<'EOF'
+package calc;
+
+public class Calc {
+    public static int add(int a, int b) { return a + b; }
+    public static int div(int a, int b) { return a / b; }
+    public static String greet(String name) { return "Hello, " + name.trim() + "!"; }
+}
+EOF
+    for c in $(seq 1 "$classes"); do
+        {
+            echo 'package calc;'
+            echo 'import static org.junit.Assert.assertEquals;'
+            echo 'import org.junit.Test;'
+            echo "public class Calc${c}Test {"
+            for i in $(seq 1 10); do echo "    @Test public void adds$i() { assertEquals($((i + c + 1)), Calc.add($i, $((c + 1)))); }"; done
+            if [[ $c == 1 ]]; then
+                echo '    @Test public void addsWrongly() { assertEquals(5, Calc.add(2, 2)); }'
+                echo '    @Test public void dividesByZero() { assertEquals(0, Calc.div(1, 0)); }'
+            fi
+            if ((classes > 1 && c == classes / 2)); then
+                echo '    @Test public void greetsNobody() { assertEquals("Hello, !", Calc.greet(null)); }'
+                echo '    @Test public void greetsAnn() { assertEquals("Hello, Ann", Calc.greet(" Ann ")); }'
+            fi
+            echo '}'
+        } >"$dir/src/test/java/calc/Calc${c}Test.java"
+    done
+}
+
+# maven_run NAME DIR: runs $COMMAND and takes the truth from surefire's reports.
+maven_run() {
+    local name=$1 dir=$2
+    rm -rf "$dir/target"
+    run "$name" "$dir" "$COMMAND"
+    truth "$name" junit "$dir/target/surefire-reports" \
+        --verdict-regex '^\[ERROR\] Tests run: \d+, Failures: \d+, Errors: \d+, Skipped: \d+$'
+}
+
+if want maven && command -v mvn >/dev/null; then
+    d="$WORK/maven"
+    maven_project "$d" 1
     COMMAND='mvn -B test'
-    run maven-test-fail "$d" "$COMMAND"
-    cat "$d"/target/surefire-reports/TEST-*.xml >"$WORK/maven.xml"
-    truth maven-test-fail junit "$WORK/maven.xml" --verdict-regex '^\[ERROR\] Tests run: \d+, Failures'
+    maven_run maven-test-fail "$d"
+
+    d="$WORK/maven-many"
+    maven_project "$d" 80
+    COMMAND='mvn test 2>&1 | tee build.log'
+    maven_run maven-test-80-classes-tee "$d"
 fi
 
 if want minitest && command -v ruby >/dev/null; then

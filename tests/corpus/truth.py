@@ -11,11 +11,11 @@ and registry hosts become neutral ones). Every other subcommand writes NAME.trut
              the missing package
 
 taken from the tool's machine-readable form of the run where it has one (libtest and
-rustc JSON, JUnit XML (pytest, node --test, ctest, bats, maven's surefire), jest/vitest
-JSON, `go test -json`, gcc's JSON diagnostics, `tsc --pretty false`, `npm --json`, the
-JSON of ruff, mypy, pylint, shellcheck, eslint, mocha and rspec, the result objects of
-unittest and minitest), and from the log itself where it has none (pip, ld,
-Test::More's diagnostics). Every verdict and item is checked to be in the log as a
+rustc JSON, JUnit XML (pytest, node --test, ctest, bats, cargo nextest, maven's
+surefire), jest/vitest JSON, `go test -json`, gcc's JSON diagnostics, `tsc --pretty
+false`, `npm --json`, the JSON of ruff, mypy, pylint, shellcheck, eslint, mocha and
+rspec, the result objects of unittest and minitest), and from the log itself where it
+has none (pip, ld, Test::More's diagnostics). Every verdict and item is checked to be in the log as a
 terminal shows it.
 """
 
@@ -107,7 +107,13 @@ def rustc_json(args):
 
 def junit(args):
     items = []
-    for case in ET.parse(args.source).getroot().iter("testcase"):
+    if os.path.isdir(args.source):  # one report per test class (maven's surefire)
+        sources = sorted(os.path.join(args.source, f) for f in os.listdir(args.source)
+                         if f.startswith("TEST-") and f.endswith(".xml"))
+    else:
+        sources = [args.source]
+    cases = [case for source in sources for case in ET.parse(source).getroot().iter("testcase")]
+    for case in cases:
         for kind in ("failure", "error"):
             node = case.find(kind)
             if node is None:
@@ -118,6 +124,13 @@ def junit(args):
             m = re.search(r"E\s+(\w+Error: .*)", text)
             if m and kind == "error":
                 items.append(m.group(1).strip())
+            m = re.search(r"panicked at ([^:\s]+:\d+)", text)
+            if m:
+                items.append(m.group(1))
+            frame = rf"at {re.escape(case.get('classname') or '')}\.{re.escape(case.get('name') or '')}\("
+            m = re.search(frame + r"(\w+\.java:\d+)\)", text)
+            if m:
+                items.append(m.group(1))
             locations = re.findall(r"^(\S+\.py):(\d+): ", text, re.M)
             if locations:
                 items.append(f"{locations[-1][0]}:{locations[-1][1]}")
@@ -292,7 +305,7 @@ def main():
     p.add_argument("--level", default="error")
     p.add_argument("--item", action="append", default=[])
     args = p.parse_args()
-    if args.source:
+    if args.source and os.path.isfile(args.source):
         sanitize(argparse.Namespace(work=args.work, files=[args.source]))
     base = os.path.join(args.logs, args.name)
     lines = shown_lines(read(base + ".out")) + shown_lines(read(base + ".err"))
