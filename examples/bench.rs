@@ -4,6 +4,14 @@
 //! Run with `cargo run --release --example bench`. It builds the release binary,
 //! spawns it as a client would, and prints a table of medians next to the targets.
 //! Figures, not assertions: nothing here fails on a slow machine.
+//!
+//! The row "in turn with neighbours" calls other shell servers between forge-bash's
+//! calls, as a desktop with several MCP servers does. With `FORGE_BASH_BENCH_PEERS`
+//! naming a directory where
+//! `npm install @wonderwhy-er/desktop-commander@0.2.52 @openai/codex-shell-tool-mcp@0.97.0`
+//! ran, the neighbours are those two servers (`start_process` and `shell`, each
+//! `true`), run with a temporary home, telemetry off and, where `unshare -n` works, no
+//! network; otherwise the bench itself spawns two `bash -c true` in their place.
 
 use std::collections::HashMap;
 use std::io::{BufRead, BufReader, Write};
@@ -30,6 +38,7 @@ fn main() {
     );
 
     let (run_true, floor) = call_against_floor(&mut Client::spawn(&binary, &work, &state));
+    let among = call_among_neighbours(&binary, &work, &state, dir.path());
     // The same under the Landlock sandbox, on a server of its own.
     let (sandboxed_true, sandboxed_floor) = call_against_floor(&mut Client::spawn_with(
         &binary,
@@ -107,6 +116,16 @@ fn main() {
                 "≤ floor + 0.5 ms = {}",
                 ms(floor + Duration::from_micros(500))
             ),
+        ),
+        (
+            "run(\"true\") back to back, same server as the next row",
+            format!("{} (p90 {})", ms(among.quiet.0), ms(among.quiet.1)),
+            "—".to_owned(),
+        ),
+        (
+            &*among.row,
+            format!("{} (p90 {})", ms(among.busy.0), ms(among.busy.1)),
+            format!("≤ 1.5 × back to back = {}", ms(among.quiet.0.mul_f64(1.5))),
         ),
         (
             "run(\"true\") with --sandbox (Landlock)",
@@ -384,6 +403,119 @@ fn call_against_floor(server: &mut Client) -> (Duration, Duration) {
     (median(calls), median(floors))
 }
 
+/// `run("true")` on one server, back to back and then in turn with neighbours: median
+/// and p90 of each.
+struct AmongNeighbours {
+    row: String,
+    quiet: (Duration, Duration),
+    busy: (Duration, Duration),
+}
+
+/// `run("true")` 200 times back to back, then 200 times in turn with neighbours: each
+/// call comes after one call to every neighbour, so the machine has spawned and
+/// waited for other shells in between (see the module's documentation).
+fn call_among_neighbours(binary: &Path, work: &Path, state: &Path, dir: &Path) -> AmongNeighbours {
+    const CALLS: usize = 200;
+    let mut peers = std::env::var_os("FORGE_BASH_BENCH_PEERS")
+        .map(|peers| start_peers(Path::new(&peers), work, dir))
+        .unwrap_or_default();
+    let mut server = Client::spawn(binary, work, state);
+    server.initialize();
+    let timed = |server: &mut Client, between: &mut dyn FnMut()| {
+        for _ in 0..20 {
+            server.call("true");
+        }
+        let mut calls: Vec<Duration> = (0..CALLS)
+            .map(|_| {
+                between();
+                let started = Instant::now();
+                server.call("true");
+                started.elapsed()
+            })
+            .collect();
+        calls.sort();
+        (calls[CALLS / 2], calls[CALLS * 9 / 10])
+    };
+    let quiet = timed(&mut server, &mut || {});
+    let row = if peers.is_empty() {
+        let busy = timed(&mut server, &mut || {
+            spawn_floor();
+            spawn_floor();
+        });
+        let row = "run(\"true\") in turn with neighbours (2 × `bash -c true` between calls)";
+        return AmongNeighbours {
+            row: row.to_owned(),
+            quiet,
+            busy,
+        };
+    } else {
+        "run(\"true\") in turn with neighbours (desktop-commander, codex-shell-tool-mcp)"
+    };
+    let busy = timed(&mut server, &mut || {
+        for (peer, name, args) in &mut peers {
+            let answer = peer.call_tool(name, args.clone());
+            assert!(answer.get("result").is_some(), "{answer}");
+        }
+    });
+    AmongNeighbours {
+        row: row.to_owned(),
+        quiet,
+        busy,
+    }
+}
+
+/// The two peer servers installed in `peers` (see the module's documentation), each
+/// with the tool call that runs `true`.
+fn start_peers(peers: &Path, work: &Path, dir: &Path) -> Vec<(Client, &'static str, Value)> {
+    let modules = peers.join("node_modules");
+    let home = dir.join("peers-home");
+    let config = home.join(".claude-server-commander");
+    std::fs::create_dir_all(&config).unwrap();
+    std::fs::write(config.join("config.json"), r#"{"telemetryEnabled": false}"#).unwrap();
+    let offline = Command::new("unshare")
+        .args(["-n", "true"])
+        .status()
+        .is_ok_and(|s| s.success());
+    let node = |script: &str| {
+        let mut command = Command::new(if offline { "unshare" } else { "node" });
+        if offline {
+            command.args(["-n", "node"]);
+        }
+        command
+            .arg(modules.join(script))
+            .current_dir(work)
+            .env("HOME", &home)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null());
+        Client::from_command(command)
+    };
+    let mut commander = node("@wonderwhy-er/desktop-commander/dist/index.js");
+    commander.initialize();
+    let mut codex = node("@openai/codex-shell-tool-mcp/bin/mcp-server.js");
+    codex.initialize_with(json!({"experimental": {"codex/sandbox-state": {"version": "1.0.0"}}}));
+    // Without a sandbox policy it refuses to run anything: full access, as a user
+    // who runs it outside Codex would set.
+    let id = codex.send(
+        json!({"jsonrpc": "2.0", "method": "codex/sandbox-state/update",
+        "params": {"sandboxPolicy": {"type": "danger-full-access"}, "codexLinuxSandboxExe": null,
+            "sandboxCwd": work, "useLinuxSandboxBwrap": false}}),
+    );
+    codex.response(id);
+    vec![
+        (
+            commander,
+            "start_process",
+            json!({"command": "true", "timeout_ms": 5000}),
+        ),
+        (
+            codex,
+            "shell",
+            json!({"command": "true", "workdir": work, "login": false}),
+        ),
+    ]
+}
+
 /// Medians of `run("true")` over HTTP and of the floor, in alternation: a server on
 /// 127.0.0.1 with a token, one session, one kept-alive connection.
 fn http_call_against_floor(binary: &Path, work: &Path, state: &Path) -> (Duration, Duration) {
@@ -569,9 +701,12 @@ impl Client {
     }
 
     fn spawn_with(binary: &Path, work: &Path, state: &Path, args: &[&str]) -> Client {
-        let mut child = server_command(binary, work, state, args)
-            .spawn()
-            .expect("spawn forge-bash");
+        Client::from_command(server_command(binary, work, state, args))
+    }
+
+    /// Any MCP server on stdio.
+    fn from_command(mut command: Command) -> Client {
+        let mut child = command.spawn().expect("spawn an MCP server");
         let stdin = child.stdin.take().unwrap();
         let stdout = BufReader::new(child.stdout.take().unwrap());
         Client {
@@ -613,8 +748,12 @@ impl Client {
     }
 
     fn initialize(&mut self) {
+        self.initialize_with(json!({}));
+    }
+
+    fn initialize_with(&mut self, capabilities: Value) {
         let id = self.send(json!({"jsonrpc": "2.0", "method": "initialize", "params": {
-            "protocolVersion": "2025-06-18", "capabilities": {},
+            "protocolVersion": "2025-06-18", "capabilities": capabilities,
             "clientInfo": {"name": "bench", "version": "0"}}}));
         self.response(id);
         writeln!(
@@ -627,6 +766,12 @@ impl Client {
     fn start_call(&mut self, command: &str) -> u64 {
         self.send(json!({"jsonrpc": "2.0", "method": "tools/call",
             "params": {"name": "run", "arguments": {"command": command}}}))
+    }
+
+    fn call_tool(&mut self, name: &str, arguments: Value) -> Value {
+        let id = self.send(json!({"jsonrpc": "2.0", "method": "tools/call",
+            "params": {"name": name, "arguments": arguments}}));
+        self.response(id)
     }
 
     fn call(&mut self, command: &str) -> String {

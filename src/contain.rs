@@ -26,7 +26,7 @@ use std::fs::File;
 use std::io::{self, Write};
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, AtomicI32, AtomicU64, Ordering};
-use std::sync::{Arc, Mutex, OnceLock, Weak};
+use std::sync::{Arc, Mutex, OnceLock, Weak, mpsc};
 
 pub mod cgroup;
 pub mod watchdog;
@@ -75,8 +75,9 @@ pub struct Containment {
     watchdog: Mutex<Option<File>>,
     /// The watchdog's line of every running call, for a watchdog started later.
     running: Mutex<HashMap<String, String>>,
-    /// Call cgroups that still held processes when their call ended.
-    lingering: Mutex<Vec<PathBuf>>,
+    /// Hands the cgroups of ended calls to a thread that removes them, off the
+    /// answer's path.
+    removals: Mutex<Option<mpsc::Sender<Vec<PathBuf>>>>,
     /// What is told when the server stops: background jobs' output files.
     told: Mutex<Vec<Weak<dyn Told>>>,
 }
@@ -105,7 +106,7 @@ impl Containment {
             keep_background,
             watchdog: Mutex::new(None),
             running: Mutex::new(HashMap::new()),
-            lingering: Mutex::new(Vec::new()),
+            removals: Mutex::new(None),
             told: Mutex::new(Vec::new()),
         }
     }
@@ -131,18 +132,24 @@ impl Containment {
         })
     }
 
-    /// The watchdog's first line: this server's marker prefix, its cgroup for calls
-    /// (`-` while unknown) and whether background jobs are kept.
+    /// The watchdog's first line: this server's marker prefix, its cgroup v2 directory
+    /// for calls (`-` while unknown), whether background jobs are kept, and its
+    /// directory in the v1 `pids` hierarchy.
     fn orders(&self, cgroups: Option<&Cgroups>) -> String {
-        let root = cgroups
-            .and_then(Cgroups::root)
-            .map_or_else(|| "-".to_owned(), |p| p.display().to_string());
-        format!("*{} {root} {}\n", self.tag, u8::from(self.keep_background))
+        let dir = |root: Option<&std::path::Path>| {
+            root.map_or_else(|| "-".to_owned(), |p| p.display().to_string())
+        };
+        format!(
+            "*{} {} {} {}\n",
+            self.tag,
+            dir(cgroups.and_then(Cgroups::root)),
+            u8::from(self.keep_background),
+            dir(cgroups.and_then(Cgroups::pids_root)),
+        )
     }
 
     /// A new call: its marker, and its cgroups when there are cgroups.
     pub fn call(self: &Arc<Self>) -> Arc<Call> {
-        self.retry_lingering();
         let n = self.next.fetch_add(1, Ordering::Relaxed);
         Arc::new(Call {
             marker: format!("{}-{n}", self.tag),
@@ -236,8 +243,44 @@ impl Containment {
         }
     }
 
-    fn retry_lingering(&self) {
-        lock(&self.lingering).retain(|dir| std::fs::remove_dir(dir).is_err() && dir.exists());
+    /// Removes an ended call's cgroups on the removal thread (started on first use):
+    /// removing a cgroup waits for the kernel, and the call is answered already or
+    /// about to be. Those that still hold background jobs are tried again with each
+    /// later call's.
+    fn remove_later(&self, dirs: Vec<PathBuf>) {
+        if dirs.is_empty() {
+            return;
+        }
+        let mut removals = lock(&self.removals);
+        let dirs = match removals.as_ref() {
+            Some(tx) => match tx.send(dirs) {
+                Ok(()) => return,
+                Err(mpsc::SendError(dirs)) => dirs,
+            },
+            None => dirs,
+        };
+        let (tx, rx) = mpsc::channel::<Vec<PathBuf>>();
+        let started = std::thread::Builder::new()
+            .name("cgroup removal".to_owned())
+            .spawn(move || {
+                let mut lingering = Vec::new();
+                while let Ok(dirs) = rx.recv() {
+                    lingering.extend(dirs);
+                    lingering.retain(|dir| std::fs::remove_dir(dir).is_err() && dir.exists());
+                }
+            });
+        match started {
+            Ok(_) => {
+                let _ = tx.send(dirs);
+                *removals = Some(tx);
+            }
+            Err(e) => {
+                tracing::debug!(error = %e, "no removal thread; removing here");
+                for dir in dirs {
+                    let _ = std::fs::remove_dir(dir);
+                }
+            }
+        }
     }
 }
 
@@ -365,8 +408,8 @@ impl Call {
 impl Drop for Call {
     fn drop(&mut self) {
         self.release();
-        let left = self.cgroups.remove();
-        lock(&self.containment.lingering).extend(left);
+        let dirs = self.cgroups.take();
+        self.containment.remove_later(dirs);
     }
 }
 

@@ -327,6 +327,50 @@ fn server_death_takes_every_call_along_unless_background_jobs_are_kept() {
     }
 }
 
+/// The `forge-bash-<pid>` directories that server `pid` made for its calls, in every
+/// cgroup hierarchy mounted here.
+fn cgroup_dirs_of(pid: u32) -> Vec<std::path::PathBuf> {
+    let mountinfo = std::fs::read_to_string("/proc/self/mountinfo").unwrap_or_default();
+    let own = std::fs::read_to_string(format!("/proc/{pid}/cgroup")).unwrap_or_default();
+    let mounts = mountinfo.lines().filter_map(|line| {
+        let (fields, tail) = line.split_once(" - ")?;
+        (tail.starts_with("cgroup ") || tail.starts_with("cgroup2 "))
+            .then(|| fields.split(' ').nth(4))
+            .flatten()
+    });
+    let mut dirs = Vec::new();
+    for mount in mounts {
+        for path in own.lines().filter_map(|l| l.splitn(3, ':').nth(2)) {
+            let dir = Path::new(mount)
+                .join(path.trim_start_matches('/'))
+                .join(format!("forge-bash-{pid}"));
+            if dir.is_dir() && !dirs.contains(&dir) {
+                dirs.push(dir);
+            }
+        }
+    }
+    dirs
+}
+
+#[test]
+fn server_death_removes_its_cgroup_directories() {
+    let (mut server, _groups, background) = crate::support::server_with_background_job(false);
+    server.run("true");
+    let dirs = cgroup_dirs_of(server.pid());
+    if dirs.is_empty() {
+        eprintln!("skipped: no cgroup for calls here");
+        return;
+    }
+    // SAFETY: a plain syscall to the server process this test spawned.
+    unsafe { libc::kill(server.pid() as libc::pid_t, libc::SIGKILL) };
+    assert!(eventually(Duration::from_secs(2), || !alive(background)));
+    assert!(
+        eventually(Duration::from_secs(5), || dirs.iter().all(|d| !d.exists())),
+        "left behind: {:?}",
+        dirs.iter().filter(|d| d.exists()).collect::<Vec<_>>()
+    );
+}
+
 /// The watchdog this server started: its child running `forge-bash __watchdog`.
 fn watchdog_of(server: &Server) -> Option<i32> {
     let parent = server.pid().to_string();

@@ -124,6 +124,11 @@ impl Cgroups {
         self.v2.as_ref().map(|t| t.root.as_path())
     }
 
+    /// The directory of every call in the v1 `pids` hierarchy, for the watchdog.
+    pub fn pids_root(&self) -> Option<&Path> {
+        self.pids_v1.as_ref().map(|t| t.root.as_path())
+    }
+
     /// Makes the cgroups of call `n`; a hierarchy that refuses is left out.
     pub fn call(&self, n: u64) -> CallCgroups {
         let make = |tree: &Option<Tree>| {
@@ -240,12 +245,11 @@ impl CallCgroups {
         self.v2.as_deref()
     }
 
-    /// Removes the call's cgroups; those that still hold processes are returned.
-    pub fn remove(&mut self) -> Vec<PathBuf> {
+    /// Takes the call's cgroup directories, for removal once the call ended.
+    pub fn take(&mut self) -> Vec<PathBuf> {
         [self.v2.take(), self.pids_v1.take()]
             .into_iter()
             .flatten()
-            .filter(|dir| std::fs::remove_dir(dir).is_err() && dir.exists())
             .collect()
     }
 }
@@ -319,7 +323,7 @@ pub fn kill(cgroup: &Path) -> io::Result<()> {
 
 /// Kills every process listed in a v1 cgroup and its children, round after round:
 /// with the process limit in force, a fork bomb runs out of room to replace them.
-fn kill_listed(cgroup: &Path) {
+pub fn kill_listed(cgroup: &Path) {
     let me = std::process::id();
     for _ in 0..64 {
         let mut found = false;

@@ -4,13 +4,16 @@
 //! The server starts it as `forge-bash __watchdog` and tells it, one line at a time on
 //! its stdin, what to kill:
 //!
-//! - `*<tag> <cgroup-root|-> <keep>`: the server's marker prefix, its cgroup for calls,
-//!   and whether background jobs of answered calls outlive it (`1`) or not (`0`);
+//! - `*<tag> <cgroup-root|-> <keep> <pids-root|->`: the server's marker prefix, its
+//!   cgroup v2 directory for calls, whether background jobs of answered calls outlive
+//!   it (`1`) or not (`0`), and its directory in the v1 `pids` hierarchy;
 //! - `+<marker> <pgid> <cgroup|->`: a call started;
 //! - `-<marker>`: it was answered.
 //!
 //! When its stdin closes (the server is gone, however it went) it kills the running
-//! calls and, unless told to keep them, everything any call started; then it exits.
+//! calls and, unless told to keep them, everything any call started; then it removes
+//! the server's cgroup directories (those that kept background jobs stay until the
+//! next server sweeps them) and exits.
 //! The server notices when the watchdog dies and starts another.
 
 use std::collections::HashMap;
@@ -28,6 +31,7 @@ struct Orders {
     tag: Option<String>,
     root: Option<PathBuf>,
     keep: bool,
+    pids_root: Option<PathBuf>,
     running: HashMap<String, (libc::pid_t, Option<PathBuf>)>,
 }
 
@@ -35,12 +39,13 @@ impl Orders {
     fn take(&mut self, line: &str) {
         let cgroup = |s: &str| (s != "-").then(|| PathBuf::from(s));
         if let Some(rest) = line.strip_prefix('*') {
-            let mut parts = rest.splitn(3, ' ');
+            let mut parts = rest.splitn(4, ' ');
             if let (Some(tag), Some(root), Some(keep)) = (parts.next(), parts.next(), parts.next())
             {
                 self.tag = Some(tag.to_owned());
                 self.root = cgroup(root);
                 self.keep = keep == "1";
+                self.pids_root = parts.next().and_then(cgroup);
             }
         } else if let Some(rest) = line.strip_prefix('+') {
             let mut parts = rest.splitn(3, ' ');
@@ -71,6 +76,8 @@ impl Orders {
         if !self.keep {
             if let Some(root) = &self.root {
                 let _ = cgroup::kill(root);
+            } else if let Some(root) = &self.pids_root {
+                cgroup::kill_listed(root);
             }
             if let Some(tag) = &self.tag {
                 sweep_prefix(&format!("{tag}-"));
@@ -81,7 +88,7 @@ impl Orders {
         for dir in cgroups {
             let _ = std::fs::remove_dir(&dir);
         }
-        if let Some(root) = &self.root {
+        for root in [&self.root, &self.pids_root].into_iter().flatten() {
             cgroup::remove_tree(root);
         }
     }
@@ -123,7 +130,7 @@ mod tests {
     #[test]
     fn orders_track_running_calls() {
         let mut orders = Orders::default();
-        orders.take("*12-34 /sys/fs/cgroup/x/forge-bash-12 0");
+        orders.take("*12-34 /sys/fs/cgroup/x/forge-bash-12 0 /sys/fs/cgroup/pids/forge-bash-12");
         orders.take("+12-34-1 100 /sys/fs/cgroup/x/forge-bash-12/call-1");
         orders.take("+12-34-2 200 -");
         orders.take("-12-34-1");
@@ -133,6 +140,10 @@ mod tests {
         assert_eq!(
             orders.root.as_deref(),
             Some(std::path::Path::new("/sys/fs/cgroup/x/forge-bash-12"))
+        );
+        assert_eq!(
+            orders.pids_root.as_deref(),
+            Some(std::path::Path::new("/sys/fs/cgroup/pids/forge-bash-12"))
         );
         assert_eq!(orders.running.len(), 1);
         assert_eq!(orders.running["12-34-2"], (200, None));
