@@ -39,7 +39,7 @@ fn main() {
 
     let (run_true, floor) = call_against_floor(&mut Client::spawn(&binary, &work, &state));
     let among = call_among_neighbours(&binary, &work, &state, dir.path());
-    // The same under the Landlock sandbox, on a server of its own.
+    // The same under the sandbox (Landlock and seccomp), on a server of its own.
     let (sandboxed_true, sandboxed_floor) = call_against_floor(&mut Client::spawn_with(
         &binary,
         &work,
@@ -128,7 +128,7 @@ fn main() {
             format!("≤ 1.5 × back to back = {}", ms(among.quiet.0.mul_f64(1.5))),
         ),
         (
-            "run(\"true\") with --sandbox (Landlock)",
+            "run(\"true\") with --sandbox (Landlock + seccomp)",
             ms(sandboxed_true),
             format!(
                 "≤ floor + 0.7 ms = {}",
