@@ -285,8 +285,9 @@ impl Sink {
         if !self.out.binary {
             self.out.summary = std::mem::take(&mut self.digest).finish();
         }
-        if self.out.rendered.is_some() && !self.out.overflows() {
-            // Rendered, it fits: the raw bytes were only long because of redraws.
+        if !self.out.binary && self.out.rendered.is_some() && !self.out.overflows() {
+            // Rendered, it fits: the raw bytes were only long because of redraws. Binary
+            // output keeps its file, whatever a renderer made of the bytes before it.
             self.file = None;
             self.out.discard_spill();
         }

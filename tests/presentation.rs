@@ -152,6 +152,20 @@ fn invalid_utf8_and_binary() {
         .filter(|n| n.ends_with(".txt"))
         .collect();
     assert!(spilled.is_empty(), "{spilled:?}");
+    // Bytes a terminal acts on (here ESC, then CR) before the binary ones start a
+    // renderer: the binary output still keeps its file.
+    let rendered_first =
+        server.call("printf '\\033[1mbold\\r'; sleep 0.2; head -c 100000 /dev/urandom");
+    let answer = text(&rendered_first);
+    let file = server.state.join("cmd-4.bin");
+    assert!(
+        answer.starts_with(&format!(
+            "Binary output detected (100,009 bytes): {}.",
+            file.display()
+        )),
+        "{answer}"
+    );
+    assert_eq!(std::fs::metadata(&file).unwrap().len(), 100_009);
 }
 
 #[test]
