@@ -114,70 +114,17 @@ impl Filter {
     pub fn new(network: &Network, unix: UnixSockets) -> Result<Filter, Error> {
         let arch = TargetArch::try_from(std::env::consts::ARCH)
             .map_err(|_| Error::Arch(std::env::consts::ARCH))?;
-        let mut rules: BTreeMap<i64, Vec<SeccompRule>> = BTreeMap::new();
-        let mut refuse = |syscall: libc::c_long, rule: Vec<SeccompCondition>| {
-            rules.entry(syscall).or_default().extend(
-                // An empty list of conditions matches every call.
-                (!rule.is_empty())
-                    .then(|| SeccompRule::new(rule))
-                    .transpose()?,
-            );
-            Ok::<(), seccompiler::BackendError>(())
-        };
-        let arg = |index: u8, op: Op, value: i64| {
-            SeccompCondition::new(index, Len::Dword, op, value as u64)
-        };
+        let mut refused = Refused::default();
         // socket(domain, type, protocol): families outside the allowed ones.
         for (low, high) in gaps(&families(network, unix)) {
-            let mut rule = vec![arg(0, Op::Gt, low)?];
-            if let Some(high) = high {
-                rule.push(arg(0, Op::Lt, high)?);
-            }
-            refuse(libc::SYS_socket, rule)?;
+            refused.add(libc::SYS_socket, between(0, low, high)?)?;
         }
-        refuse(libc::SYS_io_uring_setup, Vec::new())?;
+        refused.add(libc::SYS_io_uring_setup, Vec::new())?;
         if let Network::Ports(_) = network {
-            for family in [libc::AF_INET, libc::AF_INET6] {
-                let domain = || arg(0, Op::Eq, family.into());
-                // The type's low bits (SOCK_TYPE_MASK); the flags above them are not looked at.
-                for kind in (0..=0xf).filter(|kind| !TYPES.contains(kind)) {
-                    refuse(
-                        libc::SYS_socket,
-                        vec![domain()?, arg(1, Op::MaskedEq(0xf), kind.into())?],
-                    )?;
-                }
-                for (low, high) in gaps(PROTOCOLS) {
-                    let mut rule = vec![domain()?, arg(2, Op::Gt, low)?];
-                    if let Some(high) = high {
-                        rule.push(arg(2, Op::Lt, high)?);
-                    }
-                    refuse(libc::SYS_socket, rule)?;
-                }
-            }
-            let fast_open = i64::from(libc::MSG_FASTOPEN);
-            refuse(
-                libc::SYS_sendto,
-                vec![arg(3, Op::MaskedEq(fast_open as u64), fast_open)?],
-            )?;
-            refuse(
-                libc::SYS_sendmsg,
-                vec![arg(2, Op::MaskedEq(fast_open as u64), fast_open)?],
-            )?;
-            refuse(
-                libc::SYS_sendmmsg,
-                vec![arg(3, Op::MaskedEq(fast_open as u64), fast_open)?],
-            )?;
-            refuse(
-                libc::SYS_setsockopt,
-                vec![
-                    arg(1, Op::Eq, libc::IPPROTO_TCP.into())?,
-                    arg(2, Op::Eq, TCP_FASTOPEN_CONNECT.into())?,
-                ],
-            )?;
-            refuse(libc::SYS_listen, Vec::new())?;
+            refused.around_the_ports()?;
         }
         let filter = SeccompFilter::new(
-            rules,
+            refused.0,
             SeccompAction::Allow,
             SeccompAction::Errno(libc::EPERM as u32),
             arch,
@@ -198,6 +145,70 @@ impl Filter {
         }
         Ok(())
     }
+}
+
+/// The refused calls, by system call number.
+#[derive(Default)]
+struct Refused(BTreeMap<i64, Vec<SeccompRule>>);
+
+impl Refused {
+    /// Refuses `syscall` when every condition holds; with none, always.
+    fn add(
+        &mut self,
+        syscall: libc::c_long,
+        conditions: Vec<SeccompCondition>,
+    ) -> Result<(), seccompiler::BackendError> {
+        let rules = self.0.entry(syscall).or_default();
+        if !conditions.is_empty() {
+            rules.push(SeccompRule::new(conditions)?);
+        }
+        Ok(())
+    }
+
+    /// Under a port list: the ways to a port that Landlock's rules do not see (other
+    /// protocols and socket types, TCP Fast Open, listening).
+    fn around_the_ports(&mut self) -> Result<(), seccompiler::BackendError> {
+        for family in [libc::AF_INET, libc::AF_INET6] {
+            let domain = || arg(0, Op::Eq, family.into());
+            // The type's low bits (SOCK_TYPE_MASK); the flags above them are not looked at.
+            for kind in (0..=0xf).filter(|kind| !TYPES.contains(kind)) {
+                let kind = arg(1, Op::MaskedEq(0xf), kind.into())?;
+                self.add(libc::SYS_socket, vec![domain()?, kind])?;
+            }
+            for (low, high) in gaps(PROTOCOLS) {
+                let mut rule = between(2, low, high)?;
+                rule.push(domain()?);
+                self.add(libc::SYS_socket, rule)?;
+            }
+        }
+        let fast_open = i64::from(libc::MSG_FASTOPEN);
+        let flags = |index| arg(index, Op::MaskedEq(fast_open as u64), fast_open);
+        self.add(libc::SYS_sendto, vec![flags(3)?])?;
+        self.add(libc::SYS_sendmsg, vec![flags(2)?])?;
+        self.add(libc::SYS_sendmmsg, vec![flags(3)?])?;
+        let tcp = arg(1, Op::Eq, libc::IPPROTO_TCP.into())?;
+        let connect = arg(2, Op::Eq, TCP_FASTOPEN_CONNECT.into())?;
+        self.add(libc::SYS_setsockopt, vec![tcp, connect])?;
+        self.add(libc::SYS_listen, Vec::new())
+    }
+}
+
+/// A condition on the 32-bit argument `index`.
+fn arg(index: u8, op: Op, value: i64) -> Result<SeccompCondition, seccompiler::BackendError> {
+    SeccompCondition::new(index, Len::Dword, op, value as u64)
+}
+
+/// Argument `index` above `low` and, when there is one, below `high`.
+fn between(
+    index: u8,
+    low: i64,
+    high: Option<i64>,
+) -> Result<Vec<SeccompCondition>, seccompiler::BackendError> {
+    let mut conditions = vec![arg(index, Op::Gt, low)?];
+    if let Some(high) = high {
+        conditions.push(arg(index, Op::Lt, high)?);
+    }
+    Ok(conditions)
 }
 
 /// The ranges between allowed values, as (above, below) bounds: `None` for no upper
