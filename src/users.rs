@@ -137,33 +137,7 @@ pub fn uid_of(file: &Path, range: Range, user: &str) -> Result<u32, Error> {
         file: shown(),
         source,
     };
-    if let Some(dir) = file.parent() {
-        std::fs::DirBuilder::new()
-            .recursive(true)
-            .mode(0o755)
-            .create(dir)
-            .map_err(io_error)?;
-    }
-    let mut map = std::fs::OpenOptions::new()
-        .read(true)
-        .append(true)
-        .create(true)
-        .mode(MAP_MODE)
-        .custom_flags(libc::O_NOFOLLOW | libc::O_CLOEXEC)
-        .open(file)
-        .map_err(io_error)?;
-    let meta = map.metadata().map_err(io_error)?;
-    if meta.uid() != euid() || meta.mode() & 0o022 != 0 || !meta.is_file() {
-        return Err(Error::Unsafe {
-            file: shown(),
-            owner: meta.uid(),
-            mode: meta.mode() & 0o7777,
-        });
-    }
-    // SAFETY: flock on a descriptor this function owns; released when it is closed.
-    if unsafe { libc::flock(map.as_raw_fd(), libc::LOCK_EX) } != 0 {
-        return Err(io_error(io::Error::last_os_error()));
-    }
+    let mut map = open_locked(file)?;
     let mut text = String::new();
     map.rewind().map_err(io_error)?;
     map.read_to_string(&mut text).map_err(io_error)?;
@@ -171,19 +145,7 @@ pub fn uid_of(file: &Path, range: Range, user: &str) -> Result<u32, Error> {
         file: shown(),
         line,
     })?;
-    let mut owners = std::collections::HashMap::new();
-    for (name, uid) in &entries {
-        if let Some(first) = owners.insert(*uid, *name)
-            && first != *name
-        {
-            return Err(Error::Shared {
-                file: shown(),
-                uid: *uid,
-                first: first.to_owned(),
-                second: (*name).to_owned(),
-            });
-        }
-    }
+    let owners = owners(&entries, file)?;
     if let Some((_, uid)) = entries.iter().find(|(name, _)| *name == user) {
         return Ok(*uid);
     }
@@ -210,6 +172,64 @@ pub fn uid_of(file: &Path, range: Range, user: &str) -> Result<u32, Error> {
     map.sync_data().map_err(io_error)?;
     tracing::info!(user, uid = free, file = %file.display(), "a user's uid");
     Ok(free)
+}
+
+/// The mapping file, opened (made, with its directory, when missing), checked to be
+/// the server's alone, and locked until it is closed.
+fn open_locked(file: &Path) -> Result<std::fs::File, Error> {
+    let io_error = |source| Error::File {
+        file: file.display().to_string(),
+        source,
+    };
+    if let Some(dir) = file.parent() {
+        std::fs::DirBuilder::new()
+            .recursive(true)
+            .mode(0o755)
+            .create(dir)
+            .map_err(io_error)?;
+    }
+    let map = std::fs::OpenOptions::new()
+        .read(true)
+        .append(true)
+        .create(true)
+        .mode(MAP_MODE)
+        .custom_flags(libc::O_NOFOLLOW | libc::O_CLOEXEC)
+        .open(file)
+        .map_err(io_error)?;
+    let meta = map.metadata().map_err(io_error)?;
+    if meta.uid() != euid() || meta.mode() & 0o022 != 0 || !meta.is_file() {
+        return Err(Error::Unsafe {
+            file: file.display().to_string(),
+            owner: meta.uid(),
+            mode: meta.mode() & 0o7777,
+        });
+    }
+    // SAFETY: flock on a descriptor this function owns; released when it is closed.
+    if unsafe { libc::flock(map.as_raw_fd(), libc::LOCK_EX) } != 0 {
+        return Err(io_error(io::Error::last_os_error()));
+    }
+    Ok(map)
+}
+
+/// The user of each uid in the mapping's `entries`; two users of one uid refuse it.
+fn owners<'a>(
+    entries: &[(&'a str, u32)],
+    file: &Path,
+) -> Result<std::collections::HashMap<u32, &'a str>, Error> {
+    let mut owners = std::collections::HashMap::new();
+    for (name, uid) in entries {
+        if let Some(first) = owners.insert(*uid, *name)
+            && first != *name
+        {
+            return Err(Error::Shared {
+                file: file.display().to_string(),
+                uid: *uid,
+                first: first.to_owned(),
+                second: (*name).to_owned(),
+            });
+        }
+    }
+    Ok(owners)
 }
 
 /// The `NAME UID` lines of a mapping file (blank lines skipped), or the number of the
