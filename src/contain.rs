@@ -29,6 +29,7 @@ use std::sync::atomic::{AtomicBool, AtomicI32, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, OnceLock, Weak, mpsc};
 
 pub mod cgroup;
+pub mod spawn;
 pub mod watchdog;
 
 use cgroup::{CallCgroups, Cgroups};
@@ -308,13 +309,23 @@ impl Call {
         (MARKER, &self.marker)
     }
 
-    /// Runs `spawn` with the server inside the call's cgroups, so the shell is born
-    /// there and nothing it starts is ever outside; then the server moves back. This
-    /// keeps the spawn free of hooks between fork and exec (posix_spawn stays usable).
-    pub fn spawn_inside<T>(&self, spawn: impl FnOnce() -> T) -> T {
-        self.containment
+    /// Starts `command` as the call's shell, born inside the call's cgroups so that
+    /// nothing it starts is ever outside, with no migration ([`spawn`]). `wrap` runs
+    /// the spawn's [`spawn::Start`] where it must run: as it is, or on a sandboxed
+    /// thread. Must be called within the runtime, which watches the child.
+    pub fn spawn<W>(&self, command: &spawn::Command, wrap: W) -> io::Result<spawn::Child>
+    where
+        W: FnOnce(spawn::Start<'_>) -> io::Result<spawn::Started> + Send,
+    {
+        let start = spawn::Start {
+            prepared: command.prepare()?,
+            cgroup: self.cgroups.v2_fd(),
+        };
+        let started = self
+            .containment
             .cgroups()
-            .spawn_inside(&self.cgroups, spawn)
+            .spawn(&self.cgroups, start, wrap)?;
+        spawn::Child::watch(started)
     }
 
     /// The call's process group: its shell's pid (0 before the shell started).
@@ -344,7 +355,6 @@ impl Call {
             return;
         };
         self.pgid.store(pid, Ordering::Relaxed);
-        self.cgroups.adopt(pid);
         let cgroup = self
             .cgroups
             .v2()
@@ -398,6 +408,7 @@ impl Call {
     /// The call was answered: a server death no longer counts it as running.
     pub fn release(&self) {
         self.answered.store(true, Ordering::Relaxed);
+        self.cgroups.release();
         if self.registered.swap(false, Ordering::Relaxed) {
             lock(&self.containment.running).remove(&self.marker);
             self.containment.watchdog(&format!("-{}\n", self.marker));

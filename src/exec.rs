@@ -15,17 +15,18 @@ use std::io;
 use std::os::unix::process::ExitStatusExt;
 use std::path::{Path, PathBuf};
 use std::pin::Pin;
-use std::process::{ExitStatus, Stdio};
+use std::process::ExitStatus;
 use std::sync::Arc;
 use std::time::Duration;
 
 use tokio::io::AsyncReadExt;
-use tokio::process::{Child, ChildStderr, ChildStdout, Command};
+use tokio::net::unix::pipe;
 use tokio::sync::{oneshot, watch};
 use tokio_util::sync::CancellationToken;
 
 use crate::background::{Background, Log};
 use crate::capture::{self, Captured, Sink, Spiller};
+use crate::contain::spawn::{Child, Command};
 use crate::contain::{Call, Containment, Scope};
 use crate::exit;
 use crate::sandbox::Sandbox;
@@ -195,32 +196,23 @@ fn validate(job: &Job<'_>) -> Result<(), Error> {
 /// hands it to the call's containment.
 fn spawn(job: &Job<'_>, call: &Call) -> Result<Child, Error> {
     let (marker, id) = call.marker();
+    // Stdin at /dev/null, both streams piped, a process group of its own.
     let mut command = Command::new(job.shell);
     command
         .arg("-c")
         .arg(job.command)
         .current_dir(job.workdir)
-        .env(marker, id)
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .process_group(0);
+        .env(marker, id);
     if let Some(identity) = job.identity {
         run_as(&mut command, identity);
     }
+    if let Some(sandbox) = job.sandbox {
+        command.envs(sandbox.env.iter().map(|(name, value)| (name, value)));
+    }
     let child = call
-        .spawn_inside(|| match job.sandbox {
-            None => command.spawn(),
-            Some(sandbox) => {
-                command.envs(sandbox.env.iter().map(|(name, value)| (name, value)));
-                // The spawn runs on the sandbox's thread: tokio registers the child and
-                // its pipes with this runtime from there.
-                let runtime = tokio::runtime::Handle::current();
-                sandbox.spawn_confined(|| {
-                    let _runtime = runtime.enter();
-                    command.spawn()
-                })
-            }
+        .spawn(&command, |start| match job.sandbox {
+            None => start.run(),
+            Some(sandbox) => sandbox.spawn_confined(move || start.run()),
         })
         .map_err(|source| Error::Spawn {
             shell: job.shell.display().to_string(),
@@ -232,22 +224,18 @@ fn spawn(job: &Job<'_>, call: &Call) -> Result<Child, Error> {
     Ok(child)
 }
 
-/// Makes `command` run as `identity`: its uid and gid (std drops every supplementary
-/// group when root changes the uid), `no_new_privs` (no set-uid program gives any
-/// back), and its own HOME and TMPDIR.
+/// Makes `command` run as `identity`: its uid and gid, no supplementary group (as std
+/// does when root changes the uid), `no_new_privs` (no set-uid program gives any
+/// rights back), and its own HOME and TMPDIR.
 fn run_as(command: &mut Command, identity: &Identity) {
     command
         .envs(identity.env.iter().map(|(name, value)| (name, value)))
         .uid(identity.ids.uid)
-        .gid(identity.ids.gid);
-    // SAFETY: prctl is async-signal-safe, and the closure touches nothing else.
-    unsafe {
-        command.pre_exec(|| {
-            if libc::prctl(libc::PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0 {
-                return Err(io::Error::last_os_error());
-            }
-            Ok(())
-        });
+        .gid(identity.ids.gid)
+        .no_new_privs();
+    // SAFETY: getuid has no preconditions.
+    if unsafe { libc::getuid() } == 0 {
+        command.groups(&[]);
     }
 }
 
@@ -409,8 +397,8 @@ impl Readers {
 
 /// Either of the child's pipes.
 enum Pipe {
-    Out(ChildStdout),
-    Err(ChildStderr),
+    Out(pipe::Receiver),
+    Err(pipe::Receiver),
 }
 
 impl Pipe {

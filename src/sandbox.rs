@@ -415,9 +415,8 @@ impl Sandbox {
     /// ruleset, before it executes anything. The kernel binds both to the calling
     /// thread alone, and passes them on to every process it spawns: the server's own
     /// threads stay free, each call gets a Landlock domain of its own (its scope keeps
-    /// calls apart), and the thread ends here, so nothing else ever runs on it. Since
-    /// nothing has to run in the child between fork and exec, std spawns with
-    /// posix_spawn (a vfork-like clone) instead of forking the whole server.
+    /// calls apart), and the thread ends here, so nothing else ever runs on it. Nothing
+    /// sandbox-related has to run in the child between clone and exec.
     pub fn spawn_confined<T: Send>(
         &self,
         spawn: impl FnOnce() -> io::Result<T> + Send,

@@ -11,18 +11,28 @@
 //!
 //! The process limit stops a fork bomb at `--max-processes` processes per call, so
 //! the calls after it can still fork.
+//!
+//! No call moves anything between cgroups on its way to the answer (see [`spawn`]):
+//! the shell is born in its v2 cgroup by `clone3`, and in the v1 hierarchy, which moves
+//! threads, it is spawned from a *slot*: a thread that lives in a `slot-N` cgroup of
+//! its own, made ahead. A call takes a free slot; once answered, the slot is free again
+//! when nothing of the call is left in it, and otherwise its thread moves to a new
+//! `slot-N` off the answer's path, leaving the old one to the call's background jobs.
 
-use std::io::{self, Write};
+use std::io;
+use std::os::fd::OwnedFd;
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, mpsc};
+
+use super::spawn::{self, Start, Started};
+
+/// Free slots made ahead, so that a call seldom makes one on its path.
+const SPARE_SLOTS: usize = 2;
 
 /// One hierarchy's directory for this server's calls.
 #[derive(Debug)]
 struct Tree {
-    /// The `cgroup.procs` of the cgroup the server itself lives in, kept open: it
-    /// returns there after each spawn.
-    home: Option<std::fs::File>,
-    /// Its `tasks` (cgroup v1), kept open: the spawning thread returns there.
-    home_tasks: Option<std::fs::File>,
     /// `<home>/forge-bash-<pid>`.
     root: PathBuf,
     /// Call cgroups get `pids.max` here.
@@ -34,6 +44,8 @@ struct Tree {
 pub struct Cgroups {
     v2: Option<Tree>,
     pids_v1: Option<Tree>,
+    /// Spawning threads in the v1 `pids` hierarchy.
+    slots: Option<Arc<Slots>>,
     max_processes: u32,
 }
 
@@ -42,10 +54,30 @@ pub struct Cgroups {
 pub struct CallCgroups {
     /// Killed with `cgroup.kill`.
     v2: Option<PathBuf>,
-    /// Holds the process limit when v2 cannot.
-    pids_v1: Option<PathBuf>,
-    /// The shell was born in `pids_v1`.
-    entered_v1: std::sync::atomic::AtomicBool,
+    /// The v2 directory, opened: the shell is cloned into it.
+    v2_fd: Option<OwnedFd>,
+    /// Holds the process limit when v2 cannot: the slot's cgroup, for as long as the
+    /// call has processes in it.
+    pids_v1: Mutex<Option<PathBuf>>,
+    /// The slot the shell is spawned from, until the call is answered.
+    slot: Mutex<Option<Slot>>,
+    slots: Option<Arc<Slots>>,
+}
+
+/// The v1 slots of a server: threads, each in a `pids` cgroup of its own.
+#[derive(Debug)]
+struct Slots {
+    root: PathBuf,
+    max_processes: u32,
+    free: Mutex<Vec<Slot>>,
+    next: AtomicU64,
+}
+
+/// A thread that lives in `dir` and runs what it is sent.
+#[derive(Debug)]
+struct Slot {
+    dir: PathBuf,
+    work: mpsc::Sender<Box<dyn FnOnce() + Send>>,
 }
 
 impl Cgroups {
@@ -85,9 +117,24 @@ impl Cgroups {
                     tree
                 })
         };
+        let slots = pids_v1.as_ref().map(|tree| {
+            let slots = Arc::new(Slots {
+                root: tree.root.clone(),
+                max_processes,
+                free: Mutex::new(Vec::new()),
+                next: AtomicU64::new(1),
+            });
+            for _ in 0..SPARE_SLOTS {
+                if let Some(slot) = slots.make() {
+                    lock(&slots.free).push(slot);
+                }
+            }
+            slots
+        });
         Cgroups {
             v2,
             pids_v1,
+            slots,
             max_processes,
         }
     }
@@ -129,10 +176,10 @@ impl Cgroups {
         self.pids_v1.as_ref().map(|t| t.root.as_path())
     }
 
-    /// Makes the cgroups of call `n`; a hierarchy that refuses is left out.
+    /// Makes the v2 cgroup of call `n` and takes a v1 slot; a hierarchy that refuses
+    /// is left out.
     pub fn call(&self, n: u64) -> CallCgroups {
-        let make = |tree: &Option<Tree>| {
-            let tree = tree.as_ref()?;
+        let v2 = self.v2.as_ref().and_then(|tree| {
             let dir = tree.root.join(format!("call-{n}"));
             if let Err(e) = std::fs::create_dir(&dir) {
                 tracing::debug!(error = %e, dir = %dir.display(), "no cgroup for this call");
@@ -145,46 +192,34 @@ impl Cgroups {
                 }
             }
             Some(dir)
-        };
+        });
+        let v2_fd = v2.as_ref().and_then(|dir| {
+            let path = std::ffi::CString::new(dir.as_os_str().as_encoded_bytes()).ok()?;
+            spawn::open_cloexec(&path, libc::O_RDONLY | libc::O_DIRECTORY)
+                .inspect_err(|e| tracing::debug!(error = %e, "cannot open the call's cgroup"))
+                .ok()
+        });
+        let slot = self.slots.as_ref().and_then(|slots| slots.take());
         CallCgroups {
-            v2: make(&self.v2),
-            pids_v1: make(&self.pids_v1),
-            entered_v1: std::sync::atomic::AtomicBool::new(false),
+            v2,
+            v2_fd,
+            pids_v1: Mutex::new(slot.as_ref().map(|slot| slot.dir.clone())),
+            slot: Mutex::new(slot),
+            slots: self.slots.clone(),
         }
     }
 
-    /// Runs `spawn` with the server inside the call's cgroups, so the shell is born in
-    /// them and nothing it starts is ever outside; then the server moves back home.
-    ///
-    /// Into cgroup v2 the whole server moves (v2 moves processes); into the v1 `pids`
-    /// cgroup only the spawning thread (v1 moves threads through `tasks`), which is
-    /// all a spawn needs. Were the shell moved there after its spawn instead, what it
-    /// forked first (on a loaded machine, a whole fork bomb) would stay outside the
-    /// limit.
-    pub fn spawn_inside<T>(&self, call: &CallCgroups, spawn: impl FnOnce() -> T) -> T {
-        let v2 = enter(&self.v2, &call.v2, "cgroup.procs");
-        let v1 = enter(&self.pids_v1, &call.pids_v1, "tasks");
-        call.entered_v1
-            .store(v1.is_some(), std::sync::atomic::Ordering::Relaxed);
-        let spawned = spawn();
-        let back = |home: &Option<std::fs::File>, what: &str| {
-            let left = match home {
-                Some(home) => (&*home).write_all(b"0"),
-                None => Err(io::Error::other(format!(
-                    "the server's own {what} is not open"
-                ))),
-            };
-            if let Err(e) = left {
-                tracing::error!(error = %e, "cannot leave a call's cgroup");
-            }
-        };
-        if let Some(tree) = v1 {
-            back(&tree.home_tasks, "tasks");
+    /// Spawns the call's shell inside its cgroups: `wrap` runs the spawn's [`Start`]
+    /// (on a sandboxed thread, for instance), on the call's slot where it has one.
+    pub fn spawn<W>(&self, call: &CallCgroups, start: Start<'_>, wrap: W) -> io::Result<Started>
+    where
+        W: FnOnce(Start<'_>) -> io::Result<Started> + Send,
+    {
+        let slot = lock(&call.slot);
+        match slot.as_ref() {
+            Some(slot) => slot.run(move || wrap(start)),
+            None => wrap(start),
         }
-        if let Some(tree) = v2 {
-            back(&tree.home, "cgroup.procs");
-        }
-        spawned
     }
 
     /// Kills every process of every call, answered ones included.
@@ -199,6 +234,9 @@ impl Cgroups {
     /// Removes the empty call cgroups, then the server's own, at exit. A cgroup that
     /// still holds a background job stays until the system removes it.
     pub fn remove(&self) {
+        if let Some(slots) = &self.slots {
+            slots.close();
+        }
         for tree in [&self.v2, &self.pids_v1].into_iter().flatten() {
             remove_tree(&tree.root);
         }
@@ -206,14 +244,30 @@ impl Cgroups {
 }
 
 impl CallCgroups {
-    /// Takes the just-spawned shell into the v1 `pids` cgroup when it was not born
-    /// there (the spawning thread could not enter it).
-    pub fn adopt(&self, pid: libc::pid_t) {
-        if let Some(dir) = &self.pids_v1
-            && !self.entered_v1.load(std::sync::atomic::Ordering::Relaxed)
-            && let Err(e) = std::fs::write(dir.join("cgroup.procs"), pid.to_string())
-        {
-            tracing::warn!(error = %e, "cannot limit the call's processes");
+    /// The v2 directory, opened, for the spawn.
+    pub fn v2_fd(&self) -> Option<&OwnedFd> {
+        self.v2_fd.as_ref()
+    }
+
+    /// The call was answered: its slot is free again when nothing of the call is left
+    /// in it; otherwise the slot's thread moves to a new cgroup, off the answer's path,
+    /// and the old one stays the call's.
+    pub fn release(&self) {
+        let Some(slot) = lock(&self.slot).take() else {
+            return;
+        };
+        let Some(slots) = &self.slots else {
+            return;
+        };
+        // The slot's own thread is one of the tasks counted.
+        let current = std::fs::read_to_string(slot.dir.join("pids.current"))
+            .ok()
+            .and_then(|n| n.trim().parse::<u32>().ok());
+        if current == Some(1) {
+            *lock(&self.pids_v1) = None;
+            slots.give_back(slot);
+        } else {
+            slots.clone().renew(slot);
         }
     }
 
@@ -224,9 +278,8 @@ impl CallCgroups {
         {
             return Some(kill(dir));
         }
-        if let Some(dir) = &self.pids_v1
-            && !holds_me(dir)
-        {
+        if let Some(dir) = lock(&self.pids_v1).as_ref() {
+            // The slot's thread may be there: the server is never killed.
             kill_listed(dir);
             return Some(Ok(()));
         }
@@ -235,7 +288,7 @@ impl CallCgroups {
 
     /// Whether the call's cgroup holds no process; `None` when it has no cgroup.
     pub fn is_empty(&self) -> Option<bool> {
-        let dir = self.v2.as_ref().or(self.pids_v1.as_ref())?;
+        let dir = self.v2.clone().or_else(|| lock(&self.pids_v1).clone())?;
         let procs = std::fs::read_to_string(dir.join("cgroup.procs")).unwrap_or_default();
         Some(procs.trim().is_empty())
     }
@@ -247,23 +300,12 @@ impl CallCgroups {
 
     /// Takes the call's cgroup directories, for removal once the call ended.
     pub fn take(&mut self) -> Vec<PathBuf> {
-        [self.v2.take(), self.pids_v1.take()]
+        self.release();
+        self.v2_fd = None;
+        [self.v2.take(), lock(&self.pids_v1).take()]
             .into_iter()
             .flatten()
             .collect()
-    }
-}
-
-/// Moves the server (`cgroup.procs`) or its calling thread (`tasks`) into a call's
-/// cgroup of `tree`; the tree when it did.
-fn enter<'a>(tree: &'a Option<Tree>, dir: &Option<PathBuf>, file: &str) -> Option<&'a Tree> {
-    let (tree, dir) = (tree.as_ref()?, dir.as_ref()?);
-    match std::fs::write(dir.join(file), "0") {
-        Ok(()) => Some(tree),
-        Err(e) => {
-            tracing::debug!(error = %e, dir = %dir.display(), "cannot enter the call's cgroup");
-            None
-        }
     }
 }
 
@@ -283,18 +325,7 @@ fn make_tree(base: &Path) -> Option<Tree> {
     remove_stale(base);
     let root = base.join(format!("forge-bash-{}", std::process::id()));
     std::fs::create_dir(&root).ok()?;
-    let open = |name: &str| {
-        std::fs::OpenOptions::new()
-            .write(true)
-            .open(base.join(name))
-            .ok()
-    };
-    Some(Tree {
-        home: open("cgroup.procs"),
-        home_tasks: open("tasks"),
-        root,
-        pids: false,
-    })
+    Some(Tree { root, pids: false })
 }
 
 /// Enables the `pids` controller for the call cgroups under `root`, where the parent
@@ -379,4 +410,161 @@ fn remove_stale(base: &Path) {
             remove_tree(&entry.path());
         }
     }
+}
+
+impl Slots {
+    /// Makes a slot: a `slot-N` cgroup with the process limit, and a thread that moves
+    /// into it and then runs what it is sent. `None` when the hierarchy refuses.
+    fn make(&self) -> Option<Slot> {
+        let dir = self.new_dir()?;
+        let (work, jobs) = mpsc::channel::<Box<dyn FnOnce() + Send>>();
+        let (entered, entering) = mpsc::sync_channel(1);
+        let tasks = dir.join("tasks");
+        let thread = std::thread::Builder::new()
+            .name("spawn slot".to_owned())
+            .spawn(move || {
+                let _ = entered.send(std::fs::write(&tasks, "0"));
+                while let Ok(job) = jobs.recv() {
+                    job();
+                }
+            });
+        let entered = thread.is_ok() && matches!(entering.recv(), Ok(Ok(())));
+        if !entered {
+            tracing::warn!(dir = %dir.display(), "cannot make a slot for spawning in the pids cgroup");
+            drop(work);
+            let _ = std::fs::remove_dir(&dir);
+            return None;
+        }
+        Some(Slot { dir, work })
+    }
+
+    /// A new `slot-N` cgroup with the process limit: the call's processes and the
+    /// slot's own thread.
+    fn new_dir(&self) -> Option<PathBuf> {
+        let n = self.next.fetch_add(1, Ordering::Relaxed);
+        let dir = self.root.join(format!("slot-{n}"));
+        if let Err(e) = std::fs::create_dir(&dir) {
+            tracing::debug!(error = %e, dir = %dir.display(), "no pids cgroup for a slot");
+            return None;
+        }
+        let max = (u64::from(self.max_processes) + 1).to_string();
+        if let Err(e) = std::fs::write(dir.join("pids.max"), max) {
+            tracing::warn!(error = %e, dir = %dir.display(), "cannot limit the call's processes");
+        }
+        Some(dir)
+    }
+
+    /// A free slot; when it was the last, another is made off the answer's path.
+    fn take(self: &Arc<Self>) -> Option<Slot> {
+        let (slot, left) = {
+            let mut free = lock(&self.free);
+            (free.pop(), free.len())
+        };
+        if left < SPARE_SLOTS {
+            let slots = self.clone();
+            let _ = std::thread::Builder::new()
+                .name("slot maker".to_owned())
+                .spawn(move || {
+                    if let Some(slot) = slots.make() {
+                        lock(&slots.free).push(slot);
+                    }
+                });
+        }
+        slot.or_else(|| self.make())
+    }
+
+    /// Moves the slot's thread to a new cgroup, on that thread, and frees it there; the
+    /// old cgroup keeps what the call left running, and its limit loses the room the
+    /// thread took.
+    fn renew(self: Arc<Self>, slot: Slot) {
+        let old = slot.dir.join("pids.max");
+        if let Err(e) = std::fs::write(&old, self.max_processes.to_string()) {
+            tracing::warn!(error = %e, "cannot limit the call's processes");
+        }
+        let Some(dir) = self.new_dir() else {
+            return;
+        };
+        let work = slot.work.clone();
+        let slots = self.clone();
+        let moved = slot.work.send(Box::new(move || {
+            if let Err(e) = std::fs::write(dir.join("tasks"), "0") {
+                tracing::warn!(error = %e, "cannot move a spawn slot");
+                let _ = std::fs::remove_dir(&dir);
+                return;
+            }
+            slots.give_back(Slot { dir, work });
+        }));
+        if moved.is_err() {
+            tracing::debug!("a spawn slot is gone");
+        }
+    }
+
+    /// Frees a slot; beyond the spares and one, its thread goes home (off the answer's
+    /// path: the move is that thread's), removes the slot's cgroup and ends.
+    fn give_back(&self, slot: Slot) {
+        let mut free = lock(&self.free);
+        if free.len() <= SPARE_SLOTS {
+            free.push(slot);
+            return;
+        }
+        drop(free);
+        let home = self.root.parent().map(|p| p.join("tasks"));
+        let dir = slot.dir.clone();
+        let _ = slot.work.send(Box::new(move || {
+            if let Some(home) = home
+                && std::fs::write(home, "0").is_ok()
+            {
+                let _ = std::fs::remove_dir(dir);
+            }
+        }));
+    }
+
+    /// Sends the free slots' threads home and ends them, so that their cgroups can be
+    /// removed.
+    fn close(&self) {
+        let free = std::mem::take(&mut *lock(&self.free));
+        let home = self.root.parent().map(|p| p.join("tasks"));
+        for slot in free {
+            let (done, finished) = mpsc::sync_channel(1);
+            let home = home.clone();
+            let _ = slot.work.send(Box::new(move || {
+                if let Some(home) = home {
+                    let _ = std::fs::write(home, "0");
+                }
+                let _ = done.send(());
+            }));
+            let _ = finished.recv();
+        }
+    }
+}
+
+impl Slot {
+    /// Runs `work` on the slot's thread and returns its result; on this thread when
+    /// the slot's thread is gone.
+    fn run<'a, T: Send + 'a>(
+        &self,
+        work: impl FnOnce() -> io::Result<T> + Send + 'a,
+    ) -> io::Result<T> {
+        let (done, result) = mpsc::sync_channel(1);
+        let job: Box<dyn FnOnce() + Send + 'a> = Box::new(move || {
+            let ran = std::panic::catch_unwind(std::panic::AssertUnwindSafe(work));
+            let _ = done.send(ran);
+        });
+        // SAFETY: the job may borrow from the caller's frame for 'a. It is either run
+        // on the slot's thread or dropped there, and this function waits for either
+        // (the job's sender is gone once it ran or was dropped) before it returns.
+        let job: Box<dyn FnOnce() + Send + 'static> = unsafe { std::mem::transmute(job) };
+        if let Err(mpsc::SendError(job)) = self.work.send(job) {
+            job();
+        }
+        match result.recv() {
+            Ok(Ok(result)) => result,
+            Ok(Err(panic)) => std::panic::resume_unwind(panic),
+            Err(_) => Err(io::Error::other("the spawn slot is gone")),
+        }
+    }
+}
+
+fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    mutex.lock().unwrap_or_else(|e| e.into_inner())
 }

@@ -1,0 +1,698 @@
+//! Starting a call's shell straight inside its cgroups, with no migration.
+//!
+//! Moving a task between cgroups (a write to `cgroup.procs` or `tasks`) takes the
+//! kernel's global cgroup threadgroup lock for writing, which waits for an RCU grace
+//! period whenever the lock was idle: on a busy machine, for milliseconds, on every
+//! call that follows a pause. So the shell is never moved: it is born where it
+//! belongs.
+//!
+//! - **cgroup v2**: `clone3` with `CLONE_INTO_CGROUP` (Linux 5.7) puts the child in the
+//!   call's cgroup as it is created. Where `clone3` is refused (an old seccomp profile),
+//!   the child enters the cgroup itself before `execve`, as the fallback.
+//! - **The v1 `pids` hierarchy** (hybrid systems) has no such flag, but there a child
+//!   is born in the cgroup of the *thread* that forks it. So the spawn runs on a thread
+//!   that lives in the call's `pids` cgroup ([`super::cgroup`]'s slots).
+//!
+//! The child is a fork of the calling thread without `CLONE_VM`: between the clone and
+//! `execve` it only makes system calls on memory prepared before the clone (no
+//! allocation, no lock), as after `fork` in a threaded program. The shell leads a
+//! process group of its own, with stdin at `/dev/null` and both output streams piped.
+//! It is watched through its pidfd.
+
+use std::ffi::{CString, OsStr, OsString};
+use std::io;
+use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
+use std::os::unix::ffi::{OsStrExt, OsStringExt};
+use std::os::unix::process::ExitStatusExt;
+use std::path::{Path, PathBuf};
+use std::process::ExitStatus;
+
+use tokio::io::unix::AsyncFd;
+use tokio::net::unix::pipe;
+
+/// `CLONE_INTO_CGROUP` (Linux 5.7), not in every libc's headers.
+const CLONE_INTO_CGROUP: u64 = 0x2_0000_0000;
+
+/// `struct clone_args` up to its `cgroup` field (`CLONE_ARGS_SIZE_VER2`).
+#[repr(C)]
+#[derive(Default)]
+struct CloneArgs {
+    flags: u64,
+    pidfd: u64,
+    child_tid: u64,
+    parent_tid: u64,
+    exit_signal: u64,
+    stack: u64,
+    stack_size: u64,
+    tls: u64,
+    set_tid: u64,
+    set_tid_size: u64,
+    cgroup: u64,
+}
+
+/// What to start: a program, its arguments, its directory and the variables set on top
+/// of the server's environment, and the user it runs as. The builder's methods are
+/// those of `std::process::Command`.
+#[derive(Debug, Clone)]
+pub struct Command {
+    program: OsString,
+    args: Vec<OsString>,
+    cwd: Option<PathBuf>,
+    env: Vec<(OsString, OsString)>,
+    uid: Option<u32>,
+    gid: Option<u32>,
+    groups: Option<Vec<u32>>,
+    no_new_privs: bool,
+}
+
+impl Command {
+    pub fn new(program: impl AsRef<OsStr>) -> Command {
+        Command {
+            program: program.as_ref().to_owned(),
+            args: Vec::new(),
+            cwd: None,
+            env: Vec::new(),
+            uid: None,
+            gid: None,
+            groups: None,
+            no_new_privs: false,
+        }
+    }
+
+    pub fn arg(&mut self, arg: impl AsRef<OsStr>) -> &mut Command {
+        self.args.push(arg.as_ref().to_owned());
+        self
+    }
+
+    pub fn current_dir(&mut self, dir: impl AsRef<Path>) -> &mut Command {
+        self.cwd = Some(dir.as_ref().to_owned());
+        self
+    }
+
+    pub fn env(&mut self, name: impl AsRef<OsStr>, value: impl AsRef<OsStr>) -> &mut Command {
+        self.env
+            .push((name.as_ref().to_owned(), value.as_ref().to_owned()));
+        self
+    }
+
+    pub fn envs<I, K, V>(&mut self, vars: I) -> &mut Command
+    where
+        I: IntoIterator<Item = (K, V)>,
+        K: AsRef<OsStr>,
+        V: AsRef<OsStr>,
+    {
+        for (name, value) in vars {
+            self.env(name, value);
+        }
+        self
+    }
+
+    /// Runs the program as this user (`setuid` after `setgid` and `setgroups`).
+    pub fn uid(&mut self, uid: u32) -> &mut Command {
+        self.uid = Some(uid);
+        self
+    }
+
+    pub fn gid(&mut self, gid: u32) -> &mut Command {
+        self.gid = Some(gid);
+        self
+    }
+
+    /// The supplementary groups (`setgroups`); none are changed unless given.
+    pub fn groups(&mut self, groups: &[u32]) -> &mut Command {
+        self.groups = Some(groups.to_vec());
+        self
+    }
+
+    /// Sets `no_new_privs` in the child: no set-uid program it runs gains any rights.
+    pub fn no_new_privs(&mut self) -> &mut Command {
+        self.no_new_privs = true;
+        self
+    }
+
+    /// Everything the child needs, made before the clone.
+    pub(super) fn prepare(&self) -> io::Result<Prepared> {
+        let nul = |s: &OsStr| {
+            CString::new(s.as_bytes()).map_err(|_| {
+                io::Error::new(io::ErrorKind::InvalidInput, "a NUL byte in an argument")
+            })
+        };
+        let mut vars: Vec<(OsString, OsString)> = std::env::vars_os()
+            .filter(|(name, _)| !self.env.iter().any(|(n, _)| n == name))
+            .collect();
+        vars.extend(self.env.iter().cloned());
+        let path = vars
+            .iter()
+            .find(|(name, _)| name == "PATH")
+            .map(|(_, value)| value.clone());
+        let program = resolve(&self.program, path.as_deref(), self.cwd.as_deref())?;
+        let mut argv = vec![nul(&self.program)?];
+        for arg in &self.args {
+            argv.push(nul(arg)?);
+        }
+        let envp = vars
+            .into_iter()
+            .map(|(mut name, value)| {
+                name.push("=");
+                name.push(value);
+                CString::new(name.into_vec())
+            })
+            .filter_map(Result::ok)
+            .collect::<Vec<_>>();
+        let cwd = self
+            .cwd
+            .as_deref()
+            .map(|d| nul(d.as_os_str()))
+            .transpose()?;
+        let (out_r, out_w) = pipe_cloexec()?;
+        let (err_r, err_w) = pipe_cloexec()?;
+        let (report_r, report_w) = pipe_cloexec()?;
+        let null = open_cloexec(c"/dev/null", libc::O_RDONLY)?;
+        let pointers = |strings: &[CString]| {
+            let mut p: Vec<*const libc::c_char> = strings.iter().map(|s| s.as_ptr()).collect();
+            p.push(std::ptr::null());
+            p
+        };
+        Ok(Prepared {
+            argv_ptrs: pointers(&argv),
+            envp_ptrs: pointers(&envp),
+            program,
+            _argv: argv,
+            _envp: envp,
+            cwd,
+            uid: self.uid,
+            gid: self.gid,
+            groups: self.groups.clone(),
+            no_new_privs: self.no_new_privs,
+            null,
+            out: (out_r, out_w),
+            err: (err_r, err_w),
+            report: (report_r, report_w),
+        })
+    }
+}
+
+/// A command made ready for the clone: C strings, pointer arrays and pipes.
+pub(super) struct Prepared {
+    program: CString,
+    /// Owns the strings `argv_ptrs` points to.
+    _argv: Vec<CString>,
+    argv_ptrs: Vec<*const libc::c_char>,
+    /// Owns the strings `envp_ptrs` points to.
+    _envp: Vec<CString>,
+    envp_ptrs: Vec<*const libc::c_char>,
+    cwd: Option<CString>,
+    uid: Option<u32>,
+    gid: Option<u32>,
+    groups: Option<Vec<u32>>,
+    no_new_privs: bool,
+    null: OwnedFd,
+    out: (OwnedFd, OwnedFd),
+    err: (OwnedFd, OwnedFd),
+    report: (OwnedFd, OwnedFd),
+}
+
+// SAFETY: the raw pointers point into `argv` and `envp`, owned by the same value and
+// never changed after `prepare`; moving the value moves no heap data.
+unsafe impl Send for Prepared {}
+
+/// A started child, before the runtime watches it.
+#[derive(Debug)]
+pub struct Started {
+    pid: u32,
+    pidfd: OwnedFd,
+    stdout: OwnedFd,
+    stderr: OwnedFd,
+}
+
+/// A spawn ready to run, on whichever thread it must run: the command made ready, and
+/// the call's cgroup v2 directory, opened.
+pub struct Start<'a> {
+    pub(super) prepared: Prepared,
+    pub(super) cgroup: Option<&'a OwnedFd>,
+}
+
+impl Start<'_> {
+    /// Clones the calling thread into a child that becomes the program: born in the
+    /// call's cgroup v2 and in the calling thread's v1 cgroups.
+    pub fn run(self) -> io::Result<Started> {
+        self.prepared.start(self.cgroup)
+    }
+}
+
+impl Prepared {
+    fn start(self, cgroup: Option<&OwnedFd>) -> io::Result<Started> {
+        let mut pidfd: libc::c_int = -1;
+        let mut args = CloneArgs {
+            flags: libc::CLONE_PIDFD as u64,
+            pidfd: &raw mut pidfd as u64,
+            exit_signal: libc::SIGCHLD as u64,
+            ..CloneArgs::default()
+        };
+        if let Some(dir) = cgroup {
+            args.flags |= CLONE_INTO_CGROUP;
+            args.cgroup = dir.as_raw_fd() as u64;
+        }
+        let mut enter = None;
+        let mut pid = match self.clone3(&mut args) {
+            Ok(pid) => pid,
+            Err(e) if matches!(e.raw_os_error(), Some(libc::ENOSYS | libc::EPERM | libc::E2BIG)) => -1,
+            Err(e) => return Err(e),
+        };
+        if pid < 0 {
+            // No clone3: clone, and the child enters the cgroup itself.
+            enter = cgroup.map(AsRawFd::as_raw_fd);
+            // SAFETY: clone without CLONE_VM, as fork; the pidfd comes back through the
+            // parent_tid argument, the third on every architecture.
+            pid = unsafe {
+                libc::syscall(
+                    libc::SYS_clone,
+                    (libc::CLONE_PIDFD | libc::SIGCHLD) as libc::c_ulong,
+                    0 as libc::c_ulong,
+                    &raw mut pidfd,
+                    0 as libc::c_ulong,
+                    0 as libc::c_ulong,
+                )
+            };
+            if pid < 0 {
+                return Err(io::Error::last_os_error());
+            }
+        }
+        if pid == 0 {
+            // SAFETY: in the child; see `child`.
+            unsafe { self.child(enter) }
+        }
+        // SAFETY: the kernel returned a new pidfd.
+        let pidfd = unsafe { OwnedFd::from_raw_fd(pidfd) };
+        let Prepared {
+            out, err, report, ..
+        } = self;
+        drop((out.1, err.1, report.1));
+        let mut errno = [0u8; 4];
+        let mut got = 0;
+        while got < 4 {
+            // SAFETY: reads into a local buffer from a pipe this function owns.
+            let n = unsafe {
+                libc::read(
+                    report.0.as_raw_fd(),
+                    errno[got..].as_mut_ptr().cast(),
+                    4 - got,
+                )
+            };
+            match n {
+                0 => break,
+                n if n > 0 => got += n as usize,
+                _ if io::Error::last_os_error().kind() == io::ErrorKind::Interrupted => {}
+                _ => break,
+            }
+        }
+        if got == 4 {
+            // The child could not start the program; it exited at once.
+            let _ = reap(pidfd.as_raw_fd(), 0);
+            return Err(io::Error::from_raw_os_error(i32::from_ne_bytes(errno)));
+        }
+        Ok(Started {
+            pid: pid as u32,
+            pidfd,
+            stdout: out.0,
+            stderr: err.0,
+        })
+    }
+
+    /// `clone3` with `args`; in the child, [`Prepared::child`]. Where the child can be
+    /// started on a stack of its own (x86_64), it shares the server's memory until it
+    /// executes the program (`CLONE_VM | CLONE_VFORK`, as `posix_spawn` does): no page
+    /// table is copied, and the calling thread waits meanwhile. Elsewhere it is a fork.
+    fn clone3(&self, args: &mut CloneArgs) -> io::Result<libc::c_long> {
+        #[cfg(target_arch = "x86_64")]
+        {
+            let stack = Stack::new()?;
+            args.flags |= (libc::CLONE_VM | libc::CLONE_VFORK) as u64;
+            args.stack = stack.base as u64;
+            args.stack_size = stack.size as u64;
+            // No handler of the server's may run in the child before it resets them.
+            // SAFETY: a full signal set, and the calling thread's mask saved to restore.
+            let mut all: libc::sigset_t = unsafe { std::mem::zeroed() };
+            let mut before: libc::sigset_t = unsafe { std::mem::zeroed() };
+            unsafe {
+                libc::sigfillset(&mut all);
+                libc::pthread_sigmask(libc::SIG_SETMASK, &all, &mut before);
+            }
+            // SAFETY: the child runs `vm_child` on `stack`, which outlives it (this
+            // thread waits until it executed or exited), and touches only `self`.
+            let pid = unsafe { clone3_on_stack(args, vm_child, std::ptr::from_ref(self).cast_mut().cast()) };
+            // SAFETY: restores the mask saved above.
+            unsafe { libc::pthread_sigmask(libc::SIG_SETMASK, &before, std::ptr::null_mut()) };
+            if pid < 0 {
+                return Err(io::Error::from_raw_os_error(-pid as i32));
+            }
+            Ok(pid)
+        }
+        #[cfg(not(target_arch = "x86_64"))]
+        {
+            // SAFETY: clone3 with a valid clone_args; without CLONE_VM the child has a
+            // copy of this memory and runs only `child`, which ends in execve or _exit.
+            let pid = unsafe {
+                libc::syscall(
+                    libc::SYS_clone3,
+                    std::ptr::from_mut(args),
+                    std::mem::size_of::<CloneArgs>(),
+                )
+            };
+            match pid {
+                0 => unsafe { self.child(None) },
+                pid if pid < 0 => Err(io::Error::last_os_error()),
+                pid => Ok(pid),
+            }
+        }
+    }
+
+    /// The child's life between clone and execve: async-signal-safe calls only, on
+    /// memory prepared before the clone. Never returns.
+    unsafe fn child(&self, cgroup: Option<RawFd>) -> ! {
+        let report = self.report.1.as_raw_fd();
+        let fail = |report: RawFd| -> ! {
+            // SAFETY: errno location and write/_exit are async-signal-safe.
+            unsafe {
+                let errno = *libc::__errno_location();
+                libc::write(report, (&raw const errno).cast(), 4);
+                libc::_exit(127)
+            }
+        };
+        // SAFETY: plain system calls on descriptors and strings made before the clone.
+        unsafe {
+            if let Some(dir) = cgroup {
+                let procs = libc::openat(dir, c"cgroup.procs".as_ptr(), libc::O_WRONLY);
+                if procs < 0 || libc::write(procs, c"0".as_ptr().cast(), 1) != 1 {
+                    fail(report);
+                }
+                libc::close(procs);
+            }
+            // Handlers are the server's: none may run in the child, which may share its
+            // memory. The signals the server ignores stay ignored, but SIGPIPE.
+            for signal in 1..=64 {
+                let mut action: libc::sigaction = std::mem::zeroed();
+                if libc::sigaction(signal, std::ptr::null(), &mut action) == 0
+                    && action.sa_sigaction != libc::SIG_DFL
+                    && (action.sa_sigaction != libc::SIG_IGN || signal == libc::SIGPIPE)
+                {
+                    libc::signal(signal, libc::SIG_DFL);
+                }
+            }
+            let mut none: libc::sigset_t = std::mem::zeroed();
+            libc::sigemptyset(&mut none);
+            libc::pthread_sigmask(libc::SIG_SETMASK, &none, std::ptr::null_mut());
+            if libc::setpgid(0, 0) != 0
+                || libc::dup2(self.null.as_raw_fd(), 0) < 0
+                || libc::dup2(self.out.1.as_raw_fd(), 1) < 0
+                || libc::dup2(self.err.1.as_raw_fd(), 2) < 0
+            {
+                fail(report);
+            }
+            if let Some(cwd) = &self.cwd
+                && libc::chdir(cwd.as_ptr()) != 0
+            {
+                fail(report);
+            }
+            // The credentials change through the system calls themselves: libc's
+            // wrappers would also change those of the server's threads.
+            if let Some(groups) = &self.groups
+                && libc::syscall(libc::SYS_setgroups, groups.len(), groups.as_ptr()) != 0
+            {
+                fail(report);
+            }
+            if let Some(gid) = self.gid
+                && libc::syscall(libc::SYS_setgid, gid) != 0
+            {
+                fail(report);
+            }
+            if let Some(uid) = self.uid
+                && libc::syscall(libc::SYS_setuid, uid) != 0
+            {
+                fail(report);
+            }
+            if self.no_new_privs && libc::prctl(libc::PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0 {
+                fail(report);
+            }
+            libc::execve(
+                self.program.as_ptr(),
+                self.argv_ptrs.as_ptr(),
+                self.envp_ptrs.as_ptr(),
+            );
+            fail(report)
+        }
+    }
+}
+
+/// A running shell, watched through its pidfd on the runtime; its pipes are read
+/// through tokio.
+#[derive(Debug)]
+pub struct Child {
+    pid: u32,
+    pidfd: AsyncFd<OwnedFd>,
+    status: Option<ExitStatus>,
+    pub stdout: Option<pipe::Receiver>,
+    pub stderr: Option<pipe::Receiver>,
+}
+
+impl Child {
+    /// Registers a started child with the current runtime.
+    pub(super) fn watch(started: Started) -> io::Result<Child> {
+        // SAFETY: an OwnedFd's descriptor stays open and the same while it is owned.
+        let pidfd = unsafe {
+            AsyncFd::register_with_interest(started.pidfd, tokio::io::Interest::READABLE)
+        }
+        .map_err(io::Error::from)?;
+        Ok(Child {
+            pid: started.pid,
+            pidfd,
+            status: None,
+            stdout: Some(pipe::Receiver::from_owned_fd(started.stdout)?),
+            stderr: Some(pipe::Receiver::from_owned_fd(started.stderr)?),
+        })
+    }
+
+    /// Its process id, until it was reaped.
+    pub fn id(&self) -> Option<u32> {
+        self.status.is_none().then_some(self.pid)
+    }
+
+    /// Waits for it to exit and reaps it. Cancel-safe.
+    pub async fn wait(&mut self) -> io::Result<ExitStatus> {
+        if let Some(status) = self.status {
+            return Ok(status);
+        }
+        loop {
+            let mut ready = self.pidfd.readable().await?;
+            if let Some(status) = reap(self.pidfd.get_ref().as_raw_fd(), libc::WNOHANG)? {
+                self.status = Some(status);
+                return Ok(status);
+            }
+            ready.clear_ready();
+        }
+    }
+}
+
+impl Drop for Child {
+    /// A child dropped unreaped (its call was dropped) is reaped once it exits, by a
+    /// thread of its own, so that it does not stay a zombie.
+    fn drop(&mut self) {
+        if self.status.is_some() {
+            return;
+        }
+        let fd = self.pidfd.get_ref().as_raw_fd();
+        if matches!(reap(fd, libc::WNOHANG), Ok(Some(_))) {
+            return;
+        }
+        // SAFETY: dup of a descriptor this value owns.
+        let dup = unsafe { libc::fcntl(fd, libc::F_DUPFD_CLOEXEC, 0) };
+        if dup >= 0 {
+            // SAFETY: a new descriptor from fcntl.
+            let pidfd = unsafe { OwnedFd::from_raw_fd(dup) };
+            let _ = std::thread::Builder::new()
+                .name("reaper".to_owned())
+                .spawn(move || reap(pidfd.as_raw_fd(), 0));
+        }
+    }
+}
+
+/// `waitid` on a pidfd: the exit status once the child exited, `None` while it runs
+/// (with `WNOHANG`).
+fn reap(pidfd: RawFd, flags: libc::c_int) -> io::Result<Option<ExitStatus>> {
+    loop {
+        // SAFETY: a zeroed siginfo_t is valid; waitid fills it.
+        let mut info: libc::siginfo_t = unsafe { std::mem::zeroed() };
+        // SAFETY: waitid on a pidfd this process owns, into a valid siginfo_t.
+        let r = unsafe {
+            libc::waitid(
+                libc::P_PIDFD,
+                pidfd as libc::id_t,
+                &mut info,
+                libc::WEXITED | flags,
+            )
+        };
+        if r != 0 {
+            let e = io::Error::last_os_error();
+            if e.kind() == io::ErrorKind::Interrupted {
+                continue;
+            }
+            return Err(e);
+        }
+        // SAFETY: waitid filled the siginfo_t of a child event.
+        let (pid, status) = unsafe { (info.si_pid(), info.si_status()) };
+        if pid == 0 {
+            return Ok(None);
+        }
+        let raw = match info.si_code {
+            libc::CLD_EXITED => (status & 0xff) << 8,
+            libc::CLD_DUMPED => status | 0x80,
+            _ => status,
+        };
+        return Ok(Some(ExitStatus::from_raw(raw)));
+    }
+}
+
+/// The program's path: as given when it has a slash, else the first executable of
+/// that name on `PATH`.
+fn resolve(program: &OsStr, path: Option<&OsStr>, cwd: Option<&Path>) -> io::Result<CString> {
+    let nul = |p: &Path| {
+        CString::new(p.as_os_str().as_bytes())
+            .map_err(|_| io::Error::new(io::ErrorKind::InvalidInput, "a NUL byte in a path"))
+    };
+    if program.as_bytes().contains(&b'/') {
+        return nul(Path::new(program));
+    }
+    let path = path.unwrap_or(OsStr::new("/usr/local/bin:/usr/bin:/bin"));
+    for dir in std::env::split_paths(path) {
+        let dir = match cwd {
+            Some(cwd) if dir.is_relative() => cwd.join(dir),
+            _ => dir,
+        };
+        let candidate = dir.join(program);
+        let executable = CString::new(candidate.as_os_str().as_bytes())
+            // SAFETY: access on a NUL-terminated path.
+            .is_ok_and(|c| unsafe { libc::access(c.as_ptr(), libc::X_OK) } == 0);
+        if executable && candidate.is_file() {
+            return nul(&candidate);
+        }
+    }
+    Err(io::Error::from_raw_os_error(libc::ENOENT))
+}
+
+fn pipe_cloexec() -> io::Result<(OwnedFd, OwnedFd)> {
+    let mut fds = [0; 2];
+    // SAFETY: pipe2 into a two-element array.
+    if unsafe { libc::pipe2(fds.as_mut_ptr(), libc::O_CLOEXEC) } != 0 {
+        return Err(io::Error::last_os_error());
+    }
+    // SAFETY: two new descriptors from pipe2.
+    Ok(unsafe { (OwnedFd::from_raw_fd(fds[0]), OwnedFd::from_raw_fd(fds[1])) })
+}
+
+/// Opens `path` with `O_CLOEXEC`.
+pub(super) fn open_cloexec(path: &std::ffi::CStr, flags: libc::c_int) -> io::Result<OwnedFd> {
+    // SAFETY: open on a NUL-terminated path.
+    let fd = unsafe { libc::open(path.as_ptr(), flags | libc::O_CLOEXEC) };
+    if fd < 0 {
+        return Err(io::Error::last_os_error());
+    }
+    // SAFETY: a new descriptor from open.
+    Ok(unsafe { OwnedFd::from_raw_fd(fd) })
+}
+
+/// The stack a `CLONE_VM` child runs on, with a guard page below it.
+#[cfg(target_arch = "x86_64")]
+struct Stack {
+    mapping: *mut libc::c_void,
+    base: *mut libc::c_void,
+    size: usize,
+}
+
+#[cfg(target_arch = "x86_64")]
+impl Stack {
+    /// Enough for the child's few calls into libc.
+    const SIZE: usize = 64 * 1024;
+    const GUARD: usize = 4096;
+
+    fn new() -> io::Result<Stack> {
+        let length = Stack::SIZE + Stack::GUARD;
+        // SAFETY: a new private anonymous mapping, unmapped on drop.
+        let mapping = unsafe {
+            libc::mmap(
+                std::ptr::null_mut(),
+                length,
+                libc::PROT_READ | libc::PROT_WRITE,
+                libc::MAP_PRIVATE | libc::MAP_ANONYMOUS | libc::MAP_STACK,
+                -1,
+                0,
+            )
+        };
+        if mapping == libc::MAP_FAILED {
+            return Err(io::Error::last_os_error());
+        }
+        let stack = Stack {
+            mapping,
+            // SAFETY: within the mapping.
+            base: unsafe { mapping.cast::<u8>().add(Stack::GUARD).cast() },
+            size: Stack::SIZE,
+        };
+        // SAFETY: the mapping's first page, made inaccessible.
+        if unsafe { libc::mprotect(mapping, Stack::GUARD, libc::PROT_NONE) } != 0 {
+            return Err(io::Error::last_os_error());
+        }
+        Ok(stack)
+    }
+}
+
+#[cfg(target_arch = "x86_64")]
+impl Drop for Stack {
+    fn drop(&mut self) {
+        // SAFETY: the mapping made in `new`, no longer in use.
+        unsafe { libc::munmap(self.mapping, Stack::SIZE + Stack::GUARD) };
+    }
+}
+
+/// The `CLONE_VM` child's entry, on its own stack.
+#[cfg(target_arch = "x86_64")]
+extern "C" fn vm_child(prepared: *mut libc::c_void) -> ! {
+    // SAFETY: `clone3` passes the `Prepared` its caller holds while the child runs.
+    unsafe { (*prepared.cast_const().cast::<Prepared>()).child(None) }
+}
+
+/// `clone3` whose child starts at `entry(arg)` on the stack `args` gives; returns the
+/// child's pid, or minus the error number. The parent returns as from a system call.
+///
+/// # Safety
+/// `args` must be valid and give a stack; `entry` must never return.
+#[cfg(target_arch = "x86_64")]
+unsafe fn clone3_on_stack(
+    args: &CloneArgs,
+    entry: extern "C" fn(*mut libc::c_void) -> !,
+    arg: *mut libc::c_void,
+) -> libc::c_long {
+    let result: libc::c_long;
+    // SAFETY: the caller's contract; the child never comes back here, and the parent
+    // sees the system call's usual clobbers.
+    unsafe {
+        std::arch::asm!(
+            "syscall",
+            "test rax, rax",
+            "jnz 2f",
+            // The child, on its new stack: no frame to return to.
+            "xor ebp, ebp",
+            "mov rdi, r13",
+            "call r12",
+            "ud2",
+            "2:",
+            inlateout("rax") libc::SYS_clone3 => result,
+            in("rdi") std::ptr::from_ref(args),
+            in("rsi") std::mem::size_of::<CloneArgs>(),
+            in("r12") entry,
+            in("r13") arg,
+            lateout("rcx") _,
+            lateout("r11") _,
+            options(nostack),
+        );
+    }
+    result
+}
