@@ -56,4 +56,5 @@ pub mod server;
 pub mod state;
 pub mod stdio;
 pub mod users;
+pub mod worker;
 pub mod workspace;

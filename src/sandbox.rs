@@ -29,6 +29,7 @@ mod seccomp;
 use std::fmt;
 use std::io;
 use std::path::{Path, PathBuf};
+use std::sync::OnceLock;
 
 use landlock::{
     ABI, AccessFs, AccessNet, BitFlags, CompatLevel, Compatible, LandlockStatus, NetPort,
@@ -36,7 +37,9 @@ use landlock::{
     Scope,
 };
 
-pub use seccomp::UnixSockets;
+use crate::worker::Worker;
+
+pub use seccomp::{UnixSockets, only_spawns_here};
 
 /// `--sandbox`: off, strict, or best effort.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -231,6 +234,9 @@ pub struct Sandbox {
     ruleset: RulesetCreated,
     /// What Landlock does not govern (unix sockets, other ways to a port, io_uring).
     filter: seccomp::Filter,
+    /// A thread carrying the filter, which the spawning threads of calls that have no
+    /// spawning thread of their own (a cgroup slot) start from.
+    spawner: OnceLock<Worker>,
     /// What is enforced, for the start-up log.
     pub summary: String,
     /// Variables set for sandboxed commands: tool caches that would live under the
@@ -403,6 +409,7 @@ impl Sandbox {
             Some(Sandbox {
                 ruleset,
                 filter,
+                spawner: OnceLock::new(),
                 summary,
                 env,
             }),
@@ -411,13 +418,47 @@ impl Sandbox {
     }
 
     /// Runs `spawn` on a new thread that first enters the sandbox (`no_new_privs`, the
-    /// ruleset, then the seccomp filter), and returns what it returns: a process it spawns is born under the
-    /// ruleset, before it executes anything. The kernel binds both to the calling
-    /// thread alone, and passes them on to every process it spawns: the server's own
-    /// threads stay free, each call gets a Landlock domain of its own (its scope keeps
-    /// calls apart), and the thread ends here, so nothing else ever runs on it. Nothing
-    /// sandbox-related has to run in the child between clone and exec.
+    /// seccomp filter, then the ruleset), and returns what it returns: a process it
+    /// spawns is born confined, before it executes anything. The kernel binds both to
+    /// the calling thread alone, and passes them on to every thread and process it
+    /// starts: the server's own threads stay free, each call gets a Landlock domain of
+    /// its own (its scope keeps calls apart), and the thread ends here, so nothing else
+    /// ever runs on it. Nothing sandbox-related has to run in the child between clone
+    /// and exec.
+    ///
+    /// The filter is the same for every call, so the new thread inherits it from a
+    /// thread that carries it: the calling thread when it only spawns (a cgroup slot),
+    /// or else the sandbox's own spawning thread, where `spawn` then runs.
     pub fn spawn_confined<T: Send>(
+        &self,
+        spawn: impl FnOnce() -> io::Result<T> + Send,
+    ) -> io::Result<T> {
+        if !self.filter.carried_here()? {
+            let spawner = match self.spawner.get() {
+                Some(spawner) => spawner,
+                None => {
+                    let started = Worker::start("sandbox spawner", || {
+                        only_spawns_here();
+                        Ok(())
+                    })?;
+                    self.spawner.get_or_init(|| started)
+                }
+            };
+            return spawner.run(|| {
+                if !self.filter.carried_here()? {
+                    return Err(io::Error::other(
+                        "the sandbox's spawning thread has no filter",
+                    ));
+                }
+                self.confined_thread(spawn)
+            });
+        }
+        self.confined_thread(spawn)
+    }
+
+    /// Runs `spawn` on a new thread under the ruleset; the calling thread carries the
+    /// filter.
+    fn confined_thread<T: Send>(
         &self,
         spawn: impl FnOnce() -> io::Result<T> + Send,
     ) -> io::Result<T> {
@@ -427,7 +468,6 @@ impl Sandbox {
                 .name("sandboxed spawn".to_owned())
                 .spawn_scoped(scope, move || {
                     restrict_thread(ruleset)?;
-                    self.filter.apply()?;
                     spawn()
                 })?
                 .join()

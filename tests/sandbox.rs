@@ -525,6 +525,26 @@ fn shared_memory_run_and_io_uring_are_out_of_reach() {
     );
 }
 
+/// The filter is installed once on the server's spawning threads, not per command:
+/// every command has it, once (its two programs, not a stack that grows with each
+/// call), while the server's own threads have none.
+#[test]
+fn every_command_has_the_filter_once_and_the_server_none() {
+    if !crate::support::landlock_here(1) {
+        return;
+    }
+    let mut server = sandboxed(&[]);
+    for _ in 0..3 {
+        let answer = server.run("grep Seccomp /proc/self/status");
+        assert!(
+            answer.starts_with("Seccomp:\t2\nSeccomp_filters:\t2\n"),
+            "{answer}"
+        );
+    }
+    let status = std::fs::read_to_string(format!("/proc/{}/status", server.pid())).unwrap();
+    assert!(status.contains("Seccomp:\t0\n"), "{status}");
+}
+
 /// The tools an agent runs in its workdir, with the seccomp layer on: a build, a test
 /// runner (node's and Python's), pip, and programs whose processes talk to each other.
 #[test]

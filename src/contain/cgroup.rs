@@ -26,6 +26,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, mpsc};
 
 use super::spawn::{self, Start, Started};
+use crate::worker::Worker;
 
 /// Free slots made ahead, so that a call seldom makes one on its path.
 const SPARE_SLOTS: usize = 2;
@@ -77,7 +78,7 @@ struct Slots {
 #[derive(Debug)]
 struct Slot {
     dir: PathBuf,
-    work: mpsc::Sender<Box<dyn FnOnce() + Send>>,
+    work: Worker,
 }
 
 impl Cgroups {
@@ -217,7 +218,7 @@ impl Cgroups {
     {
         let slot = lock(&call.slot);
         match slot.as_ref() {
-            Some(slot) => slot.run(move || wrap(start)),
+            Some(slot) => slot.work.run(move || wrap(start)),
             None => wrap(start),
         }
     }
@@ -417,24 +418,20 @@ impl Slots {
     /// into it and then runs what it is sent. `None` when the hierarchy refuses.
     fn make(&self) -> Option<Slot> {
         let dir = self.new_dir()?;
-        let (work, jobs) = mpsc::channel::<Box<dyn FnOnce() + Send>>();
-        let (entered, entering) = mpsc::sync_channel(1);
         let tasks = dir.join("tasks");
-        let thread = std::thread::Builder::new()
-            .name("spawn slot".to_owned())
-            .spawn(move || {
-                let _ = entered.send(std::fs::write(&tasks, "0"));
-                while let Ok(job) = jobs.recv() {
-                    job();
-                }
-            });
-        let entered = thread.is_ok() && matches!(entering.recv(), Ok(Ok(())));
-        if !entered {
-            tracing::warn!(dir = %dir.display(), "cannot make a slot for spawning in the pids cgroup");
-            drop(work);
-            let _ = std::fs::remove_dir(&dir);
-            return None;
-        }
+        let started = Worker::start("spawn slot", move || {
+            std::fs::write(&tasks, "0")?;
+            crate::sandbox::only_spawns_here();
+            Ok(())
+        });
+        let work = match started {
+            Ok(work) => work,
+            Err(e) => {
+                tracing::warn!(error = %e, dir = %dir.display(), "cannot make a slot for spawning in the pids cgroup");
+                let _ = std::fs::remove_dir(&dir);
+                return None;
+            }
+        };
         Some(Slot { dir, work })
     }
 
@@ -534,33 +531,6 @@ impl Slots {
                 let _ = done.send(());
             }));
             let _ = finished.recv();
-        }
-    }
-}
-
-impl Slot {
-    /// Runs `work` on the slot's thread and returns its result; on this thread when
-    /// the slot's thread is gone.
-    fn run<'a, T: Send + 'a>(
-        &self,
-        work: impl FnOnce() -> io::Result<T> + Send + 'a,
-    ) -> io::Result<T> {
-        let (done, result) = mpsc::sync_channel(1);
-        let job: Box<dyn FnOnce() + Send + 'a> = Box::new(move || {
-            let ran = std::panic::catch_unwind(std::panic::AssertUnwindSafe(work));
-            let _ = done.send(ran);
-        });
-        // SAFETY: the job may borrow from the caller's frame for 'a. It is either run
-        // on the slot's thread or dropped there, and this function waits for either
-        // (the job's sender is gone once it ran or was dropped) before it returns.
-        let job: Box<dyn FnOnce() + Send + 'static> = unsafe { std::mem::transmute(job) };
-        if let Err(mpsc::SendError(job)) = self.work.send(job) {
-            job();
-        }
-        match result.recv() {
-            Ok(Ok(result)) => result,
-            Ok(Err(panic)) => std::panic::resume_unwind(panic),
-            Err(_) => Err(io::Error::other("the spawn slot is gone")),
         }
     }
 }

@@ -256,7 +256,14 @@ impl Prepared {
         let mut enter = None;
         let mut pid = match self.clone3(&mut args) {
             Ok(pid) => pid,
-            Err(e) if matches!(e.raw_os_error(), Some(libc::ENOSYS | libc::EPERM | libc::E2BIG)) => -1,
+            Err(e)
+                if matches!(
+                    e.raw_os_error(),
+                    Some(libc::ENOSYS | libc::EPERM | libc::E2BIG)
+                ) =>
+            {
+                -1
+            }
             Err(e) => return Err(e),
         };
         if pid < 0 {
@@ -340,7 +347,9 @@ impl Prepared {
             }
             // SAFETY: the child runs `vm_child` on `stack`, which outlives it (this
             // thread waits until it executed or exited), and touches only `self`.
-            let pid = unsafe { clone3_on_stack(args, vm_child, std::ptr::from_ref(self).cast_mut().cast()) };
+            let pid = unsafe {
+                clone3_on_stack(args, vm_child, std::ptr::from_ref(self).cast_mut().cast())
+            };
             // SAFETY: restores the mask saved above.
             unsafe { libc::pthread_sigmask(libc::SIG_SETMASK, &before, std::ptr::null_mut()) };
             if pid < 0 {
