@@ -156,6 +156,7 @@ impl Containment {
             marker: format!("{}-{n}", self.tag),
             cgroups: self.cgroups().call(n),
             pgid: AtomicI32::new(0),
+            reaped: AtomicBool::new(false),
             registered: AtomicBool::new(false),
             killed: AtomicBool::new(false),
             answered: AtomicBool::new(false),
@@ -295,6 +296,8 @@ pub struct Call {
     marker: String,
     cgroups: CallCgroups,
     pgid: AtomicI32,
+    /// The shell was reaped: its pid, the group's id, may be another's by now.
+    reaped: AtomicBool,
     registered: AtomicBool,
     killed: AtomicBool,
     answered: AtomicBool,
@@ -331,6 +334,26 @@ impl Call {
     /// The call's process group: its shell's pid (0 before the shell started).
     pub fn pgid(&self) -> libc::pid_t {
         self.pgid.load(Ordering::Relaxed)
+    }
+
+    /// The shell exited and was reaped.
+    pub fn reaped(&self) {
+        self.reaped.store(true, Ordering::Relaxed);
+    }
+
+    /// The call's group id, while it is certainly the call's: until the shell is
+    /// reaped; after, while no process has that id. A group keeps its id from every
+    /// new process while it has members, so no process with it means the group is the
+    /// call's or gone; a process with it means the id was given again (on a busy
+    /// machine, pids wrap within seconds), and a kill of that group would hit another's.
+    fn own_group(&self) -> Option<libc::pid_t> {
+        let pgid = self.pgid.load(Ordering::Relaxed);
+        let ours = pgid > 0
+            && (!self.reaped.load(Ordering::Relaxed)
+                || !std::path::Path::new("/proc")
+                    .join(pgid.to_string())
+                    .exists());
+        ours.then_some(pgid)
     }
 
     /// `told` is where the call's background output goes: it is told when the server,
@@ -372,8 +395,7 @@ impl Call {
             return Ok(());
         }
         let mut result = self.cgroups.kill().unwrap_or(Ok(()));
-        let pgid = self.pgid.load(Ordering::Relaxed);
-        if pgid > 0 {
+        if let Some(pgid) = self.own_group() {
             result = result.and(killpg(pgid));
         }
         sweep(&self.marker);
@@ -518,5 +540,38 @@ fn sweep_matching(marked: impl Fn(&[u8]) -> bool) {
         if !found {
             return;
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::os::unix::process::{CommandExt, ExitStatusExt};
+
+    /// Once a call's shell was reaped, a process that got its pid (leading a group of
+    /// its own) is not the call's: a kill of the call spares it. Before the reap, the
+    /// group is the call's and is killed.
+    #[test]
+    fn a_reaped_call_spares_the_group_that_got_its_id_again() {
+        let containment = Arc::new(Containment::new(64, false));
+        let mut other = std::process::Command::new("sleep")
+            .arg("30")
+            .process_group(0)
+            .spawn()
+            .unwrap();
+        let id = libc::pid_t::try_from(other.id()).unwrap();
+
+        let reaped = containment.call();
+        reaped.pgid.store(id, Ordering::Relaxed);
+        reaped.reaped();
+        reaped.kill().unwrap();
+        std::thread::sleep(std::time::Duration::from_millis(200));
+        assert!(other.try_wait().unwrap().is_none(), "another's group was killed");
+
+        let running = containment.call();
+        running.pgid.store(id, Ordering::Relaxed);
+        running.kill().unwrap();
+        assert_eq!(other.wait().unwrap().signal(), Some(libc::SIGKILL));
+        containment.stop();
     }
 }

@@ -249,7 +249,10 @@ async fn wait(
     stop: Pin<&mut impl Future<Output = Stop>>,
 ) -> (io::Result<ExitStatus>, Ending) {
     let ending = tokio::select! {
-        status = child.wait() => return (status, Ending::Exited),
+        status = child.wait() => {
+            call.reaped();
+            return (status, Ending::Exited);
+        }
         () = tokio::time::sleep(job.timeout) => Ending::TimedOut,
         () = readers.capped.cancelled() => Ending::Exited,
         stop = stop => stop.into(),
@@ -257,7 +260,9 @@ async fn wait(
     if let Err(e) = call.kill() {
         tracing::warn!(error = %e, "cannot kill the command's processes");
     }
-    (child.wait().await, ending)
+    let status = child.wait().await;
+    call.reaped();
+    (status, ending)
 }
 
 /// Both captures, once the shell is gone.

@@ -48,8 +48,8 @@ fn escapees(server: &Server, groups: &mut Groups) -> Vec<i32> {
         .iter()
         .map(|name| read_pid(&server.workdir.join(name)))
         .collect();
-    groups.0.extend(&pids);
     for &pid in &pids {
+        groups.push(pid);
         assert!(alive(pid));
     }
     pids
@@ -89,7 +89,7 @@ fn set_minus_m_foreground_job_dies_at_the_timeout() {
         "echo $FORGE_BASH_CALL > marker; set -m; sh -c 'echo $$ > a; exec sleep 3000'; echo never",
     );
     let pid = read_pid(&server.workdir.join("a"));
-    groups.0.push(pid);
+    groups.push(pid);
     let marker = marker(&server.workdir);
     assert!(text(&server.response(id)).contains("timed out"));
     all_gone_within_a_second(&[pid], &marker);
@@ -150,7 +150,7 @@ fn an_empty_environment_escapes_only_where_there_is_no_cgroup() {
     let mut groups = Groups::default();
     let id = server.start_call("env -i setsid sh -c 'echo $$ > d; exec sleep 3000' & sleep 60");
     let pid = read_pid(&server.workdir.join("d"));
-    groups.0.push(pid);
+    groups.push(pid);
     assert!(text(&server.response(id)).contains("timed out"));
     if server.stderr().contains("cgroup per call") {
         assert!(eventually(Duration::from_secs(1), || !alive(pid)));
@@ -189,7 +189,7 @@ fn a_cancel_in_the_grace_stops_the_call_and_one_after_the_answer_does_nothing() 
     let bg = read_pid(&server.workdir.join("bg"));
     let shell = read_pid(&server.workdir.join("shell"));
     // The shell leads the call's group, which `bg` belongs to.
-    groups.0.push(shell);
+    groups.push(shell);
     let marker = marker(&server.workdir);
     std::fs::OpenOptions::new()
         .write(true)
@@ -216,7 +216,7 @@ fn a_cancel_in_the_grace_stops_the_call_and_one_after_the_answer_does_nothing() 
         .start_call("echo $$ > pgid2; sleep 3000 > /dev/null 2>&1 & echo $! > keep; echo done");
     assert!(text(&server.response(id)).starts_with("done\n"));
     let keep = read_pid(&server.workdir.join("keep"));
-    groups.0.push(read_pid(&server.workdir.join("pgid2")));
+    groups.push(read_pid(&server.workdir.join("pgid2")));
     cancel(&mut server, id);
     std::thread::sleep(Duration::from_millis(500));
     assert!(
@@ -240,7 +240,7 @@ fn background_jobs_of_answered_calls_stay() {
     assert!(answer.contains("started\n"), "{answer}");
     let quiet = read_pid(&server.workdir.join("quiet"));
     let ticking = read_pid(&server.workdir.join("ticking"));
-    groups.0.push(read_pid(&server.workdir.join("pgid")));
+    groups.push(read_pid(&server.workdir.join("pgid")));
     std::thread::sleep(Duration::from_secs(1));
     assert!(alive(quiet) && alive(ticking));
     // SAFETY: the test's own recorded processes.
@@ -274,7 +274,7 @@ fn the_cap_counts_what_background_jobs_write_after_the_answer() {
         server.run("echo $$ > pgid; (sleep 0.3; echo $BASHPID > yes; exec yes) & echo bye");
     assert!(answer.starts_with("bye\n"), "{answer}");
     let yes = read_pid(&server.workdir.join("yes"));
-    groups.0.push(read_pid(&server.workdir.join("pgid")));
+    groups.push(read_pid(&server.workdir.join("pgid")));
     assert!(
         eventually(Duration::from_secs(5), || !alive(yes)),
         "yes still writing past the cap"
@@ -286,7 +286,7 @@ fn the_cap_counts_what_background_jobs_write_after_the_answer() {
         server.run("echo $$ > pgid; (sleep 0.2; echo $BASHPID > yes; exec yes) & echo started");
     assert!(answer.contains("started\n"), "{answer:.200}");
     let yes = read_pid(&server.workdir.join("yes"));
-    groups.0.push(read_pid(&server.workdir.join("pgid")));
+    groups.push(read_pid(&server.workdir.join("pgid")));
     let ticks = cpu_ticks(server.pid());
     let started = Instant::now();
     std::thread::sleep(Duration::from_secs(3));
@@ -316,7 +316,7 @@ fn server_death_takes_every_call_along_unless_background_jobs_are_kept() {
         server.start_call(&format!("{ESCAPEES} echo $$ > shell; sleep 3000"));
         let mut pids = escapees(&server, &mut groups);
         let shell = read_pid(&server.workdir.join("shell"));
-        groups.0.push(shell);
+        groups.push(shell);
         pids.push(shell);
         let marker = marker(&server.workdir);
         // SAFETY: a plain syscall to the server process this test spawned.
@@ -418,7 +418,7 @@ fn a_killed_watchdog_is_replaced_and_server_death_still_ends_calls() {
     server.start_call("echo $FORGE_BASH_CALL > marker; echo $$ > shell; sleep 3000");
     let marker = marker(&server.workdir);
     let shell = read_pid(&server.workdir.join("shell"));
-    groups.0.push(shell);
+    groups.push(shell);
     // SAFETY: a plain syscall to the server process this test spawned.
     unsafe { libc::kill(server.pid() as libc::pid_t, libc::SIGKILL) };
     all_gone_within_a_second(&[shell], &marker);
@@ -438,7 +438,7 @@ fn limited_call(job: &str) -> Option<(Server, Groups, i32, String)> {
     ));
     assert!(answer.starts_with("started\n"), "{answer}");
     let pgid = read_pid(&server.workdir.join("pgid"));
-    groups.0.push(pgid);
+    groups.push(pgid);
     let marker = marker(&server.workdir);
     Some((server, groups, pgid, marker))
 }

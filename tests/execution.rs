@@ -49,7 +49,7 @@ fn timeout_kills_the_whole_group() {
     let started = Instant::now();
     let id = server.start_call("echo $$ > pgid; bash -c 'echo $$ > inner; sleep 600' & echo $! > child; echo partial; wait");
     let pgid = read_pid(&server.workdir.join("pgid"));
-    groups.0.push(pgid);
+    groups.push(pgid);
     let inner = read_pid(&server.workdir.join("inner"));
     let response = server.response(id);
     let elapsed = started.elapsed();
@@ -91,7 +91,7 @@ fn background_children_do_not_hold_the_call_and_survive_it() {
         "echo $$ > pgid; sleep 30 & echo $! > bg; (sleep 1; echo late; touch survived) & echo started",
     );
     let elapsed = started.elapsed();
-    groups.0.push(read_pid(&server.workdir.join("pgid")));
+    groups.push(read_pid(&server.workdir.join("pgid")));
     assert!(answer.starts_with("started\n"), "{answer}");
     assert!(
         elapsed < Duration::from_secs(2),
@@ -151,7 +151,7 @@ fn output_cap_stops_the_command_and_keeps_the_head() {
     let mut groups = Groups::default();
     let started = Instant::now();
     let response = server.call("echo $$ > pgid; yes");
-    groups.0.push(read_pid(&server.workdir.join("pgid")));
+    groups.push(read_pid(&server.workdir.join("pgid")));
     assert!(started.elapsed() < Duration::from_secs(10));
     let answer = text(&response);
     assert!(

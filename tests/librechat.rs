@@ -117,7 +117,7 @@ fn two_users_of_one_librechat_do_not_meet() {
     let answer =
         alice.run("echo $$ > group; TOKEN=alice-token sleep 300 > /dev/null 2>&1 & echo $!");
     let job: i32 = answer.lines().next().unwrap().parse().expect(&answer);
-    groups.0.push(crate::support::read_pid(
+    groups.push(crate::support::read_pid(
         &container.path("workspace/alice/group"),
     ));
     let alice_server = alice.pid();
@@ -334,9 +334,7 @@ fn root_server_keeps_its_users_apart(extra: &[&str]) {
         "echo secret > notes; echo $$ > group; TOKEN=bob-token sleep 300 > /dev/null 2>&1 & echo $!",
     );
     let job: i32 = answer.lines().next().unwrap().parse().expect(&answer);
-    groups
-        .0
-        .push(crate::support::read_pid(&host.path("workspace/bob/group")));
+    groups.push(crate::support::read_pid(&host.path("workspace/bob/group")));
     // A daemon's socket in bob's TMPDIR (his tmux, his credential cache), his own.
     let socket = host.path("state/bob/tmp/agent.sock");
     let listener = std::os::unix::net::UnixListener::bind(&socket).unwrap();

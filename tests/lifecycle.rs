@@ -14,7 +14,7 @@ fn cancellation_kills_the_group_logs_and_serves_on() {
     let mut groups = Groups::default();
     let id = server.start_call("echo $$ > pgid; bash -c 'echo $$ > inner; sleep 600' & wait");
     let pgid = read_pid(&server.workdir.join("pgid"));
-    groups.0.push(pgid);
+    groups.push(pgid);
     let inner = read_pid(&server.workdir.join("inner"));
     assert!(alive(inner));
     let cancelled_at = Instant::now();
@@ -53,7 +53,9 @@ fn shutdown_by(signal: libc::c_int) {
         read_pid(&server.workdir.join("a")),
         read_pid(&server.workdir.join("b")),
     ];
-    groups.0.extend(pgids);
+    for pgid in pgids {
+        groups.push(pgid);
+    }
     let inners = [
         read_pid(&server.workdir.join("a-inner")),
         read_pid(&server.workdir.join("b-inner")),
@@ -302,7 +304,7 @@ fn client_vanishes(stdin_first: bool) {
         "params": {"name": "run", "arguments": {"command": command}}});
     writeln!(stdin.as_mut().unwrap(), "{call}").unwrap();
     let pgid = read_pid(&work.join("pgid"));
-    groups.0.push(pgid);
+    groups.push(pgid);
     let sleep = read_pid(&work.join("sleep"));
     assert!(alive(sleep));
     if stdin_first {
@@ -406,7 +408,7 @@ fn a_background_job_keeps_its_output_in_the_file_the_answer_names() {
     // Answered without waiting for the job.
     assert!(!answer.contains("late"), "{answer}");
     let pgid = read_pid(&server.workdir.join("pgid"));
-    groups.0.push(pgid);
+    groups.push(pgid);
     assert!(answer.starts_with("started\n\n[still running"), "{answer}");
     let (group, file) = left_running(&answer);
     assert_eq!(group, pgid);
@@ -456,7 +458,7 @@ fn a_job_that_redirected_its_output_gets_no_line() {
     let mut server = Server::start(Options::default());
     let mut groups = Groups::default();
     let answer = server.run("echo $$ > pgid; sleep 600 > log 2>&1 & echo $! > job; echo started");
-    groups.0.push(read_pid(&server.workdir.join("pgid")));
+    groups.push(read_pid(&server.workdir.join("pgid")));
     let job = read_pid(&server.workdir.join("job"));
     assert!(alive(job));
     assert_eq!(mask_ms(&answer), "started\n\n[exit:0 | Xms]");
@@ -482,7 +484,7 @@ fn a_server_in_the_background_logs_the_requests_of_later_calls() {
         "echo $$ > pgid; python3 -m http.server {port} --bind 127.0.0.1 &"
     ));
     let pgid = read_pid(&server.workdir.join("pgid"));
-    groups.0.push(pgid);
+    groups.push(pgid);
     let (group, file) = left_running(&answer);
     assert_eq!(group, pgid);
     // The server takes a moment to listen: wait for it, then fetch.
@@ -513,7 +515,7 @@ fn a_job_past_the_cap_is_stopped_and_its_file_stays_within_it() {
     let answer =
         server.run("echo $$ > pgid; (sleep 0.5; echo $BASHPID > yes; exec yes) & echo started");
     let pgid = read_pid(&server.workdir.join("pgid"));
-    groups.0.push(pgid);
+    groups.push(pgid);
     let (_, file) = left_running(&answer);
     let yes = read_pid(&server.workdir.join("yes"));
     assert!(
@@ -543,7 +545,7 @@ fn the_server_stopping_ends_the_job_and_its_file_says_so() {
         let answer = server.run(
             "echo $$ > pgid; (echo $BASHPID > job; sleep 0.5; echo first; exec sleep 600) & echo started",
         );
-        groups.0.push(read_pid(&server.workdir.join("pgid")));
+        groups.push(read_pid(&server.workdir.join("pgid")));
         let job = read_pid(&server.workdir.join("job"));
         let (_, file) = left_running(&answer);
         file_holding(&file, "first\n");
@@ -594,7 +596,7 @@ fn over_http_a_sessions_jobs_and_files_are_its_users_and_end_with_it() {
         ));
         let workdir = server.path(&format!("ws/{user}"));
         let pgid = read_pid(&workdir.join("pgid"));
-        groups.0.push(pgid);
+        groups.push(pgid);
         jobs.push(read_pid(&workdir.join("job")));
         let (group, file) = left_running(&answer);
         assert_eq!(group, pgid);

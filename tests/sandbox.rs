@@ -300,10 +300,8 @@ fn another_users_sockets_are_out_of_reach() {
         assert!(!answer.contains("bob-token"), "{user:?}: {answer}");
         assert!(refused(&answer), "{user:?}: {answer}");
         // Bob's shell got nothing: a key typed into it would have run by now.
-        assert!(
-            bob.run("sleep 1; tmux -S $TMPDIR/tm has-session -t b && echo up")
-                .starts_with("up\n")
-        );
+        let answer = bob.run("sleep 1; tmux -S $TMPDIR/tm has-session -t b && echo up");
+        assert!(answer.starts_with("up\n"), "{user:?}: {answer}");
         assert!(!typed.exists(), "{user:?}: alice typed into bob's tmux");
 
         // A listener of anyone's, made outside the sandbox: never reached.

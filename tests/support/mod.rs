@@ -95,7 +95,7 @@ pub fn server_with_background_job(keep: bool) -> (Server, Groups, i32) {
     let mut groups = Groups::default();
     let answer = server.run("echo $$ > group; sleep 600 > /dev/null 2>&1 & echo $! > bg");
     assert!(answer.contains("[exit:0"), "{answer}");
-    groups.0.push(read_pid(&server.workdir.join("group")));
+    groups.push(read_pid(&server.workdir.join("group")));
     let job = read_pid(&server.workdir.join("bg"));
     (server, groups, job)
 }
@@ -498,19 +498,38 @@ pub fn read_pid(path: &Path) -> i32 {
 }
 
 /// Kills, on drop, the process groups a test started through the server, so that a
-/// failing test leaves nothing behind. Only groups recorded by the test itself.
+/// failing test leaves nothing behind. Only groups recorded by the test itself, and
+/// only while their id is still theirs: once a group is gone, its id may be given to
+/// another test's process within seconds (pids wrap at 32768 with fork bombs beside).
 #[derive(Default)]
-pub struct Groups(pub Vec<i32>);
+pub struct Groups(Vec<(i32, Option<u64>)>);
+
+impl Groups {
+    /// Records the group `pgid`, which a process of the test's call leads or led.
+    pub fn push(&mut self, pgid: i32) {
+        self.0.push((pgid, start_time(pgid)));
+    }
+}
 
 impl Drop for Groups {
     fn drop(&mut self) {
-        for &pgid in &self.0 {
-            if pgid > 1 {
-                // SAFETY: plain syscall on a group id this test recorded.
+        for &(pgid, started) in &self.0 {
+            // A process with the group's id that is not its leader got the id again:
+            // while the group had members, no new process could have it.
+            let now = start_time(pgid);
+            if pgid > 1 && (now.is_none() || now == started) {
+                // SAFETY: plain syscall on a group id this test recorded, still its own.
                 unsafe { libc::killpg(pgid, libc::SIGKILL) };
             }
         }
     }
+}
+
+/// When process `pid` started (field 22 of its stat), or `None` when there is none.
+fn start_time(pid: i32) -> Option<u64> {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    let fields = &stat[stat.rfind(')')? + 2..];
+    fields.split(' ').nth(19)?.parse().ok()
 }
 
 fn read_stdout(stdout: impl Read + Send + 'static) -> (Receiver<Value>, Arc<Mutex<Vec<String>>>) {
