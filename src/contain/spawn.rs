@@ -13,11 +13,14 @@
 //!   is born in the cgroup of the *thread* that forks it. So the spawn runs on a thread
 //!   that lives in the call's `pids` cgroup ([`super::cgroup`]'s slots).
 //!
-//! The child is a fork of the calling thread without `CLONE_VM`: between the clone and
-//! `execve` it only makes system calls on memory prepared before the clone (no
-//! allocation, no lock), as after `fork` in a threaded program. The shell leads a
-//! process group of its own, with stdin at `/dev/null` and both output streams piped.
-//! It is watched through its pidfd.
+//! On x86_64 the child shares the server's memory until it executes the shell
+//! (`CLONE_VM | CLONE_VFORK`, on a stack of its own, as `posix_spawn` does), so no page
+//! table is copied; elsewhere it is a fork of the calling thread. Either way, between
+//! the clone and `execve` it only makes system calls on memory prepared before the
+//! clone (no allocation, no lock), with every signal handler of the server's reset
+//! before signals are unblocked. The shell leads a process group of its own, with
+//! stdin at `/dev/null` and both output streams piped. It is watched through its
+//! pidfd.
 
 use std::ffi::{CString, OsStr, OsString};
 use std::io;
