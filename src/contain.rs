@@ -566,7 +566,10 @@ mod tests {
         reaped.reaped();
         reaped.kill().unwrap();
         std::thread::sleep(std::time::Duration::from_millis(200));
-        assert!(other.try_wait().unwrap().is_none(), "another's group was killed");
+        assert!(
+            other.try_wait().unwrap().is_none(),
+            "another's group was killed"
+        );
 
         let running = containment.call();
         running.pgid.store(id, Ordering::Relaxed);
