@@ -320,12 +320,13 @@ struct Cx<'a> {
 fn printed(words: &[Word]) -> Option<String> {
     let words = skip_builtin(words);
     let (name, args) = words.split_first()?;
-    let args: Vec<&str> = args.iter().map(|w| w.text.as_str()).collect();
-    match base_name(&name.text) {
-        "echo" => Some(printf::echo(&args)),
-        "printf" => Some(printf::printf(&args)),
-        _ => None,
-    }
+    // Asked of every command: the others are told apart before anything is built.
+    let print: fn(&[&str]) -> String = match base_name(&name.text) {
+        "echo" => printf::echo,
+        "printf" => printf::printf,
+        _ => return None,
+    };
+    Some(print(&texts(args)))
 }
 
 /// `builtin echo`, `command echo`: the command itself.
@@ -523,7 +524,7 @@ fn names_rm(word: &Word) -> bool {
     let spells = |text: &str| text == "rm" || text.ends_with("/rm");
     spells(&word.text)
         || word.before_split.as_deref().is_some_and(spells)
-        || (word.glob || word.brace) && glob::could_be_rm(&word.pattern)
+        || (word.glob || word.brace) && glob::could_be_rm(word.pattern())
 }
 
 /// `$SHELL -c SCRIPT`: whatever the shell, the script is checked.

@@ -335,9 +335,9 @@ fn words_say_how_they_were_written() {
     assert_eq!(word("r${x}m").before_split.as_deref(), Some("r"));
     assert_eq!(word("\"r${x}\"m").before_split, None);
     let glob = word("/usr/bin/r[m]");
-    assert!(glob.glob && !glob.brace && glob.pattern == "/usr/bin/r[m]");
+    assert!(glob.glob && !glob.brace && glob.pattern() == "/usr/bin/r[m]");
     let quoted = word("'r*'");
-    assert!(!quoted.glob && quoted.pattern == "r\\*");
+    assert!(!quoted.glob && quoted.pattern() == "r\\*");
     assert!(word("{rm,x}").brace);
 }
 

@@ -9,8 +9,12 @@ pub(in crate::guard) struct Word {
     /// The word after quote removal, with every expansion taken as empty and the text of
     /// `${v:-alt}`, `${v:=alt}` and `${v:+alt}` counted as literal.
     pub text: String,
-    /// The same text for glob and brace matching: quoted characters are escaped with `\`.
-    pub pattern: String,
+    /// The same text for glob and brace matching, once a quoted character has made it
+    /// differ from `text` (empty until then): quoted characters are escaped with `\`.
+    pattern: String,
+    /// `pattern` holds the pattern: a quoted character that globs or braces read
+    /// made it differ from `text`.
+    escaped: bool,
     /// The literal text before the first unquoted expansion, where bash may split the
     /// word (`rm${IFS}x`).
     pub before_split: Option<String>,
@@ -52,8 +56,16 @@ impl Word {
         !self.expanded && !self.glob && !self.brace
     }
 
+    /// The text for glob and brace matching: quoted characters are escaped with `\`.
+    pub fn pattern(&self) -> &str {
+        if self.escaped {
+            &self.pattern
+        } else {
+            &self.text
+        }
+    }
+
     pub(super) fn literal(&mut self, c: char, quoted: bool) {
-        self.text.push(c);
         self.solid = true;
         if quoted {
             self.quoted = true;
@@ -61,13 +73,21 @@ impl Word {
                 c,
                 '*' | '?' | '[' | ']' | '{' | '}' | ',' | '\\' | '(' | ')' | '|' | '@' | '+' | '!'
             ) {
+                if !self.escaped {
+                    // Most words never hold such a character: their pattern is their text.
+                    self.escaped = true;
+                    self.pattern.clone_from(&self.text);
+                }
                 self.pattern.push('\\');
             }
         } else {
             self.glob |= matches!(c, '*' | '?' | '[');
             self.brace |= c == '{';
         }
-        self.pattern.push(c);
+        self.text.push(c);
+        if self.escaped {
+            self.pattern.push(c);
+        }
     }
 
     /// An expansion: `may_vanish` when it can leave no word at all (unquoted `$v`,
