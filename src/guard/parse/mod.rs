@@ -196,6 +196,9 @@ struct Parser<'v> {
     /// A function being defined where it may take effect, and where it stands: a
     /// `|` or `&` after its body still puts it in a subshell.
     defined: Option<(String, usize, usize)>,
+    /// Positions from which no balancing `)` (or `]`) follows, as scans that found
+    /// none learnt it: one set of flags a character, empty until such a scan.
+    unclosed: Vec<u8>,
 }
 
 impl<'v> Parser<'v> {
@@ -218,6 +221,7 @@ impl<'v> Parser<'v> {
             conditional: false,
             operator: false,
             defined: None,
+            unclosed: Vec::new(),
         }
     }
 

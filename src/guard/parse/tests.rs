@@ -8,7 +8,7 @@
 
 use std::ops::ControlFlow;
 
-use super::{Command, MAX_DEPTH, Parsed, Visitor, Word, is_assignment, parse};
+use super::{Command, MAX_DEPTH, Parsed, Parser, Visitor, Word, is_assignment, parse};
 
 /// Records every command; stops at a command named `stop`. `print ARGS` prints its
 /// arguments to a pipe.
@@ -376,6 +376,48 @@ fn too_deep_is_said_not_overflowed() {
     assert!(parsed.too_deep && record.words.is_empty());
     let (_, parsed) = visit("a $(b $(c $(d)))");
     assert!(!parsed.too_deep);
+}
+
+/// What scans that found no balancing `)` or `]` learnt answers later scans as a
+/// fresh scan would: random texts of brackets, quotes and escapes, every start
+/// asked in turn, forwards and backwards.
+#[test]
+fn unclosed_scans_answer_as_fresh_ones() {
+    let mut seed = 0x2545_f491_4f6c_dd1d_u64;
+    let mut next = move || {
+        seed ^= seed << 13;
+        seed ^= seed >> 7;
+        seed ^= seed << 17;
+        seed
+    };
+    let alphabet = ['(', ')', '[', ']', '\'', '"', '\\', 'a', '$'];
+    let mut record = Record::default();
+    for _ in 0..3000 {
+        let len = (next() % 24) as usize;
+        let text: String = (0..len)
+            .map(|_| alphabet[(next() % alphabet.len() as u64) as usize])
+            .collect();
+        for (open, close) in [('(', ')'), ('[', ']')] {
+            let fresh: Vec<_> = (0..=len)
+                .map(|from| Parser::new(&text, 0, &mut record).matching(from, open, close))
+                .collect();
+            let mut forwards = Parser::new(&text, 0, &mut record);
+            let asked: Vec<_> = (0..=len)
+                .map(|from| forwards.matching(from, open, close))
+                .collect();
+            assert_eq!(asked, fresh, "{text:?} from each start, for {open}");
+            let mut backwards = Parser::new(&text, 0, &mut record);
+            let mut asked: Vec<_> = (0..=len)
+                .rev()
+                .map(|from| backwards.matching(from, open, close))
+                .collect();
+            asked.reverse();
+            assert_eq!(
+                asked, fresh,
+                "{text:?} from each start backwards, for {open}"
+            );
+        }
+    }
 }
 
 #[test]
