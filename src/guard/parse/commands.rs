@@ -172,10 +172,12 @@ impl Parser<'_> {
         let command_start = self.at_compound_start();
         let word = self.word();
         if self.i == start {
+            self.recycle(word);
             self.bump(1);
             return None;
         }
         if matches!(self.peek(), Some('<' | '>')) && is_fd(&word) {
+            self.recycle(word);
             return None;
         }
         // The body of `function NAME { …; }` and `coproc NAME { …; }` is a compound too.
@@ -244,9 +246,9 @@ impl Parser<'_> {
     /// `case WORD in [(]PATTERN[|PATTERN]…) COMMANDS ;; … esac`, after `case`.
     fn case_clause(&mut self) -> ListEnd {
         self.skip_space();
-        self.word();
+        self.skip_word();
         self.skip_space();
-        self.word(); // `in`
+        self.skip_word(); // `in`
         loop {
             if let Some(stop) = self.case_item_start() {
                 return stop;
@@ -299,7 +301,7 @@ impl Parser<'_> {
                 Some('|') => self.bump(1),
                 Some(_) => {
                     let start = self.i;
-                    self.word();
+                    self.skip_word();
                     if self.i == start {
                         self.bump(1);
                     }
@@ -324,7 +326,7 @@ impl Parser<'_> {
                 '(' | ')' | '|' | '&' | '<' | '>' | ';' => self.bump(1),
                 _ => {
                     let start = self.i;
-                    self.word();
+                    self.skip_word();
                     if self.i == start {
                         self.bump(1);
                     }

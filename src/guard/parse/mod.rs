@@ -34,6 +34,9 @@ pub(super) use word::{Word, is_assignment};
 /// parsed; no real command comes near it, and it bounds the parser's recursion.
 pub(super) const MAX_DEPTH: usize = 64;
 
+/// How many emptied words a parser keeps for reuse.
+const SPARE_WORDS: usize = 64;
+
 /// A simple command: its words and, for `<<<`, heredocs and `echo … |`, the text on
 /// its stdin.
 #[derive(Debug, Default, Clone)]
@@ -199,6 +202,9 @@ struct Parser<'v> {
     /// Positions from which no balancing `)` (or `]`) follows, as scans that found
     /// none learnt it: one set of flags a character, empty until such a scan.
     unclosed: Vec<u8>,
+    /// Words read and done with, emptied: the next words reuse their storage, as a
+    /// command of a long text leaves its words for the next one.
+    spare: Vec<Word>,
 }
 
 impl<'v> Parser<'v> {
@@ -222,6 +228,7 @@ impl<'v> Parser<'v> {
             operator: false,
             defined: None,
             unclosed: Vec::new(),
+            spare: Vec::new(),
         }
     }
 
@@ -306,6 +313,26 @@ impl<'v> Parser<'v> {
             self.waiting.push(simple);
         } else {
             self.visit(&simple);
+            self.reuse(simple.words);
+        }
+    }
+
+    /// A word done with: its storage goes to the next word read.
+    fn recycle(&mut self, mut word: Word) {
+        if self.spare.len() < SPARE_WORDS {
+            word.clear();
+            self.spare.push(word);
+        }
+    }
+
+    /// The words of a command done with: their storage, and the list's, go to the
+    /// next command.
+    fn reuse(&mut self, mut words: Vec<Word>) {
+        for word in words.drain(..) {
+            self.recycle(word);
+        }
+        if self.cur.words.capacity() == 0 {
+            self.cur.words = words;
         }
     }
 

@@ -40,7 +40,7 @@ impl Parser<'_> {
             }
             self.skip_blanks();
             let start = self.i;
-            self.word();
+            self.skip_word();
             let raw = &self.s[start..self.i];
             let quoted = raw.iter().any(|c| matches!(c, '\'' | '"' | '\\'));
             let delimiter = delimiter(raw);
@@ -75,7 +75,7 @@ impl Parser<'_> {
                 None | Some('\n' | ';' | '&' | '|' | '(' | ')' | '<' | '>')
             )
         {
-            self.word();
+            self.skip_word();
         }
     }
 

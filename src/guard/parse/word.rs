@@ -65,6 +65,19 @@ impl Word {
         }
     }
 
+    /// Empties the word, keeping the storage of its text and pattern for reuse.
+    pub(super) fn clear(&mut self) {
+        let mut text = std::mem::take(&mut self.text);
+        let mut pattern = std::mem::take(&mut self.pattern);
+        text.clear();
+        pattern.clear();
+        *self = Word {
+            text,
+            pattern,
+            ..Word::default()
+        };
+    }
+
     pub(super) fn literal(&mut self, c: char, quoted: bool) {
         self.solid = true;
         if quoted {
@@ -106,7 +119,7 @@ impl Word {
 impl Parser<'_> {
     /// Reads one word. Substitutions in it are parsed as commands of their own.
     pub(super) fn word(&mut self) -> Word {
-        let mut word = Word::default();
+        let mut word = self.spare.pop().unwrap_or_default();
         while let Some(c) = self.peek() {
             match c {
                 '<' | '>' if self.peek_at(1) == Some('(') => self.process(&mut word, c),
@@ -155,6 +168,12 @@ impl Parser<'_> {
             }
         }
         word
+    }
+
+    /// Reads one word that is data: a pattern, an operand, a target.
+    pub(super) fn skip_word(&mut self) {
+        let word = self.word();
+        self.recycle(word);
     }
 
     /// A process substitution, `<(…)` or `>(…)`, at its `<` or `>`: a file name that
