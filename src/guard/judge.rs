@@ -523,7 +523,7 @@ fn only_informs(args: &[Word]) -> bool {
 fn names_rm(word: &Word) -> bool {
     let spells = |text: &str| text == "rm" || text.ends_with("/rm");
     spells(&word.text)
-        || word.before_split.as_deref().is_some_and(spells)
+        || word.before_split().is_some_and(spells)
         || (word.glob || word.brace) && glob::could_be_rm(word.pattern())
 }
 

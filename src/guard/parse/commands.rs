@@ -1,7 +1,7 @@
 //! Command lists: separators, pipelines, subshells and groups, and the compounds
 //! whose insides are partly data: `case` (patterns) and `[[ ]]`.
 
-use super::{End, ListEnd, MAX_DEPTH, PREFIX_KEYWORDS, Parser, Word};
+use super::{End, ListEnd, MAX_DEPTH, PREFIX_KEYWORDS, Parser, Printed, Word};
 
 impl Parser<'_> {
     /// A command list, up to what ends it (`end`) or the end of the text; says which.
@@ -100,7 +100,7 @@ impl Parser<'_> {
             self.bump(1);
         }
         if pipe {
-            self.cur.stdin = self.printed.take();
+            self.cur.stdin = self.take_printed();
             self.cur.stdin_from = self.passing.take();
         }
     }
@@ -223,8 +223,18 @@ impl Parser<'_> {
     }
 
     /// A nested command list, bounded in depth. The current simple command is set
-    /// aside while it is parsed. Returns what its last command printed.
-    pub(super) fn nested(&mut self, end: End) -> Option<String> {
+    /// aside while it is parsed.
+    pub(super) fn nested(&mut self, end: End) {
+        self.nested_list(end, false);
+    }
+
+    /// As [`Parser::nested`], for a list whose output is read (`<(…)`): what its last
+    /// command printed.
+    pub(super) fn nested_printed(&mut self, end: End) -> Option<String> {
+        self.nested_list(end, true)
+    }
+
+    fn nested_list(&mut self, end: End, printing: bool) -> Option<String> {
         if self.depth >= MAX_DEPTH {
             self.out.too_deep = true;
             self.i = self.s.len();
@@ -236,9 +246,18 @@ impl Parser<'_> {
         self.depth -= 1;
         // The last command may be flushed already, by its `)`.
         let flushed = self.cur.words.is_empty() && !self.cur.redirected;
-        let before = self.printed.take();
+        let before = if printing && flushed {
+            self.take_printed()
+        } else {
+            None
+        };
         self.flush();
-        let printed = if flushed { before } else { self.printed.take() };
+        let printed = if printing && !flushed {
+            self.take_printed()
+        } else {
+            before
+        };
+        self.set_printed(Printed::Nothing);
         self.cur = saved;
         printed
     }

@@ -159,6 +159,16 @@ const PREFIX_KEYWORDS: &[&str] = &[
     "!", "{", "}", "if", "then", "else", "elif", "do", "while", "until", "time", "fi", "done",
 ];
 
+/// What the last complete command printed. Most commands' output goes to no pipe:
+/// the visitor is asked only when a pipe or a process substitution takes it.
+#[derive(Debug)]
+enum Printed {
+    Nothing,
+    Known(String),
+    /// The command's words, the visitor not asked yet.
+    Words(Vec<Word>),
+}
+
 /// The simple command being read.
 #[derive(Debug, Default)]
 struct Current {
@@ -182,7 +192,7 @@ struct Parser<'v> {
     /// Complete commands waiting for their heredoc bodies.
     waiting: Vec<Simple>,
     /// What the last complete command printed, as the visitor sees it.
-    printed: Option<String>,
+    printed: Printed,
     /// The `${…}` just read names a positional parameter.
     positional_name: bool,
     /// The last command waits for a heredoc and passes its stdin on (`cat <<EOF |`).
@@ -218,7 +228,7 @@ impl<'v> Parser<'v> {
             cur: Current::default(),
             heredocs: Vec::new(),
             waiting: Vec::new(),
-            printed: None,
+            printed: Printed::Nothing,
             positional_name: false,
             passing: None,
             group_stdin: None,
@@ -291,7 +301,7 @@ impl<'v> Parser<'v> {
             for doc in &mut self.heredocs {
                 doc.reader.get_or_insert(usize::MAX);
             }
-            self.printed = None;
+            self.set_printed(Printed::Nothing);
             return;
         }
         let start = current.start.unwrap_or(0);
@@ -301,8 +311,9 @@ impl<'v> Parser<'v> {
             stdin_from: current.stdin_from,
             span: (start, current.end.max(start)),
         };
-        self.printed = self.visitor.printed(&simple.words);
         if pending || simple.stdin_from.is_some() {
+            let printed = self.visitor.printed(&simple.words);
+            self.set_printed(printed.map_or(Printed::Nothing, Printed::Known));
             let reader = self.waiting.len();
             for doc in &mut self.heredocs {
                 doc.reader.get_or_insert(reader);
@@ -313,7 +324,27 @@ impl<'v> Parser<'v> {
             self.waiting.push(simple);
         } else {
             self.visit(&simple);
-            self.reuse(simple.words);
+            self.set_printed(Printed::Words(simple.words));
+        }
+    }
+
+    /// What the last complete command printed, as the visitor sees it.
+    fn set_printed(&mut self, printed: Printed) {
+        if let Printed::Words(words) = std::mem::replace(&mut self.printed, printed) {
+            self.reuse(words);
+        }
+    }
+
+    /// Takes what the last complete command printed, asking the visitor if need be.
+    fn take_printed(&mut self) -> Option<String> {
+        match std::mem::replace(&mut self.printed, Printed::Nothing) {
+            Printed::Nothing => None,
+            Printed::Known(text) => Some(text),
+            Printed::Words(words) => {
+                let printed = self.visitor.printed(&words);
+                self.reuse(words);
+                printed
+            }
         }
     }
 

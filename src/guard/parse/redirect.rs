@@ -65,7 +65,7 @@ impl Parser<'_> {
         if input && self.starts_with("<(") {
             // What it prints is stdin: `bash < <(echo …)`.
             self.bump(2);
-            self.cur.stdin = self.nested(End::Paren);
+            self.cur.stdin = self.nested_printed(End::Paren);
             return;
         }
         let substitution = self.starts_with("<(") || self.starts_with(">(");

@@ -332,8 +332,8 @@ fn words_say_how_they_were_written() {
     assert!(!word("$(( 1 ))").may_vanish());
     assert_eq!(word("${v:-rm}").text, "rm");
     assert_eq!(word("${v#rm}").text, "");
-    assert_eq!(word("r${x}m").before_split.as_deref(), Some("r"));
-    assert_eq!(word("\"r${x}\"m").before_split, None);
+    assert_eq!(word("r${x}m").before_split(), Some("r"));
+    assert_eq!(word("\"r${x}\"m").before_split(), None);
     let glob = word("/usr/bin/r[m]");
     assert!(glob.glob && !glob.brace && glob.pattern() == "/usr/bin/r[m]");
     let quoted = word("'r*'");

@@ -15,9 +15,9 @@ pub(in crate::guard) struct Word {
     /// `pattern` holds the pattern: a quoted character that globs or braces read
     /// made it differ from `text`.
     escaped: bool,
-    /// The literal text before the first unquoted expansion, where bash may split the
-    /// word (`rm${IFS}x`).
-    pub before_split: Option<String>,
+    /// The length of the literal text before the first unquoted expansion, where bash
+    /// may split the word (`rm${IFS}x`).
+    split_at: Option<usize>,
     /// An unquoted `*`, `?` or `[`.
     pub glob: bool,
     /// An unquoted `{`: brace expansion may apply.
@@ -54,6 +54,12 @@ impl Word {
     /// Its text is what bash uses, as written: no expansion, glob or brace in it.
     pub fn is_literal(&self) -> bool {
         !self.expanded && !self.glob && !self.brace
+    }
+
+    /// The literal text before the first unquoted expansion, where bash may split the
+    /// word (`rm${IFS}x`).
+    pub fn before_split(&self) -> Option<&str> {
+        self.split_at.map(|at| &self.text[..at])
     }
 
     /// The text for glob and brace matching: quoted characters are escaped with `\`.
@@ -107,8 +113,8 @@ impl Word {
     /// `"$@"`); unquoted, bash may split the word where it stands.
     pub(super) fn expansion(&mut self, quoted: bool, may_vanish: bool) {
         self.expanded = true;
-        if !quoted && self.before_split.is_none() {
-            self.before_split = Some(self.text.clone());
+        if !quoted && self.split_at.is_none() {
+            self.split_at = Some(self.text.len());
         }
         if !may_vanish {
             self.solid = true;
@@ -180,7 +186,7 @@ impl Parser<'_> {
     /// cannot vanish. What a `<(…)` prints is kept, when the visitor can tell.
     fn process(&mut self, word: &mut Word, c: char) {
         self.bump(2);
-        let printed = self.nested(End::Paren);
+        let printed = self.nested_printed(End::Paren);
         word.expanded = true;
         word.solid = true;
         if let Some(printed) = printed.filter(|_| c == '<') {
