@@ -466,11 +466,45 @@ pub(super) fn find(name: &str) -> Option<&'static Wrapper> {
         }
         by_name
     });
-    // No name of the table is longer: a long word is not hashed at all.
-    if name.len() > LONGEST_NAME {
+    // No name of the table is longer: a long word is not hashed at all, and nor is
+    // one whose shape no name of the table has.
+    if name.len() > LONGEST_NAME || !has_bit(&SHAPES, shape(name.as_bytes())) {
         return None;
     }
     BY_NAME.get(name).copied()
+}
+
+/// The shapes of the table's names, one bit each: most words have a shape no name
+/// has, and [`find`] tells them apart without hashing them.
+const SHAPES: [u64; 16] = shapes();
+
+/// A name's shape: its length and its first and last bytes, folded to 1024 values.
+const fn shape(name: &[u8]) -> usize {
+    let [first, ..] = name else {
+        return 0;
+    };
+    let last = name[name.len() - 1];
+    ((*first as usize * 31 + last as usize) * 7 + name.len()) % 1024
+}
+
+const fn shapes() -> [u64; 16] {
+    let mut bits = [0u64; 16];
+    let mut k = 0;
+    while k < WRAPPERS.len() {
+        let names = WRAPPERS[k].names;
+        let mut n = 0;
+        while n < names.len() {
+            let shape = shape(names[n].as_bytes());
+            bits[shape / 64] |= 1 << (shape % 64);
+            n += 1;
+        }
+        k += 1;
+    }
+    bits
+}
+
+fn has_bit(bits: &[u64; 16], shape: usize) -> bool {
+    bits[shape / 64] & (1 << (shape % 64)) != 0
 }
 
 /// A hash for the map of names, which the judge asks for nearly every word: a

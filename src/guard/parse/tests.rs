@@ -351,6 +351,39 @@ fn assignments() {
     }
 }
 
+/// `is_assignment` reads a word once; it says what the definition says: the text
+/// before the first `=`, less one `+`, less a subscript `[…]` that ends it, is a name.
+#[test]
+fn assignments_as_defined() {
+    let by_definition = |word: &str| {
+        let Some(eq) = word.find('=') else {
+            return false;
+        };
+        let name = word[..eq].strip_suffix('+').unwrap_or(&word[..eq]);
+        let name = match name.find('[') {
+            Some(bracket) if name.ends_with(']') => &name[..bracket],
+            _ => name,
+        };
+        let mut chars = name.chars();
+        chars
+            .next()
+            .is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
+            && chars.all(|c| c.is_ascii_alphanumeric() || c == '_')
+    };
+    let alphabet = ['a', '_', '1', '=', '+', '[', ']', '-', 'é'];
+    let mut seed = 0x9e37_79b9_7f4a_7c15_u64;
+    for _ in 0..100_000 {
+        seed ^= seed << 13;
+        seed ^= seed >> 7;
+        seed ^= seed << 17;
+        let len = (seed % 8) as usize;
+        let word: String = (0..len)
+            .map(|k| alphabet[((seed >> (8 + 5 * k)) % alphabet.len() as u64) as usize])
+            .collect();
+        assert_eq!(is_assignment(&word), by_definition(&word), "{word:?}");
+    }
+}
+
 #[test]
 fn each_level_of_nesting_is_deeper() {
     let (record, _) = visit("a $(b `c`)");

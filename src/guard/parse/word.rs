@@ -411,22 +411,31 @@ impl Parser<'_> {
 
 /// `NAME=value`, `NAME+=value` or `NAME[i]=value`.
 pub(in crate::guard) fn is_assignment(word: &str) -> bool {
-    // Asked of nearly every word, mostly short ones: a loop over their bytes costs
-    // less than a search set up for long ones.
+    // Asked of nearly every word: what cannot start a name is told at once, and for a
+    // short word a loop over its bytes costs less than a search set up for long ones.
+    let bytes = word.as_bytes();
+    if !bytes
+        .first()
+        .is_some_and(|&b| b.is_ascii_alphabetic() || b == b'_')
+    {
+        return false;
+    }
     let eq = if word.len() < 32 {
-        word.bytes().position(|b| b == b'=')
+        bytes.iter().position(|&b| b == b'=')
     } else {
         word.find('=')
     };
     let Some(eq) = eq else {
         return false;
     };
-    let name = word[..eq].strip_suffix('+').unwrap_or(&word[..eq]);
-    let name = match name.find('[') {
-        Some(bracket) if name.ends_with(']') => &name[..bracket],
-        _ => name,
-    };
-    is_name(name)
+    let head = &bytes[..eq];
+    let head = head.strip_suffix(b"+").unwrap_or(head);
+    let name = head
+        .iter()
+        .position(|&b| !(b.is_ascii_alphanumeric() || b == b'_'))
+        .unwrap_or(head.len());
+    // The name, then nothing or a subscript.
+    matches!(&head[name..], [] | [b'[', .., b']'])
 }
 
 /// A shell variable's name: a letter or `_`, then letters, digits and `_`.
