@@ -88,10 +88,7 @@ impl Word {
         self.solid = true;
         if quoted {
             self.quoted = true;
-            if matches!(
-                c,
-                '*' | '?' | '[' | ']' | '{' | '}' | ',' | '\\' | '(' | ')' | '|' | '@' | '+' | '!'
-            ) {
+            if escaped_in_pattern(c) {
                 if !self.escaped {
                     // Most words never hold such a character: their pattern is their text.
                     self.escaped = true;
@@ -106,6 +103,37 @@ impl Word {
         self.text.push(c);
         if self.escaped {
             self.pattern.push(c);
+        }
+    }
+
+    /// Characters of the word, each as [`Word::literal`] takes it, at once.
+    pub(super) fn literals(&mut self, run: &[char], quoted: bool) {
+        let [first, rest @ ..] = run else {
+            return;
+        };
+        if rest.is_empty() {
+            return self.literal(*first, quoted);
+        }
+        self.solid = true;
+        if quoted {
+            self.quoted = true;
+            if !self.escaped && run.iter().any(|&c| escaped_in_pattern(c)) {
+                // Most words never hold such a character: their pattern is their text.
+                self.escaped = true;
+                self.pattern.clone_from(&self.text);
+            }
+        } else {
+            self.glob |= run.iter().any(|c| matches!(c, '*' | '?' | '['));
+            self.brace |= run.contains(&'{');
+        }
+        self.text.extend(run);
+        if self.escaped {
+            for &c in run {
+                if quoted && escaped_in_pattern(c) {
+                    self.pattern.push('\\');
+                }
+                self.pattern.push(c);
+            }
         }
     }
 
@@ -167,13 +195,22 @@ impl Parser<'_> {
                         self.bump(1);
                     }
                 }
-                c => {
-                    word.literal(c, false);
-                    self.bump(1);
+                _ => {
+                    let end = self.run_end(self.i + 1, plain_in_word);
+                    word.literals(&self.s[self.i..end], false);
+                    self.i = end;
                 }
             }
         }
         word
+    }
+
+    /// The end of the run of characters from `from` that `plain` accepts.
+    fn run_end(&self, from: usize, plain: impl Fn(char) -> bool) -> usize {
+        self.s[from..]
+            .iter()
+            .position(|&c| !plain(c))
+            .map_or(self.s.len(), |n| from + n)
     }
 
     /// Reads one word that is data: a pattern, an operand, a target.
@@ -284,13 +321,10 @@ impl Parser<'_> {
 
     /// The rest of a single-quoted string, after its opening `'`.
     pub(super) fn single_quoted(&mut self, word: &mut Word) {
-        while let Some(q) = self.peek() {
-            self.bump(1);
-            if q == '\'' {
-                break;
-            }
-            word.literal(q, true);
-        }
+        let end = self.run_end(self.i, |c| c != '\'');
+        word.literals(&self.s[self.i..end], true);
+        self.i = end;
+        self.bump(1);
     }
 
     /// The rest of a double-quoted string, after its opening `"`.
@@ -320,9 +354,10 @@ impl Parser<'_> {
                         self.bump(1);
                     }
                 }
-                c => {
-                    word.literal(c, true);
-                    self.bump(1);
+                _ => {
+                    let end = self.run_end(self.i + 1, |c| !matches!(c, '"' | '\\' | '$' | '`'));
+                    word.literals(&self.s[self.i..end], true);
+                    self.i = end;
                 }
             }
         }
@@ -407,6 +442,38 @@ impl Parser<'_> {
         }
         char::from_u32(value)
     }
+}
+
+/// A character that globs or braces read: quoted, the pattern escapes it.
+fn escaped_in_pattern(c: char) -> bool {
+    matches!(
+        c,
+        '*' | '?' | '[' | ']' | '{' | '}' | ',' | '\\' | '(' | ')' | '|' | '@' | '+' | '!'
+    )
+}
+
+/// Whether `word` reads a character as part of the word without looking at it
+/// again: no blank, operator, quote, escape or expansion, and no `(` or `[`, whose
+/// meaning depends on the word so far.
+fn plain_in_word(c: char) -> bool {
+    !matches!(
+        c,
+        ' ' | '\t'
+            | '\n'
+            | ';'
+            | '&'
+            | '|'
+            | '<'
+            | '>'
+            | '('
+            | ')'
+            | '['
+            | '\\'
+            | '\''
+            | '"'
+            | '$'
+            | '`'
+    )
 }
 
 /// `NAME=value`, `NAME+=value` or `NAME[i]=value`.
