@@ -1,7 +1,7 @@
 //! Expansions: `$(..)`, backticks, `$((..))`, `$[..]`, `${..}`, `$NAME`, and the
 //! data (arithmetic, subscripts) scanned only for the substitutions in it.
 
-use super::{End, MAX_DEPTH, Parser, Word, parse_within};
+use super::{End, MAX_DEPTH, Parser, Word, parse_chars};
 
 /// The marks of [`Parser::matching`]'s scans for `)` and for `]`.
 const PARENS: u8 = 1;
@@ -152,7 +152,7 @@ impl Parser<'_> {
     /// `\$`, and `\"` inside double quotes), then parsed as a script of its own.
     fn backticks(&mut self, quoted: bool) {
         self.bump(1);
-        let mut script = String::new();
+        let mut script = Vec::new();
         while let Some(c) = self.peek() {
             self.bump(1);
             match c {
@@ -171,7 +171,13 @@ impl Parser<'_> {
                 c => script.push(c),
             }
         }
-        let inner = parse_within(&script, self.depth + 1, self.base_depth, &mut *self.visitor);
+        let inner = parse_chars(
+            script,
+            self.depth + 1,
+            self.base_depth,
+            &mut *self.visitor,
+            &mut self.spare,
+        );
         self.merge(inner);
     }
 

@@ -120,17 +120,38 @@ pub(super) fn parse(text: &str, depth: usize, visitor: &mut dyn Visitor) -> Pars
 /// As [`parse`], for text that stands in a shell started at nesting `base_depth`:
 /// a definition deeper than that (in a backtick substitution) takes no effect there.
 fn parse_within(text: &str, depth: usize, base_depth: usize, visitor: &mut dyn Visitor) -> Parsed {
-    let mut parser = Parser::new(text, depth, visitor);
+    parse_chars(
+        text.chars().collect(),
+        depth,
+        base_depth,
+        visitor,
+        &mut Vec::new(),
+    )
+}
+
+/// As [`parse_within`], for text already in characters (a backtick substitution's);
+/// the words it is done with are taken from `spare`, and left there for the parser
+/// that started it.
+fn parse_chars(
+    s: Vec<char>,
+    depth: usize,
+    base_depth: usize,
+    visitor: &mut dyn Visitor,
+    spare: &mut Vec<Word>,
+) -> Parsed {
+    let mut parser = Parser::new(s, depth, visitor);
     parser.base_depth = base_depth;
     if depth > MAX_DEPTH {
         parser.out.too_deep = true;
         return parser.out;
     }
+    parser.spare = std::mem::take(spare);
     parser.commands(End::Eof);
     parser.flush();
     parser.list_ends();
     // Heredocs never closed: their commands are visited with what was read.
     parser.heredoc_bodies();
+    *spare = std::mem::take(&mut parser.spare);
     parser.out
 }
 
@@ -218,9 +239,9 @@ struct Parser<'v> {
 }
 
 impl<'v> Parser<'v> {
-    fn new(text: &str, depth: usize, visitor: &'v mut dyn Visitor) -> Parser<'v> {
+    fn new(s: Vec<char>, depth: usize, visitor: &'v mut dyn Visitor) -> Parser<'v> {
         Parser {
-            s: text.chars().collect(),
+            s,
             i: 0,
             depth,
             visitor,

@@ -83,28 +83,18 @@ impl Parser<'_> {
     /// of an unquoted one is scanned for substitutions once it is whole, as bash does.
     pub(super) fn heredoc_bodies(&mut self) {
         for doc in std::mem::take(&mut self.heredocs) {
-            let mut body = String::new();
-            while self.i < self.s.len() {
-                let line = self.heredoc_line(!doc.quoted);
-                let line = if doc.strip_tabs {
-                    line.trim_start_matches('\t')
-                } else {
-                    &line
-                };
-                if line == doc.delimiter {
-                    break;
-                }
-                body.push_str(line);
-                body.push('\n');
+            let body = self.heredoc_body(&doc);
+            let reader = doc.reader.filter(|&reader| reader < self.waiting.len());
+            if let Some(reader) = reader {
+                self.waiting[reader].stdin = Some(body.iter().collect());
             }
             if !doc.quoted {
-                let mut scan = Parser::new(&body, self.depth, &mut *self.visitor);
+                let mut scan = Parser::new(body, self.depth, &mut *self.visitor);
+                scan.spare = std::mem::take(&mut self.spare);
                 scan.substitutions_until(scan.s.len());
+                self.spare = std::mem::take(&mut scan.spare);
                 let inner = scan.out;
                 self.merge(inner);
-            }
-            if let Some(command) = doc.reader.and_then(|reader| self.waiting.get_mut(reader)) {
-                command.stdin = Some(body);
             }
         }
         let mut waiting = std::mem::take(&mut self.waiting);
@@ -118,23 +108,47 @@ impl Parser<'_> {
         self.passing = None;
     }
 
-    /// One line of a heredoc body, its newline consumed. In an unquoted heredoc a
-    /// backslash-newline joins the next line to it, as bash reads it: `EO\⏎F` is
-    /// `EOF`.
-    fn heredoc_line(&mut self, join: bool) -> String {
-        let mut line = String::new();
+    /// The body of a heredoc, up to the line that closes it (or the end of the text),
+    /// with each line's newline; `<<-` strips the tabs that start its lines.
+    fn heredoc_body(&mut self, doc: &Heredoc) -> Vec<char> {
+        let mut body = Vec::new();
+        while self.i < self.s.len() {
+            let start = body.len();
+            self.heredoc_line(!doc.quoted, &mut body);
+            if doc.strip_tabs {
+                let tabs = body[start..].iter().take_while(|&&c| c == '\t').count();
+                body.drain(start..start + tabs);
+            }
+            if body[start..].iter().copied().eq(doc.delimiter.chars()) {
+                body.truncate(start);
+                break;
+            }
+            body.push('\n');
+        }
+        body
+    }
+
+    /// Appends one line of a heredoc body to `body`, its newline consumed but not
+    /// appended. In an unquoted heredoc a backslash-newline joins the next line to
+    /// it, as bash reads it: `EO\⏎F` is `EOF`.
+    fn heredoc_line(&mut self, join: bool, body: &mut Vec<char>) {
+        let start = body.len();
         loop {
             let end = self.s[self.i..]
                 .iter()
                 .position(|&c| c == '\n')
                 .map_or(self.s.len(), |n| self.i + n);
-            line.extend(&self.s[self.i..end]);
+            body.extend_from_slice(&self.s[self.i..end]);
             self.i = (end + 1).min(self.s.len());
-            let trailing = line.chars().rev().take_while(|&c| c == '\\').count();
+            let trailing = body[start..]
+                .iter()
+                .rev()
+                .take_while(|&&c| c == '\\')
+                .count();
             if !join || trailing % 2 == 0 || end >= self.s.len() {
-                return line;
+                return;
             }
-            line.pop();
+            body.pop();
         }
     }
 }

@@ -427,19 +427,19 @@ fn unclosed_scans_answer_as_fresh_ones() {
     let mut record = Record::default();
     for _ in 0..3000 {
         let len = (next() % 24) as usize;
-        let text: String = (0..len)
+        let text: Vec<char> = (0..len)
             .map(|_| alphabet[(next() % alphabet.len() as u64) as usize])
             .collect();
         for (open, close) in [('(', ')'), ('[', ']')] {
             let fresh: Vec<_> = (0..=len)
-                .map(|from| Parser::new(&text, 0, &mut record).matching(from, open, close))
+                .map(|from| Parser::new(text.clone(), 0, &mut record).matching(from, open, close))
                 .collect();
-            let mut forwards = Parser::new(&text, 0, &mut record);
+            let mut forwards = Parser::new(text.clone(), 0, &mut record);
             let asked: Vec<_> = (0..=len)
                 .map(|from| forwards.matching(from, open, close))
                 .collect();
             assert_eq!(asked, fresh, "{text:?} from each start, for {open}");
-            let mut backwards = Parser::new(&text, 0, &mut record);
+            let mut backwards = Parser::new(text.clone(), 0, &mut record);
             let mut asked: Vec<_> = (0..=len)
                 .rev()
                 .map(|from| backwards.matching(from, open, close))
