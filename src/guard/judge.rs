@@ -10,7 +10,7 @@
 use std::ops::ControlFlow;
 
 use super::glob;
-use super::parse::{self, Command, Visitor, Word, is_assignment};
+use super::parse::{self, Command, Visitor, Word};
 use super::printf;
 use super::special;
 use super::wrappers::{self, ShellInput, Then, Wrapper, file_in_sight, in_sight};
@@ -176,7 +176,7 @@ impl Judge {
 
     /// Whether the command calls a function of this call.
     fn calls_function(&self, words: &[Word]) -> bool {
-        let mut words = words.iter().skip_while(|w| is_assignment(&w.text));
+        let mut words = words.iter().skip_while(|w| w.is_assignment());
         words
             .next()
             .is_some_and(|name| name.is_literal() && self.functions.contains(&name.text))
@@ -211,7 +211,7 @@ impl Judge {
         if self.aliases.is_empty() {
             return false;
         }
-        let mut words = command.words.iter().skip_while(|w| is_assignment(&w.text));
+        let mut words = command.words.iter().skip_while(|w| w.is_assignment());
         let Some(first) = words.next() else {
             return false;
         };
@@ -235,7 +235,7 @@ impl Judge {
 fn calls_rm(words: &[Word]) -> Option<&[Word]> {
     let start = words
         .iter()
-        .position(|w| !(is_assignment(&w.text) || w.is_plain() && KEYWORDS.contains(&&*w.text)))?;
+        .position(|w| !(w.is_assignment() || w.is_plain() && is_keyword(&w.text)))?;
     let name = &words[start];
     (name.is_literal() && name.text == "rm").then(|| &words[start + 1..])
 }
@@ -299,7 +299,7 @@ fn base_name(text: &str) -> &str {
 fn runs_positional(words: &[Word]) -> bool {
     let mut rest = words
         .iter()
-        .skip_while(|w| is_assignment(&w.text) || w.is_plain() && KEYWORDS.contains(&&*w.text));
+        .skip_while(|w| w.is_assignment() || w.is_plain() && is_keyword(&w.text));
     let Some(first) = rest.next() else {
         return false;
     };
@@ -361,9 +361,23 @@ fn script_runs_rm(script: &str, cx: &Cx) -> bool {
 }
 
 /// Keywords that may stand before a command.
-const KEYWORDS: &[&str] = &[
-    "!", "{", "}", "if", "then", "else", "elif", "fi", "do", "done", "while", "until", "esac",
-];
+fn is_keyword(text: &str) -> bool {
+    matches!(
+        text,
+        "!" | "{"
+            | "}"
+            | "if"
+            | "then"
+            | "else"
+            | "elif"
+            | "fi"
+            | "do"
+            | "done"
+            | "while"
+            | "until"
+            | "esac"
+    )
+}
 
 /// Where the judge goes from a word of a simple command.
 enum Step {
@@ -436,7 +450,7 @@ fn runs_rm(words: &[Word], stdin: Option<&str>, cx: &Cx) -> bool {
 /// One word of a simple command, before the words `rest`: an assignment, a keyword
 /// or a wrapper to pass, or what runs.
 fn step(word: &Word, rest: &[Word], stdin: Option<&str>, cx: &Cx) -> Step {
-    if is_assignment(&word.text) {
+    if word.is_assignment() {
         return match word.text.split_once('=') {
             // Hooks, editors and pagers a program started here runs: checked as scripts.
             Some((name, value)) if !rest.is_empty() && runs_value(name) => {
@@ -487,7 +501,7 @@ fn step(word: &Word, rest: &[Word], stdin: Option<&str>, cx: &Cx) -> Step {
 fn keyword(word: &str, rest: &[Word]) -> Option<Step> {
     let is = |w: &Word, text: &str| w.is_plain() && w.text == text;
     let step = match word {
-        keyword if KEYWORDS.contains(&keyword) => Step::Skip(1),
+        keyword if is_keyword(keyword) => Step::Skip(1),
         // `function NAME`.
         "function" => Step::Skip(2),
         // `coproc NAME { …; }` or `coproc COMMAND`.

@@ -1,7 +1,7 @@
 //! Command lists: separators, pipelines, subshells and groups, and the compounds
 //! whose insides are partly data: `case` (patterns) and `[[ ]]`.
 
-use super::{End, ListEnd, MAX_DEPTH, PREFIX_KEYWORDS, Parser, Printed, Word};
+use super::{End, ListEnd, MAX_DEPTH, Parser, Printed, Word, is_prefix_keyword};
 
 impl Parser<'_> {
     /// A command list, up to what ends it (`end`) or the end of the text; says which.
@@ -214,10 +214,7 @@ impl Parser<'_> {
     /// Whether the words so far are `function NAME` or `coproc NAME`, before a body.
     fn named_body(&self) -> bool {
         let words = &self.cur.words;
-        let keywords = words
-            .iter()
-            .take_while(|w| w.is_plain() && PREFIX_KEYWORDS.contains(&w.text.as_str()))
-            .count();
+        let keywords = words.iter().take_while(|w| is_prefix_keyword(w)).count();
         matches!(&words[keywords..], [keyword, _]
             if keyword.is_plain() && ["function", "coproc"].contains(&keyword.text.as_str()))
     }

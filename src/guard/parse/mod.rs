@@ -28,7 +28,9 @@ mod tests;
 use std::ops::ControlFlow;
 
 use redirect::Heredoc;
-pub(super) use word::{Word, is_assignment};
+pub(super) use word::Word;
+#[cfg(test)]
+use word::is_assignment;
 
 /// Nesting of substitutions and scripts beyond which a command is refused rather than
 /// parsed; no real command comes near it, and it bounds the parser's recursion.
@@ -176,9 +178,24 @@ enum ListEnd {
 
 /// Words that may stand before a command without being one, and after which a
 /// command may start a compound (`(( ))`, `[[ ]]`, `case`).
-const PREFIX_KEYWORDS: &[&str] = &[
-    "!", "{", "}", "if", "then", "else", "elif", "do", "while", "until", "time", "fi", "done",
-];
+fn is_prefix_keyword(word: &Word) -> bool {
+    word.is_plain()
+        && matches!(
+            word.text.as_str(),
+            "!" | "{"
+                | "}"
+                | "if"
+                | "then"
+                | "else"
+                | "elif"
+                | "do"
+                | "while"
+                | "until"
+                | "time"
+                | "fi"
+                | "done"
+        )
+}
 
 /// What the last complete command printed. Most commands' output goes to no pipe:
 /// the visitor is asked only when a pipe or a process substitution takes it.
@@ -197,6 +214,10 @@ struct Current {
     stdin: Option<String>,
     start: Option<usize>,
     end: usize,
+    /// A word that is no prefix keyword came, or one that is no assignment either:
+    /// the next word is past where a compound, or a command, may start.
+    past_keywords: bool,
+    past_command_start: bool,
     /// A redirection came first: a reserved word is an ordinary word after it.
     redirected: bool,
     stdin_from: Option<usize>,
@@ -418,32 +439,31 @@ impl<'v> Parser<'v> {
         }
     }
 
-    fn push_word(&mut self, start: usize, word: Word) {
+    fn push_word(&mut self, start: usize, mut word: Word) {
+        word.assignment = word::is_assignment(&word.text);
         self.operator = false;
         self.cur.start.get_or_insert(start);
         self.cur.end = self.i;
+        if !self.cur.past_keywords && !is_prefix_keyword(&word) {
+            self.cur.past_keywords = true;
+            self.cur.past_command_start = !word.is_assignment();
+        } else if !self.cur.past_command_start {
+            self.cur.past_command_start = !(word.is_assignment() || is_prefix_keyword(&word));
+        }
         self.cur.words.push(word);
     }
 
     /// True when the next word would be in command position: only assignments and
     /// prefix keywords stand before it.
     fn at_command_start(&self) -> bool {
-        self.cur
-            .words
-            .iter()
-            .all(|w| is_assignment(&w.text) || w.is_plain() && PREFIX_KEYWORDS.contains(&&*w.text))
+        !self.cur.past_command_start
     }
 
     /// True when the next word may open a compound (`case`, `[[`): only prefix
     /// keywords stand before it; after an assignment or a redirection it is an
     /// ordinary command name, as bash runs it (`a=1 [[ x` runs `[[`).
     fn at_compound_start(&self) -> bool {
-        !self.cur.redirected
-            && self
-                .cur
-                .words
-                .iter()
-                .all(|w| w.is_plain() && PREFIX_KEYWORDS.contains(&&*w.text))
+        !self.cur.redirected && !self.cur.past_keywords
     }
 
     /// True when the `n` characters ahead end a word.

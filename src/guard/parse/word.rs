@@ -28,6 +28,9 @@ pub(in crate::guard) struct Word {
     /// What the process substitutions `<(…)` in it print, when that is known: a file
     /// a command may read as a script (`bash <(…)`, `BASH_ENV=<(…)`).
     pub fed: Option<String>,
+    /// `NAME=value`, `NAME+=value` or `NAME[i]=value` (see [`is_assignment`]), told
+    /// once the word joins a command.
+    pub(super) assignment: bool,
     /// Any quoting or expansion at all; a word without is a candidate keyword.
     quoted: bool,
     expanded: bool,
@@ -36,6 +39,11 @@ pub(in crate::guard) struct Word {
 }
 
 impl Word {
+    /// An assignment, `NAME=value`, `NAME+=value` or `NAME[i]=value`, by its text.
+    pub fn is_assignment(&self) -> bool {
+        self.assignment
+    }
+
     /// No quotes and no expansions: the word can be a shell keyword.
     pub fn is_plain(&self) -> bool {
         !self.quoted && !self.expanded
