@@ -13,7 +13,7 @@ use super::glob;
 use super::parse::{self, Command, Visitor, Word};
 use super::printf;
 use super::special;
-use super::wrappers::{self, ShellInput, Then, Wrapper, file_in_sight, in_sight};
+use super::wrappers::{self, Shapes, ShellInput, Then, Wrapper, file_in_sight, in_sight};
 
 /// The first simple command of `text` that runs rm, as written; `text` is nested
 /// `depth` deep (a script handed to `bash -c` is one deeper than its command).
@@ -149,24 +149,25 @@ impl Judge {
     /// What a command defines: `function NAME`, `alias NAME=VALUE`, and whether it
     /// runs positional parameters (then every function of the call is a wrapper).
     fn learn(&mut self, words: &[Word]) {
-        let plain =
-            |k: usize, text: &str| words.get(k).is_some_and(|w| w.is_plain() && w.text == text);
+        let first = words
+            .first()
+            .filter(|w| w.is_plain())
+            .map(|w| w.text.as_str());
         let mut words = words;
-        if plain(0, "function")
-            && let Some(name) = words.get(1)
-        {
-            let name = name.text.trim_end_matches("()").to_owned();
-            self.define(&name);
-            words = &words[2..];
-        }
-        // `unset rm`, `unset -f rm`: rm is the program again.
-        if plain(0, "unset") && words.iter().any(|w| w.text == "rm") {
-            self.rm_function = false;
-        }
-        if plain(0, "alias") {
-            let values = words[1..].iter().filter_map(|w| w.text.split_once('='));
-            let values = values.map(|(name, value)| (name.to_owned(), value.to_owned()));
-            self.aliases.extend(values);
+        match first {
+            Some("function") if words.len() > 1 => {
+                let name = words[1].text.trim_end_matches("()").to_owned();
+                self.define(&name);
+                words = &words[2..];
+            }
+            // `unset rm`, `unset -f rm`: rm is the program again.
+            Some("unset") if words.iter().any(|w| w.text == "rm") => self.rm_function = false,
+            Some("alias") => {
+                let values = words[1..].iter().filter_map(|w| w.text.split_once('='));
+                let values = values.map(|(name, value)| (name.to_owned(), value.to_owned()));
+                self.aliases.extend(values);
+            }
+            _ => {}
         }
         if !self.runs_args && runs_positional(words) {
             self.runs_args = true;
@@ -270,6 +271,9 @@ fn has_reader(words: &[Word]) -> bool {
             return false;
         }
         let name = base_name(&w.text);
+        if !READERS.may_hold(name) && !name.starts_with("tclsh") {
+            return false;
+        }
         matches!(name, "make" | "gmake") && stdin_file()
             || matches!(name, "wish" | "expect")
             || name.starts_with("tclsh")
@@ -278,6 +282,11 @@ fn has_reader(words: &[Word]) -> bool {
             })
     })
 }
+
+/// The shapes of the names [`has_reader`] looks for but `tclsh`'s (which have
+/// versions): shells, `source`, wrappers that start a shell, make and Tcl's `wish` and
+/// `expect`.
+const READERS: Shapes = Shapes::of_table(true).and(&["make", "gmake", "wish", "expect"]);
 
 /// A command name's last path component: what the tables know it by. Asked of
 /// nearly every word, mostly short ones: a loop over their bytes costs less than a
@@ -297,6 +306,10 @@ fn base_name(text: &str) -> &str {
 /// Whether a command runs positional parameters as a command: `"$@"`, `$1 …`,
 /// `command "$@"`, `exec "$@"`, `eval "$*"`, or loops over them (`for a in "$@"`).
 fn runs_positional(words: &[Word]) -> bool {
+    // Most commands expand no positional parameter at all.
+    if !words.iter().any(|w| w.positional) {
+        return false;
+    }
     let mut rest = words
         .iter()
         .skip_while(|w| w.is_assignment() || w.is_plain() && is_keyword(&w.text));
