@@ -123,12 +123,22 @@ pub(super) fn parse(text: &str, depth: usize, visitor: &mut dyn Visitor) -> Pars
 /// a definition deeper than that (in a backtick substitution) takes no effect there.
 fn parse_within(text: &str, depth: usize, base_depth: usize, visitor: &mut dyn Visitor) -> Parsed {
     parse_chars(
-        text.chars().collect(),
+        characters(text),
         depth,
         base_depth,
         visitor,
         &mut Vec::new(),
     )
+}
+
+/// The characters of `text`. Commands are mostly ASCII, whose bytes are their
+/// characters: told at once, without decoding.
+fn characters(text: &str) -> Vec<char> {
+    if text.is_ascii() {
+        text.bytes().map(char::from).collect()
+    } else {
+        text.chars().collect()
+    }
 }
 
 /// As [`parse_within`], for text already in characters (a backtick substitution's);

@@ -1,6 +1,7 @@
 //! Redirections, here-strings and heredocs. A heredoc's body is read after the line
 //! that opens it, and is data; an unquoted one's substitutions run.
 
+use super::word::push_chars;
 use super::{End, Parser};
 
 /// A heredoc whose body starts after the next newline.
@@ -86,7 +87,9 @@ impl Parser<'_> {
             let body = self.heredoc_body(&doc);
             let reader = doc.reader.filter(|&reader| reader < self.waiting.len());
             if let Some(reader) = reader {
-                self.waiting[reader].stdin = Some(body.iter().collect());
+                let mut text = String::new();
+                push_chars(&mut text, &body);
+                self.waiting[reader].stdin = Some(text);
             }
             if !doc.quoted {
                 let mut scan = Parser::new(body, self.depth, &mut *self.visitor);

@@ -134,7 +134,7 @@ impl Word {
             self.glob |= run.iter().any(|c| matches!(c, '*' | '?' | '['));
             self.brace |= run.contains(&'{');
         }
-        self.text.extend(run);
+        push_chars(&mut self.text, run);
         if self.escaped {
             for &c in run {
                 if quoted && escaped_in_pattern(c) {
@@ -449,6 +449,35 @@ impl Parser<'_> {
             return Some('\\');
         }
         char::from_u32(value)
+    }
+}
+
+/// Appends characters to a string. Long runs of ASCII, as commands are made of, go
+/// in as bytes, a block at a time, without encoding each character.
+#[inline]
+pub(super) fn push_chars(text: &mut String, run: &[char]) {
+    if run.len() < 16 {
+        text.extend(run);
+    } else {
+        push_blocks(text, run);
+    }
+}
+
+fn push_blocks(text: &mut String, run: &[char]) {
+    const BLOCK: usize = 64;
+    let mut bytes = [0u8; BLOCK];
+    text.reserve(run.len());
+    for block in run.chunks(BLOCK) {
+        if block.iter().all(char::is_ascii) {
+            for (byte, &c) in bytes.iter_mut().zip(block) {
+                *byte = c as u8;
+            }
+            if let Ok(ascii) = std::str::from_utf8(&bytes[..block.len()]) {
+                text.push_str(ascii);
+                continue;
+            }
+        }
+        text.extend(block);
     }
 }
 
