@@ -8,6 +8,7 @@
 
 use std::ops::ControlFlow;
 
+use super::word::{escaped_in_pattern, plain_in_word};
 use super::{Command, MAX_DEPTH, Parsed, Parser, Visitor, Word, is_assignment, parse};
 
 /// Records every command; stops at a command named `stop`. `print ARGS` prints its
@@ -348,6 +349,40 @@ fn assignments() {
     }
     for text in ["a", "=x", "1a=x", "a-b=1", "a[1=x", "$a=1", "a b=1"] {
         assert!(!is_assignment(text), "{text:?}");
+    }
+}
+
+/// The parser's sets of characters hold what they name, and nothing else.
+#[test]
+fn character_sets() {
+    for c in (0..=0x2ff)
+        .filter_map(char::from_u32)
+        .chain(['€', '\u{10ffff}'])
+    {
+        let pattern = matches!(
+            c,
+            '*' | '?' | '[' | ']' | '{' | '}' | ',' | '\\' | '(' | ')' | '|' | '@' | '+' | '!'
+        );
+        assert_eq!(escaped_in_pattern(c), pattern, "{c:?}");
+        let special = matches!(
+            c,
+            ' ' | '\t'
+                | '\n'
+                | ';'
+                | '&'
+                | '|'
+                | '<'
+                | '>'
+                | '('
+                | ')'
+                | '['
+                | '\\'
+                | '\''
+                | '"'
+                | '$'
+                | '`'
+        );
+        assert_eq!(plain_in_word(c), !special, "{c:?}");
     }
 }
 

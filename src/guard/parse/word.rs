@@ -363,7 +363,7 @@ impl Parser<'_> {
                     }
                 }
                 _ => {
-                    let end = self.run_end(self.i + 1, |c| !matches!(c, '"' | '\\' | '$' | '`'));
+                    let end = self.run_end(self.i + 1, |c| !DOUBLE_QUOTED_SPECIAL.has(c));
                     word.literals(&self.s[self.i..end], true);
                     self.i = end;
                 }
@@ -481,36 +481,46 @@ fn push_blocks(text: &mut String, run: &[char]) {
     }
 }
 
+/// A set of ASCII characters, one bit each: asked of every character of a word, a
+/// bit test costs less than a jump to each character's case.
+struct Chars(u128);
+
+impl Chars {
+    const fn of(chars: &str) -> Chars {
+        let bytes = chars.as_bytes();
+        let mut set = 0u128;
+        let mut k = 0;
+        while k < bytes.len() {
+            set |= 1 << bytes[k];
+            k += 1;
+        }
+        Chars(set)
+    }
+
+    fn has(&self, c: char) -> bool {
+        (c as u32) < 128 && self.0 >> (c as u32) & 1 != 0
+    }
+}
+
+/// The characters that globs or braces read: quoted, the pattern escapes them.
+const PATTERN_SPECIAL: Chars = Chars::of("*?[]{},\\()|@+!");
+
+/// The characters a word looks at again, as they come: blanks, operators, quotes,
+/// escapes and expansions, and `(` and `[`, whose meaning depends on the word so far.
+const WORD_SPECIAL: Chars = Chars::of(" \t\n;&|<>()[\\'\"$`");
+
+/// The characters that end a run of a double-quoted string's text.
+const DOUBLE_QUOTED_SPECIAL: Chars = Chars::of("\"\\$`");
+
 /// A character that globs or braces read: quoted, the pattern escapes it.
-fn escaped_in_pattern(c: char) -> bool {
-    matches!(
-        c,
-        '*' | '?' | '[' | ']' | '{' | '}' | ',' | '\\' | '(' | ')' | '|' | '@' | '+' | '!'
-    )
+pub(super) fn escaped_in_pattern(c: char) -> bool {
+    PATTERN_SPECIAL.has(c)
 }
 
 /// Whether `word` reads a character as part of the word without looking at it
-/// again: no blank, operator, quote, escape or expansion, and no `(` or `[`, whose
-/// meaning depends on the word so far.
-fn plain_in_word(c: char) -> bool {
-    !matches!(
-        c,
-        ' ' | '\t'
-            | '\n'
-            | ';'
-            | '&'
-            | '|'
-            | '<'
-            | '>'
-            | '('
-            | ')'
-            | '['
-            | '\\'
-            | '\''
-            | '"'
-            | '$'
-            | '`'
-    )
+/// again.
+pub(super) fn plain_in_word(c: char) -> bool {
+    !WORD_SPECIAL.has(c)
 }
 
 /// `NAME=value`, `NAME+=value` or `NAME[i]=value`.
