@@ -255,7 +255,8 @@ impl Parser<'_> {
             before
         };
         self.set_printed(Printed::Nothing);
-        self.cur = saved;
+        let inner = std::mem::replace(&mut self.cur, saved);
+        self.reuse(inner.words);
         printed
     }
 

@@ -152,7 +152,7 @@ impl Parser<'_> {
     /// `\$`, and `\"` inside double quotes), then parsed as a script of its own.
     fn backticks(&mut self, quoted: bool) {
         self.bump(1);
-        let mut script = Vec::new();
+        let mut script = std::mem::take(&mut self.spare.chars);
         while let Some(c) = self.peek() {
             self.bump(1);
             match c {

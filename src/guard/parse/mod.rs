@@ -127,7 +127,7 @@ fn parse_within(text: &str, depth: usize, base_depth: usize, visitor: &mut dyn V
         depth,
         base_depth,
         visitor,
-        &mut Vec::new(),
+        &mut Spare::default(),
     )
 }
 
@@ -142,14 +142,14 @@ fn characters(text: &str) -> Vec<char> {
 }
 
 /// As [`parse_within`], for text already in characters (a backtick substitution's);
-/// the words it is done with are taken from `spare`, and left there for the parser
-/// that started it.
+/// the storage it is done with is taken from `spare`, and left there, the text's
+/// too, for the parser that started it.
 fn parse_chars(
     s: Vec<char>,
     depth: usize,
     base_depth: usize,
     visitor: &mut dyn Visitor,
-    spare: &mut Vec<Word>,
+    spare: &mut Spare,
 ) -> Parsed {
     let mut parser = Parser::new(s, depth, visitor);
     parser.base_depth = base_depth;
@@ -163,6 +163,7 @@ fn parse_chars(
     parser.list_ends();
     // Heredocs never closed: their commands are visited with what was read.
     parser.heredoc_bodies();
+    parser.done();
     *spare = std::mem::take(&mut parser.spare);
     parser.out
 }
@@ -264,9 +265,20 @@ struct Parser<'v> {
     /// Positions from which no balancing `)` (or `]`) follows, as scans that found
     /// none learnt it: one set of flags a character, empty until such a scan.
     unclosed: Vec<u8>,
-    /// Words read and done with, emptied: the next words reuse their storage, as a
-    /// command of a long text leaves its words for the next one.
-    spare: Vec<Word>,
+    /// Storage done with, for the next words, commands and parsers.
+    spare: Spare,
+}
+
+/// Storage a parser is done with: the next words, commands and parsers reuse it,
+/// as a command of a long text leaves its words for the next one.
+#[derive(Default)]
+struct Spare {
+    /// Emptied words.
+    words: Vec<Word>,
+    /// Emptied lists of words.
+    lists: Vec<Vec<Word>>,
+    /// An emptied text (a backtick substitution's).
+    chars: Vec<char>,
 }
 
 impl<'v> Parser<'v> {
@@ -290,7 +302,7 @@ impl<'v> Parser<'v> {
             operator: false,
             defined: None,
             unclosed: Vec::new(),
-            spare: Vec::new(),
+            spare: Spare::default(),
         }
     }
 
@@ -402,9 +414,9 @@ impl<'v> Parser<'v> {
 
     /// A word done with: its storage goes to the next word read.
     fn recycle(&mut self, mut word: Word) {
-        if self.spare.len() < SPARE_WORDS {
+        if self.spare.words.len() < SPARE_WORDS {
             word.clear();
-            self.spare.push(word);
+            self.spare.words.push(word);
         }
     }
 
@@ -416,6 +428,17 @@ impl<'v> Parser<'v> {
         }
         if self.cur.words.capacity() == 0 {
             self.cur.words = words;
+        } else if words.capacity() > 0 && self.spare.lists.len() < SPARE_WORDS {
+            self.spare.lists.push(words);
+        }
+    }
+
+    /// The parse is over: its text goes to the next parser's.
+    fn done(&mut self) {
+        let mut s = std::mem::take(&mut self.s);
+        s.clear();
+        if s.capacity() > self.spare.chars.capacity() {
+            self.spare.chars = s;
         }
     }
 
@@ -450,6 +473,11 @@ impl<'v> Parser<'v> {
     }
 
     fn push_word(&mut self, start: usize, mut word: Word) {
+        if self.cur.words.capacity() == 0
+            && let Some(list) = self.spare.lists.pop()
+        {
+            self.cur.words = list;
+        }
         word.assignment = word::is_assignment(&word.text);
         self.operator = false;
         self.cur.start.get_or_insert(start);

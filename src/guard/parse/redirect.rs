@@ -5,7 +5,7 @@ use super::word::push_chars;
 use super::{End, Parser};
 
 /// A heredoc whose body starts after the next newline.
-#[derive(Debug)]
+#[derive(Debug, Clone)]
 pub(super) struct Heredoc {
     delimiter: String,
     strip_tabs: bool,
@@ -13,6 +13,18 @@ pub(super) struct Heredoc {
     quoted: bool,
     /// The simple command that reads it, once that command is complete.
     pub(super) reader: Option<usize>,
+}
+
+#[cfg(test)]
+impl Heredoc {
+    pub(super) fn new(delimiter: &str, strip_tabs: bool, quoted: bool) -> Heredoc {
+        Heredoc {
+            delimiter: delimiter.to_owned(),
+            strip_tabs,
+            quoted,
+            reader: None,
+        }
+    }
 }
 
 impl Parser<'_> {
@@ -114,6 +126,14 @@ impl Parser<'_> {
     /// The body of a heredoc, up to the line that closes it (or the end of the text),
     /// with each line's newline; `<<-` strips the tabs that start its lines.
     fn heredoc_body(&mut self, doc: &Heredoc) -> Vec<char> {
+        match self.plain_heredoc_body(doc) {
+            Some(body) => body,
+            None => self.heredoc_lines(doc),
+        }
+    }
+
+    /// [`Parser::heredoc_body`], a line at a time.
+    pub(super) fn heredoc_lines(&mut self, doc: &Heredoc) -> Vec<char> {
         let mut body = Vec::new();
         while self.i < self.s.len() {
             let start = body.len();
@@ -129,6 +149,40 @@ impl Parser<'_> {
             body.push('\n');
         }
         body
+    }
+
+    /// The body of a heredoc none of whose lines is joined to the next or has its tabs
+    /// stripped, as [`Parser::heredoc_body`] reads it: the text up to the closing line,
+    /// copied once. `None`, nothing read, when a line needs more.
+    pub(super) fn plain_heredoc_body(&mut self, doc: &Heredoc) -> Option<Vec<char>> {
+        if doc.strip_tabs {
+            return None;
+        }
+        let (start, len) = (self.i, self.s.len());
+        let mut at = start;
+        while at < len {
+            let end = self.s[at..]
+                .iter()
+                .position(|&c| c == '\n')
+                .map_or(len, |n| at + n);
+            let line = &self.s[at..end];
+            if line.iter().copied().eq(doc.delimiter.chars()) {
+                self.i = (end + 1).min(len);
+                return Some(self.s[start..at].to_vec());
+            }
+            let trailing = line.iter().rev().take_while(|&&c| c == '\\').count();
+            if !doc.quoted && trailing % 2 == 1 && end < len {
+                return None;
+            }
+            at = end + 1;
+        }
+        self.i = len;
+        let mut body = self.s[start..].to_vec();
+        // The last line, unclosed, gets its newline.
+        if body.last().is_some_and(|&c| c != '\n') {
+            body.push('\n');
+        }
+        Some(body)
     }
 
     /// Appends one line of a heredoc body to `body`, its newline consumed but not

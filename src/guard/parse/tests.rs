@@ -8,6 +8,7 @@
 
 use std::ops::ControlFlow;
 
+use super::redirect::Heredoc;
 use super::word::{escaped_in_pattern, plain_in_word};
 use super::{Command, MAX_DEPTH, Parsed, Parser, Visitor, Word, is_assignment, parse};
 
@@ -349,6 +350,37 @@ fn assignments() {
     }
     for text in ["a", "=x", "1a=x", "a-b=1", "a[1=x", "$a=1", "a b=1"] {
         assert!(!is_assignment(text), "{text:?}");
+    }
+}
+
+/// A heredoc body copied at once is the body read a line at a time, and the parse
+/// goes on from the same place: random texts of lines, joins and tabs, each
+/// delimiter quoted and not.
+#[test]
+fn heredoc_bodies_at_once_as_by_lines() {
+    let alphabet = ['a', 'E', '\n', '\\', '\t'];
+    let mut seed = 0x0123_4567_89ab_cdef_u64;
+    let mut record = Record::default();
+    for _ in 0..20_000 {
+        seed ^= seed << 13;
+        seed ^= seed >> 7;
+        seed ^= seed << 17;
+        let len = (seed % 12) as usize;
+        let text: Vec<char> = (0..len)
+            .map(|k| alphabet[((seed >> (8 + 4 * k)) % alphabet.len() as u64) as usize])
+            .collect();
+        for (delimiter, quoted) in [("E", false), ("E", true), ("", false), ("aE", true)] {
+            let doc = Heredoc::new(delimiter, false, quoted);
+            let mut at_once = Parser::new(text.clone(), 0, &mut record);
+            let Some(body) = at_once.plain_heredoc_body(&doc) else {
+                continue;
+            };
+            let end = at_once.i;
+            let mut by_lines = Parser::new(text.clone(), 0, &mut record);
+            let expected = by_lines.heredoc_lines(&doc);
+            assert_eq!(body, expected, "{text:?} until {delimiter:?}");
+            assert_eq!(end, by_lines.i, "{text:?} until {delimiter:?}");
+        }
     }
 }
 

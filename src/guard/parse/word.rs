@@ -161,7 +161,7 @@ impl Word {
 impl Parser<'_> {
     /// Reads one word. Substitutions in it are parsed as commands of their own.
     pub(super) fn word(&mut self) -> Word {
-        let mut word = self.spare.pop().unwrap_or_default();
+        let mut word = self.spare.words.pop().unwrap_or_default();
         while let Some(c) = self.peek() {
             match c {
                 '<' | '>' if self.peek_at(1) == Some('(') => self.process(&mut word, c),
