@@ -80,24 +80,31 @@ impl Visitor for Judge {
         {
             self.exec_stdin = Some(stdin.to_owned());
         }
-        // The first command that may read a script there takes it.
-        let reader = command.stdin.is_none() && has_reader(words);
-        let exec_stdin = if reader { self.exec_stdin.take() } else { None };
-        let stdin = command.stdin.or(exec_stdin.as_deref());
         let cx = Cx {
             depth: command.depth,
             wrappers: &self.wrappers,
         };
+        // Most commands start with a name after which nothing runs rm, whatever their
+        // stdin: nothing runs rm, and they read no script.
+        let inert = words.first().is_some_and(|word| inert(word, &cx));
+        // The first command that may read a script there takes it.
+        let reader =
+            command.stdin.is_none() && (!inert || self.exec_stdin.is_some()) && has_reader(words);
+        let exec_stdin = if reader { self.exec_stdin.take() } else { None };
+        let stdin = command.stdin.or(exec_stdin.as_deref());
         let group_rm = stdin.is_some_and(|stdin| {
             self.hungry
                 && (closes_group(words) || self.calls_function(words))
                 && script_runs_rm(stdin, &cx)
         });
-        let runs = match self.rm_function.then(|| calls_rm(words)).flatten() {
-            // A function of the call that runs its arguments runs them.
-            Some(args) => self.wrappers.iter().any(|w| w == "rm") && function_runs_rm(args, &cx),
-            None => runs_rm(words, stdin, &cx),
-        };
+        let runs = !inert
+            && match self.rm_function.then(|| calls_rm(words)).flatten() {
+                // A function of the call that runs its arguments runs them.
+                Some(args) => {
+                    self.wrappers.iter().any(|w| w == "rm") && function_runs_rm(args, &cx)
+                }
+                None => runs_rm(words, stdin, &cx),
+            };
         if group_rm || runs || self.alias_runs_rm(command) || self.coproc_runs_rm(command, &cx) {
             // The first stays: a parse may give more after a `Break`.
             self.found.get_or_insert_with(|| command.source());
@@ -547,6 +554,37 @@ fn only_informs(args: &[Word]) -> bool {
         }
     }
     false
+}
+
+/// A command word after which nothing runs rm, whatever follows it and whatever its
+/// stdin: a plain name that is no assignment or keyword, does not name rm, and is
+/// neither a function of the call that runs its arguments, nor a wrapper, nor a
+/// command [`special`] reads. [`step`] answers `NoRm` for it.
+fn inert(word: &Word, cx: &Cx) -> bool {
+    if !word.is_plain() || word.is_assignment() || names_rm(word) {
+        return false;
+    }
+    if keyword(&word.text, &[]).is_some() || cx.wrappers.contains(&word.text) {
+        return false;
+    }
+    let name = base_name(&word.text);
+    !special::knows(name) && wrappers::find(name).is_none()
+}
+
+/// For the tests: `None` when [`inert`] does not take the first of `words` for inert;
+/// otherwise whether [`step`] answers `NoRm` for it with each of `stdins`.
+#[cfg(test)]
+pub(super) fn inert_agrees(words: &[Word], stdins: &[Option<&str>]) -> Option<bool> {
+    let cx = Cx {
+        depth: 0,
+        wrappers: &[],
+    };
+    let (first, rest) = words.split_first()?;
+    inert(first, &cx).then(|| {
+        stdins
+            .iter()
+            .all(|&stdin| matches!(step(first, rest, stdin, &cx), Step::NoRm))
+    })
 }
 
 /// Could this command word run rm?
