@@ -10,10 +10,10 @@
 use std::ops::ControlFlow;
 
 use super::glob;
-use super::parse::{self, Command, Visitor, Word, is_assignment};
+use super::parse::{self, Command, Visitor, Word};
 use super::printf;
 use super::special;
-use super::wrappers::{self, ShellInput, Then, Wrapper, file_in_sight, in_sight};
+use super::wrappers::{self, Shapes, ShellInput, Then, Wrapper, file_in_sight, in_sight};
 
 /// The first simple command of `text` that runs rm, as written; `text` is nested
 /// `depth` deep (a script handed to `bash -c` is one deeper than its command).
@@ -80,24 +80,31 @@ impl Visitor for Judge {
         {
             self.exec_stdin = Some(stdin.to_owned());
         }
-        // The first command that may read a script there takes it.
-        let reader = command.stdin.is_none() && has_reader(words);
-        let exec_stdin = if reader { self.exec_stdin.take() } else { None };
-        let stdin = command.stdin.or(exec_stdin.as_deref());
         let cx = Cx {
             depth: command.depth,
             wrappers: &self.wrappers,
         };
+        // Most commands start with a name after which nothing runs rm, whatever their
+        // stdin: nothing runs rm, and they read no script.
+        let inert = words.first().is_some_and(|word| inert(word, &cx));
+        // The first command that may read a script there takes it.
+        let reader =
+            command.stdin.is_none() && (!inert || self.exec_stdin.is_some()) && has_reader(words);
+        let exec_stdin = if reader { self.exec_stdin.take() } else { None };
+        let stdin = command.stdin.or(exec_stdin.as_deref());
         let group_rm = stdin.is_some_and(|stdin| {
             self.hungry
                 && (closes_group(words) || self.calls_function(words))
                 && script_runs_rm(stdin, &cx)
         });
-        let runs = match self.rm_function.then(|| calls_rm(words)).flatten() {
-            // A function of the call that runs its arguments runs them.
-            Some(args) => self.wrappers.iter().any(|w| w == "rm") && function_runs_rm(args, &cx),
-            None => runs_rm(words, stdin, &cx),
-        };
+        let runs = !inert
+            && match self.rm_function.then(|| calls_rm(words)).flatten() {
+                // A function of the call that runs its arguments runs them.
+                Some(args) => {
+                    self.wrappers.iter().any(|w| w == "rm") && function_runs_rm(args, &cx)
+                }
+                None => runs_rm(words, stdin, &cx),
+            };
         if group_rm || runs || self.alias_runs_rm(command) || self.coproc_runs_rm(command, &cx) {
             // The first stays: a parse may give more after a `Break`.
             self.found.get_or_insert_with(|| command.source());
@@ -149,24 +156,25 @@ impl Judge {
     /// What a command defines: `function NAME`, `alias NAME=VALUE`, and whether it
     /// runs positional parameters (then every function of the call is a wrapper).
     fn learn(&mut self, words: &[Word]) {
-        let plain =
-            |k: usize, text: &str| words.get(k).is_some_and(|w| w.is_plain() && w.text == text);
+        let first = words
+            .first()
+            .filter(|w| w.is_plain())
+            .map(|w| w.text.as_str());
         let mut words = words;
-        if plain(0, "function")
-            && let Some(name) = words.get(1)
-        {
-            let name = name.text.trim_end_matches("()").to_owned();
-            self.define(&name);
-            words = &words[2..];
-        }
-        // `unset rm`, `unset -f rm`: rm is the program again.
-        if plain(0, "unset") && words.iter().any(|w| w.text == "rm") {
-            self.rm_function = false;
-        }
-        if plain(0, "alias") {
-            let values = words[1..].iter().filter_map(|w| w.text.split_once('='));
-            let values = values.map(|(name, value)| (name.to_owned(), value.to_owned()));
-            self.aliases.extend(values);
+        match first {
+            Some("function") if words.len() > 1 => {
+                let name = words[1].text.trim_end_matches("()").to_owned();
+                self.define(&name);
+                words = &words[2..];
+            }
+            // `unset rm`, `unset -f rm`: rm is the program again.
+            Some("unset") if words.iter().any(|w| w.text == "rm") => self.rm_function = false,
+            Some("alias") => {
+                let values = words[1..].iter().filter_map(|w| w.text.split_once('='));
+                let values = values.map(|(name, value)| (name.to_owned(), value.to_owned()));
+                self.aliases.extend(values);
+            }
+            _ => {}
         }
         if !self.runs_args && runs_positional(words) {
             self.runs_args = true;
@@ -176,7 +184,7 @@ impl Judge {
 
     /// Whether the command calls a function of this call.
     fn calls_function(&self, words: &[Word]) -> bool {
-        let mut words = words.iter().skip_while(|w| is_assignment(&w.text));
+        let mut words = words.iter().skip_while(|w| w.is_assignment());
         words
             .next()
             .is_some_and(|name| name.is_literal() && self.functions.contains(&name.text))
@@ -208,7 +216,10 @@ impl Judge {
     /// A command whose name is an alias of this call: its value, then the rest of
     /// its words, read as a script (`alias s='sudo '; s rm x`).
     fn alias_runs_rm(&self, command: &Command<'_>) -> bool {
-        let mut words = command.words.iter().skip_while(|w| is_assignment(&w.text));
+        if self.aliases.is_empty() {
+            return false;
+        }
+        let mut words = command.words.iter().skip_while(|w| w.is_assignment());
         let Some(first) = words.next() else {
             return false;
         };
@@ -232,7 +243,7 @@ impl Judge {
 fn calls_rm(words: &[Word]) -> Option<&[Word]> {
     let start = words
         .iter()
-        .position(|w| !(is_assignment(&w.text) || w.is_plain() && KEYWORDS.contains(&&*w.text)))?;
+        .position(|w| !(w.is_assignment() || w.is_plain() && is_keyword(&w.text)))?;
     let name = &words[start];
     (name.is_literal() && name.text == "rm").then(|| &words[start + 1..])
 }
@@ -267,6 +278,9 @@ fn has_reader(words: &[Word]) -> bool {
             return false;
         }
         let name = base_name(&w.text);
+        if !READERS.may_hold(name) && !name.starts_with("tclsh") {
+            return false;
+        }
         matches!(name, "make" | "gmake") && stdin_file()
             || matches!(name, "wish" | "expect")
             || name.starts_with("tclsh")
@@ -275,6 +289,11 @@ fn has_reader(words: &[Word]) -> bool {
             })
     })
 }
+
+/// The shapes of the names [`has_reader`] looks for but `tclsh`'s (which have
+/// versions): shells, `source`, wrappers that start a shell, make and Tcl's `wish` and
+/// `expect`.
+const READERS: Shapes = Shapes::of_table(true).and(&["make", "gmake", "wish", "expect"]);
 
 /// A command name's last path component: what the tables know it by. Asked of
 /// nearly every word, mostly short ones: a loop over their bytes costs less than a
@@ -294,9 +313,13 @@ fn base_name(text: &str) -> &str {
 /// Whether a command runs positional parameters as a command: `"$@"`, `$1 …`,
 /// `command "$@"`, `exec "$@"`, `eval "$*"`, or loops over them (`for a in "$@"`).
 fn runs_positional(words: &[Word]) -> bool {
+    // Most commands expand no positional parameter at all.
+    if !words.iter().any(|w| w.positional) {
+        return false;
+    }
     let mut rest = words
         .iter()
-        .skip_while(|w| is_assignment(&w.text) || w.is_plain() && KEYWORDS.contains(&&*w.text));
+        .skip_while(|w| w.is_assignment() || w.is_plain() && is_keyword(&w.text));
     let Some(first) = rest.next() else {
         return false;
     };
@@ -320,12 +343,13 @@ struct Cx<'a> {
 fn printed(words: &[Word]) -> Option<String> {
     let words = skip_builtin(words);
     let (name, args) = words.split_first()?;
-    let args: Vec<&str> = args.iter().map(|w| w.text.as_str()).collect();
-    match base_name(&name.text) {
-        "echo" => Some(printf::echo(&args)),
-        "printf" => Some(printf::printf(&args)),
-        _ => None,
-    }
+    // Asked of every command: the others are told apart before anything is built.
+    let print: fn(&[&str]) -> String = match base_name(&name.text) {
+        "echo" => printf::echo,
+        "printf" => printf::printf,
+        _ => return None,
+    };
+    Some(print(&texts(args)))
 }
 
 /// `builtin echo`, `command echo`: the command itself.
@@ -357,9 +381,23 @@ fn script_runs_rm(script: &str, cx: &Cx) -> bool {
 }
 
 /// Keywords that may stand before a command.
-const KEYWORDS: &[&str] = &[
-    "!", "{", "}", "if", "then", "else", "elif", "fi", "do", "done", "while", "until", "esac",
-];
+fn is_keyword(text: &str) -> bool {
+    matches!(
+        text,
+        "!" | "{"
+            | "}"
+            | "if"
+            | "then"
+            | "else"
+            | "elif"
+            | "fi"
+            | "do"
+            | "done"
+            | "while"
+            | "until"
+            | "esac"
+    )
+}
 
 /// Where the judge goes from a word of a simple command.
 enum Step {
@@ -432,7 +470,7 @@ fn runs_rm(words: &[Word], stdin: Option<&str>, cx: &Cx) -> bool {
 /// One word of a simple command, before the words `rest`: an assignment, a keyword
 /// or a wrapper to pass, or what runs.
 fn step(word: &Word, rest: &[Word], stdin: Option<&str>, cx: &Cx) -> Step {
-    if is_assignment(&word.text) {
+    if word.is_assignment() {
         return match word.text.split_once('=') {
             // Hooks, editors and pagers a program started here runs: checked as scripts.
             Some((name, value)) if !rest.is_empty() && runs_value(name) => {
@@ -483,7 +521,7 @@ fn step(word: &Word, rest: &[Word], stdin: Option<&str>, cx: &Cx) -> Step {
 fn keyword(word: &str, rest: &[Word]) -> Option<Step> {
     let is = |w: &Word, text: &str| w.is_plain() && w.text == text;
     let step = match word {
-        keyword if KEYWORDS.contains(&keyword) => Step::Skip(1),
+        keyword if is_keyword(keyword) => Step::Skip(1),
         // `function NAME`.
         "function" => Step::Skip(2),
         // `coproc NAME { …; }` or `coproc COMMAND`.
@@ -518,12 +556,43 @@ fn only_informs(args: &[Word]) -> bool {
     false
 }
 
+/// A command word after which nothing runs rm, whatever follows it and whatever its
+/// stdin: a plain name that is no assignment or keyword, does not name rm, and is
+/// neither a function of the call that runs its arguments, nor a wrapper, nor a
+/// command [`special`] reads. [`step`] answers `NoRm` for it.
+fn inert(word: &Word, cx: &Cx) -> bool {
+    if !word.is_plain() || word.is_assignment() || names_rm(word) {
+        return false;
+    }
+    if keyword(&word.text, &[]).is_some() || cx.wrappers.contains(&word.text) {
+        return false;
+    }
+    let name = base_name(&word.text);
+    !special::knows(name) && wrappers::find(name).is_none()
+}
+
+/// For the tests: `None` when [`inert`] does not take the first of `words` for inert;
+/// otherwise whether [`step`] answers `NoRm` for it with each of `stdins`.
+#[cfg(test)]
+pub(super) fn inert_agrees(words: &[Word], stdins: &[Option<&str>]) -> Option<bool> {
+    let cx = Cx {
+        depth: 0,
+        wrappers: &[],
+    };
+    let (first, rest) = words.split_first()?;
+    inert(first, &cx).then(|| {
+        stdins
+            .iter()
+            .all(|&stdin| matches!(step(first, rest, stdin, &cx), Step::NoRm))
+    })
+}
+
 /// Could this command word run rm?
 fn names_rm(word: &Word) -> bool {
     let spells = |text: &str| text == "rm" || text.ends_with("/rm");
     spells(&word.text)
-        || word.before_split.as_deref().is_some_and(spells)
-        || (word.glob || word.brace) && glob::could_be_rm(&word.pattern)
+        || word.before_split().is_some_and(spells)
+        || (word.glob || word.brace) && glob::could_be_rm(word.pattern())
 }
 
 /// `$SHELL -c SCRIPT`: whatever the shell, the script is checked.

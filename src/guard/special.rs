@@ -21,11 +21,11 @@ pub(super) fn runs_rm(
     script: &dyn Fn(&str) -> bool,
 ) -> Option<bool> {
     // Most commands are none of these: they are told apart before any allocation.
-    match name {
-        "git" | "make" | "gmake" | "start-stop-daemon" | "tmux" => {}
-        "wish" | "expect" => return Some(tcl::runs_rm(name, rest, stdin, script)),
-        _ if name.starts_with("tclsh") => return Some(tcl::runs_rm(name, rest, stdin, script)),
-        _ => return None,
+    if !knows(name) {
+        return None;
+    }
+    if matches!(name, "wish" | "expect") || name.starts_with("tclsh") {
+        return Some(tcl::runs_rm(name, rest, stdin, script));
     }
     let args: Vec<&str> = rest.iter().map(|w| w.text.as_str()).collect();
     let args = &args[..];
@@ -36,6 +36,14 @@ pub(super) fn runs_rm(
         _ => tmux_runs_rm(args, script),
     };
     Some(rm)
+}
+
+/// Whether [`runs_rm`] reads the command `name`: it answers `None` for every other.
+pub(super) fn knows(name: &str) -> bool {
+    matches!(
+        name,
+        "git" | "make" | "gmake" | "start-stop-daemon" | "tmux" | "wish" | "expect"
+    ) || name.starts_with("tclsh")
 }
 
 /// The values of the options `short` (as the next word or attached) and `long` (as

@@ -1,9 +1,12 @@
 //! The guard's tables: what it blocks, what it lets through, and that nothing panics.
 //! What it must allow is in the corpus the oracle shares ([`super::corpus`]).
 
+use std::ops::ControlFlow;
+
 use proptest::prelude::*;
 
-use super::{Verdict, check, corpus};
+use super::parse::{self, Command, Visitor, Word};
+use super::{Verdict, check, corpus, judge};
 
 #[track_caller]
 fn blocked(command: &str) {
@@ -46,6 +49,33 @@ fn the_corpus_is_allowed_or_blocked() {
     for command in corpus::BLOCK {
         blocked(command);
     }
+}
+
+/// A first word the judge settles a command by, without reading the rest, runs no rm
+/// whatever follows it and whatever its stdin: for every simple command of the
+/// corpus, the judge's step through the words says so too.
+#[test]
+fn inert_first_words_run_no_rm() {
+    struct Commands(Vec<Vec<Word>>);
+    impl Visitor for Commands {
+        fn command(&mut self, command: &Command<'_>) -> ControlFlow<()> {
+            self.0.push(command.words.to_vec());
+            ControlFlow::Continue(())
+        }
+    }
+    let stdins = [None, Some("rm x"), Some("all: ; rm x"), Some("exec rm x")];
+    let mut inert = 0;
+    for text in corpus::ALLOW.iter().chain(corpus::BLOCK) {
+        let mut commands = Commands(Vec::new());
+        parse::parse(text, 0, &mut commands);
+        for words in &commands.0 {
+            if let Some(agrees) = judge::inert_agrees(words, &stdins) {
+                assert!(agrees, "{text:?}: {words:?}");
+                inert += 1;
+            }
+        }
+    }
+    assert!(inert > 200, "only {inert} inert first words");
 }
 
 /// Past the seed rule: newlines, `&`, `|&`, subshells, groups, substitutions, quoting,

@@ -466,11 +466,65 @@ pub(super) fn find(name: &str) -> Option<&'static Wrapper> {
         }
         by_name
     });
-    // No name of the table is longer: a long word is not hashed at all.
-    if name.len() > LONGEST_NAME {
+    // No name of the table is longer: a long word is not hashed at all, and nor is
+    // one whose shape no name of the table has.
+    if name.len() > LONGEST_NAME || !NAMES.may_hold(name) {
         return None;
     }
     BY_NAME.get(name).copied()
+}
+
+/// The shapes of the table's names: most words have a shape no name has, and
+/// [`find`] tells them apart without hashing them.
+const NAMES: Shapes = Shapes::of_table(false);
+
+/// Names by their shapes (length, first and last byte, folded to 1024 values), one
+/// bit a shape: a name whose shape has no bit is none of them, told without
+/// comparing it to any.
+pub(super) struct Shapes([u64; 16]);
+
+impl Shapes {
+    /// The names of the table; with `readers`, only of the entries that read a
+    /// script (shells, `source`) or start a shell given no command.
+    pub(super) const fn of_table(readers: bool) -> Shapes {
+        let mut shapes = Shapes([0; 16]);
+        let mut k = 0;
+        while k < WRAPPERS.len() {
+            let wrapper = &WRAPPERS[k];
+            if !readers || matches!(wrapper.then, Then::Shell | Then::Source) || wrapper.bare_shell
+            {
+                shapes = shapes.and(wrapper.names);
+            }
+            k += 1;
+        }
+        shapes
+    }
+
+    /// These names too.
+    pub(super) const fn and(mut self, names: &[&str]) -> Shapes {
+        let mut n = 0;
+        while n < names.len() {
+            let shape = shape(names[n].as_bytes());
+            self.0[shape / 64] |= 1 << (shape % 64);
+            n += 1;
+        }
+        self
+    }
+
+    /// False when `name` is none of the names.
+    pub(super) fn may_hold(&self, name: &str) -> bool {
+        let shape = shape(name.as_bytes());
+        self.0[shape / 64] & (1 << (shape % 64)) != 0
+    }
+}
+
+/// A name's shape: its length and its first and last bytes, folded to 1024 values.
+const fn shape(name: &[u8]) -> usize {
+    let [first, ..] = name else {
+        return 0;
+    };
+    let last = name[name.len() - 1];
+    ((*first as usize * 31 + last as usize) * 7 + name.len()) % 1024
 }
 
 /// A hash for the map of names, which the judge asks for nearly every word: a

@@ -1,7 +1,7 @@
 //! Command lists: separators, pipelines, subshells and groups, and the compounds
 //! whose insides are partly data: `case` (patterns) and `[[ ]]`.
 
-use super::{End, ListEnd, MAX_DEPTH, PREFIX_KEYWORDS, Parser, Word};
+use super::{End, ListEnd, MAX_DEPTH, Parser, Printed, Word, is_prefix_keyword};
 
 impl Parser<'_> {
     /// A command list, up to what ends it (`end`) or the end of the text; says which.
@@ -100,7 +100,7 @@ impl Parser<'_> {
             self.bump(1);
         }
         if pipe {
-            self.cur.stdin = self.printed.take();
+            self.cur.stdin = self.take_printed();
             self.cur.stdin_from = self.passing.take();
         }
     }
@@ -172,10 +172,12 @@ impl Parser<'_> {
         let command_start = self.at_compound_start();
         let word = self.word();
         if self.i == start {
+            self.recycle(word);
             self.bump(1);
             return None;
         }
         if matches!(self.peek(), Some('<' | '>')) && is_fd(&word) {
+            self.recycle(word);
             return None;
         }
         // The body of `function NAME { …; }` and `coproc NAME { …; }` is a compound too.
@@ -212,17 +214,24 @@ impl Parser<'_> {
     /// Whether the words so far are `function NAME` or `coproc NAME`, before a body.
     fn named_body(&self) -> bool {
         let words = &self.cur.words;
-        let keywords = words
-            .iter()
-            .take_while(|w| w.is_plain() && PREFIX_KEYWORDS.contains(&w.text.as_str()))
-            .count();
+        let keywords = words.iter().take_while(|w| is_prefix_keyword(w)).count();
         matches!(&words[keywords..], [keyword, _]
             if keyword.is_plain() && ["function", "coproc"].contains(&keyword.text.as_str()))
     }
 
     /// A nested command list, bounded in depth. The current simple command is set
-    /// aside while it is parsed. Returns what its last command printed.
-    pub(super) fn nested(&mut self, end: End) -> Option<String> {
+    /// aside while it is parsed.
+    pub(super) fn nested(&mut self, end: End) {
+        self.nested_list(end, false);
+    }
+
+    /// As [`Parser::nested`], for a list whose output is read (`<(…)`): what its last
+    /// command printed.
+    pub(super) fn nested_printed(&mut self, end: End) -> Option<String> {
+        self.nested_list(end, true)
+    }
+
+    fn nested_list(&mut self, end: End, printing: bool) -> Option<String> {
         if self.depth >= MAX_DEPTH {
             self.out.too_deep = true;
             self.i = self.s.len();
@@ -234,19 +243,29 @@ impl Parser<'_> {
         self.depth -= 1;
         // The last command may be flushed already, by its `)`.
         let flushed = self.cur.words.is_empty() && !self.cur.redirected;
-        let before = self.printed.take();
+        let before = if printing && flushed {
+            self.take_printed()
+        } else {
+            None
+        };
         self.flush();
-        let printed = if flushed { before } else { self.printed.take() };
-        self.cur = saved;
+        let printed = if printing && !flushed {
+            self.take_printed()
+        } else {
+            before
+        };
+        self.set_printed(Printed::Nothing);
+        let inner = std::mem::replace(&mut self.cur, saved);
+        self.reuse(inner.words);
         printed
     }
 
     /// `case WORD in [(]PATTERN[|PATTERN]…) COMMANDS ;; … esac`, after `case`.
     fn case_clause(&mut self) -> ListEnd {
         self.skip_space();
-        self.word();
+        self.skip_word();
         self.skip_space();
-        self.word(); // `in`
+        self.skip_word(); // `in`
         loop {
             if let Some(stop) = self.case_item_start() {
                 return stop;
@@ -299,7 +318,7 @@ impl Parser<'_> {
                 Some('|') => self.bump(1),
                 Some(_) => {
                     let start = self.i;
-                    self.word();
+                    self.skip_word();
                     if self.i == start {
                         self.bump(1);
                     }
@@ -324,7 +343,7 @@ impl Parser<'_> {
                 '(' | ')' | '|' | '&' | '<' | '>' | ';' => self.bump(1),
                 _ => {
                     let start = self.i;
-                    self.word();
+                    self.skip_word();
                     if self.i == start {
                         self.bump(1);
                     }

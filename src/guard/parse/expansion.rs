@@ -1,7 +1,11 @@
 //! Expansions: `$(..)`, backticks, `$((..))`, `$[..]`, `${..}`, `$NAME`, and the
 //! data (arithmetic, subscripts) scanned only for the substitutions in it.
 
-use super::{End, MAX_DEPTH, Parser, Word, parse_within};
+use super::{End, MAX_DEPTH, Parser, Word, parse_chars};
+
+/// The marks of [`Parser::matching`]'s scans for `)` and for `]`.
+const PARENS: u8 = 1;
+const BRACKETS: u8 = 2;
 
 impl Parser<'_> {
     /// At `$` or a backtick: parses `$(..)`, backticks, `$((..))`, `$[..]`, `${..}`
@@ -148,7 +152,7 @@ impl Parser<'_> {
     /// `\$`, and `\"` inside double quotes), then parsed as a script of its own.
     fn backticks(&mut self, quoted: bool) {
         self.bump(1);
-        let mut script = String::new();
+        let mut script = std::mem::take(&mut self.spare.chars);
         while let Some(c) = self.peek() {
             self.bump(1);
             match c {
@@ -167,7 +171,13 @@ impl Parser<'_> {
                 c => script.push(c),
             }
         }
-        let inner = parse_within(&script, self.depth + 1, self.base_depth, &mut *self.visitor);
+        let inner = parse_chars(
+            script,
+            self.depth + 1,
+            self.base_depth,
+            &mut *self.visitor,
+            &mut self.spare,
+        );
         self.merge(inner);
     }
 
@@ -189,11 +199,40 @@ impl Parser<'_> {
     }
 
     /// The index of the `close` that balances one `open` already passed, starting at
-    /// `from`; quotes and escapes are skipped.
-    pub(super) fn matching(&self, from: usize, open: char, close: char) -> Option<usize> {
+    /// `from`; quotes and escapes are skipped. `open` is `(` or `[`.
+    ///
+    /// A scan that finds none reads to the end of the text, and the parser may ask
+    /// again from each construct it opens on the way (`$(($((…`, `a[;a[;…`): what
+    /// such a scan learnt is kept in `unclosed`, so the text is read once, not once
+    /// a question.
+    pub(super) fn matching(&mut self, from: usize, open: char, close: char) -> Option<usize> {
+        let pair = if open == '(' { PARENS } else { BRACKETS };
+        let found = self.balance(from, open, close, pair, |_, _| {}).ok();
+        if found.is_none() {
+            self.mark_unclosed(from, open, close, pair);
+        }
+        found
+    }
+
+    /// The scan of [`Parser::matching`]: the index of the balancing `close`, or the
+    /// depth where the scan ended without one, at the end of the text or at a position
+    /// where none is known to follow. `visit` gets each position the scan reads a
+    /// character at, outside quotes and escapes, with the depth there.
+    fn balance(
+        &self,
+        from: usize,
+        open: char,
+        close: char,
+        pair: u8,
+        mut visit: impl FnMut(usize, usize),
+    ) -> Result<usize, usize> {
         let mut depth = 1usize;
         let mut k = from;
         while let Some(&c) = self.s.get(k) {
+            if self.unclosed.get(k).is_some_and(|marks| marks & pair != 0) {
+                return Err(depth);
+            }
+            visit(k, depth);
             match c {
                 '\\' => k += 1,
                 '\'' => {
@@ -217,14 +256,35 @@ impl Parser<'_> {
                 c if c == close => {
                     depth -= 1;
                     if depth == 0 {
-                        return Some(k);
+                        return Ok(k);
                     }
                 }
                 _ => {}
             }
             k += 1;
         }
-        None
+        Err(depth)
+    }
+
+    /// After a scan from `from` found no balancing `close`: marks the positions it
+    /// read where a scan of its own would find none either, those after which the
+    /// depth never falls below its depth there.
+    fn mark_unclosed(&mut self, from: usize, open: char, close: char, pair: u8) {
+        let mut read = Vec::new();
+        let Err(mut floor) =
+            self.balance(from, open, close, pair, |k, depth| read.push((k, depth)))
+        else {
+            return;
+        };
+        if self.unclosed.is_empty() {
+            self.unclosed = vec![0; self.s.len()];
+        }
+        for &(k, depth) in read.iter().rev() {
+            if floor >= depth {
+                self.unclosed[k] |= pair;
+            }
+            floor = floor.min(depth);
+        }
     }
 
     /// Scans data up to `end` (exclusive) for the substitutions in it, which run.

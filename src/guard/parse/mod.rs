@@ -28,11 +28,16 @@ mod tests;
 use std::ops::ControlFlow;
 
 use redirect::Heredoc;
-pub(super) use word::{Word, is_assignment};
+pub(super) use word::Word;
+#[cfg(test)]
+use word::is_assignment;
 
 /// Nesting of substitutions and scripts beyond which a command is refused rather than
 /// parsed; no real command comes near it, and it bounds the parser's recursion.
 pub(super) const MAX_DEPTH: usize = 64;
+
+/// How many emptied words a parser keeps for reuse.
+const SPARE_WORDS: usize = 64;
 
 /// A simple command: its words and, for `<<<`, heredocs and `echo … |`, the text on
 /// its stdin.
@@ -117,17 +122,49 @@ pub(super) fn parse(text: &str, depth: usize, visitor: &mut dyn Visitor) -> Pars
 /// As [`parse`], for text that stands in a shell started at nesting `base_depth`:
 /// a definition deeper than that (in a backtick substitution) takes no effect there.
 fn parse_within(text: &str, depth: usize, base_depth: usize, visitor: &mut dyn Visitor) -> Parsed {
-    let mut parser = Parser::new(text, depth, visitor);
+    parse_chars(
+        characters(text),
+        depth,
+        base_depth,
+        visitor,
+        &mut Spare::default(),
+    )
+}
+
+/// The characters of `text`. Commands are mostly ASCII, whose bytes are their
+/// characters: told at once, without decoding.
+fn characters(text: &str) -> Vec<char> {
+    if text.is_ascii() {
+        text.bytes().map(char::from).collect()
+    } else {
+        text.chars().collect()
+    }
+}
+
+/// As [`parse_within`], for text already in characters (a backtick substitution's);
+/// the storage it is done with is taken from `spare`, and left there, the text's
+/// too, for the parser that started it.
+fn parse_chars(
+    s: Vec<char>,
+    depth: usize,
+    base_depth: usize,
+    visitor: &mut dyn Visitor,
+    spare: &mut Spare,
+) -> Parsed {
+    let mut parser = Parser::new(s, depth, visitor);
     parser.base_depth = base_depth;
     if depth > MAX_DEPTH {
         parser.out.too_deep = true;
         return parser.out;
     }
+    parser.spare = std::mem::take(spare);
     parser.commands(End::Eof);
     parser.flush();
     parser.list_ends();
     // Heredocs never closed: their commands are visited with what was read.
     parser.heredoc_bodies();
+    parser.done();
+    *spare = std::mem::take(&mut parser.spare);
     parser.out
 }
 
@@ -152,9 +189,34 @@ enum ListEnd {
 
 /// Words that may stand before a command without being one, and after which a
 /// command may start a compound (`(( ))`, `[[ ]]`, `case`).
-const PREFIX_KEYWORDS: &[&str] = &[
-    "!", "{", "}", "if", "then", "else", "elif", "do", "while", "until", "time", "fi", "done",
-];
+fn is_prefix_keyword(word: &Word) -> bool {
+    word.is_plain()
+        && matches!(
+            word.text.as_str(),
+            "!" | "{"
+                | "}"
+                | "if"
+                | "then"
+                | "else"
+                | "elif"
+                | "do"
+                | "while"
+                | "until"
+                | "time"
+                | "fi"
+                | "done"
+        )
+}
+
+/// What the last complete command printed. Most commands' output goes to no pipe:
+/// the visitor is asked only when a pipe or a process substitution takes it.
+#[derive(Debug)]
+enum Printed {
+    Nothing,
+    Known(String),
+    /// The command's words, the visitor not asked yet.
+    Words(Vec<Word>),
+}
 
 /// The simple command being read.
 #[derive(Debug, Default)]
@@ -163,6 +225,10 @@ struct Current {
     stdin: Option<String>,
     start: Option<usize>,
     end: usize,
+    /// A word that is no prefix keyword came, or one that is no assignment either:
+    /// the next word is past where a compound, or a command, may start.
+    past_keywords: bool,
+    past_command_start: bool,
     /// A redirection came first: a reserved word is an ordinary word after it.
     redirected: bool,
     stdin_from: Option<usize>,
@@ -179,7 +245,7 @@ struct Parser<'v> {
     /// Complete commands waiting for their heredoc bodies.
     waiting: Vec<Simple>,
     /// What the last complete command printed, as the visitor sees it.
-    printed: Option<String>,
+    printed: Printed,
     /// The `${…}` just read names a positional parameter.
     positional_name: bool,
     /// The last command waits for a heredoc and passes its stdin on (`cat <<EOF |`).
@@ -196,12 +262,29 @@ struct Parser<'v> {
     /// A function being defined where it may take effect, and where it stands: a
     /// `|` or `&` after its body still puts it in a subshell.
     defined: Option<(String, usize, usize)>,
+    /// Positions from which no balancing `)` (or `]`) follows, as scans that found
+    /// none learnt it: one set of flags a character, empty until such a scan.
+    unclosed: Vec<u8>,
+    /// Storage done with, for the next words, commands and parsers.
+    spare: Spare,
+}
+
+/// Storage a parser is done with: the next words, commands and parsers reuse it,
+/// as a command of a long text leaves its words for the next one.
+#[derive(Default)]
+struct Spare {
+    /// Emptied words.
+    words: Vec<Word>,
+    /// Emptied lists of words.
+    lists: Vec<Vec<Word>>,
+    /// An emptied text (a backtick substitution's).
+    chars: Vec<char>,
 }
 
 impl<'v> Parser<'v> {
-    fn new(text: &str, depth: usize, visitor: &'v mut dyn Visitor) -> Parser<'v> {
+    fn new(s: Vec<char>, depth: usize, visitor: &'v mut dyn Visitor) -> Parser<'v> {
         Parser {
-            s: text.chars().collect(),
+            s,
             i: 0,
             depth,
             visitor,
@@ -209,7 +292,7 @@ impl<'v> Parser<'v> {
             cur: Current::default(),
             heredocs: Vec::new(),
             waiting: Vec::new(),
-            printed: None,
+            printed: Printed::Nothing,
             positional_name: false,
             passing: None,
             group_stdin: None,
@@ -218,6 +301,8 @@ impl<'v> Parser<'v> {
             conditional: false,
             operator: false,
             defined: None,
+            unclosed: Vec::new(),
+            spare: Spare::default(),
         }
     }
 
@@ -280,7 +365,7 @@ impl<'v> Parser<'v> {
             for doc in &mut self.heredocs {
                 doc.reader.get_or_insert(usize::MAX);
             }
-            self.printed = None;
+            self.set_printed(Printed::Nothing);
             return;
         }
         let start = current.start.unwrap_or(0);
@@ -290,8 +375,9 @@ impl<'v> Parser<'v> {
             stdin_from: current.stdin_from,
             span: (start, current.end.max(start)),
         };
-        self.printed = self.visitor.printed(&simple.words);
         if pending || simple.stdin_from.is_some() {
+            let printed = self.visitor.printed(&simple.words);
+            self.set_printed(printed.map_or(Printed::Nothing, Printed::Known));
             let reader = self.waiting.len();
             for doc in &mut self.heredocs {
                 doc.reader.get_or_insert(reader);
@@ -302,6 +388,57 @@ impl<'v> Parser<'v> {
             self.waiting.push(simple);
         } else {
             self.visit(&simple);
+            self.set_printed(Printed::Words(simple.words));
+        }
+    }
+
+    /// What the last complete command printed, as the visitor sees it.
+    fn set_printed(&mut self, printed: Printed) {
+        if let Printed::Words(words) = std::mem::replace(&mut self.printed, printed) {
+            self.reuse(words);
+        }
+    }
+
+    /// Takes what the last complete command printed, asking the visitor if need be.
+    fn take_printed(&mut self) -> Option<String> {
+        match std::mem::replace(&mut self.printed, Printed::Nothing) {
+            Printed::Nothing => None,
+            Printed::Known(text) => Some(text),
+            Printed::Words(words) => {
+                let printed = self.visitor.printed(&words);
+                self.reuse(words);
+                printed
+            }
+        }
+    }
+
+    /// A word done with: its storage goes to the next word read.
+    fn recycle(&mut self, mut word: Word) {
+        if self.spare.words.len() < SPARE_WORDS {
+            word.clear();
+            self.spare.words.push(word);
+        }
+    }
+
+    /// The words of a command done with: their storage, and the list's, go to the
+    /// next command.
+    fn reuse(&mut self, mut words: Vec<Word>) {
+        for word in words.drain(..) {
+            self.recycle(word);
+        }
+        if self.cur.words.capacity() == 0 {
+            self.cur.words = words;
+        } else if words.capacity() > 0 && self.spare.lists.len() < SPARE_WORDS {
+            self.spare.lists.push(words);
+        }
+    }
+
+    /// The parse is over: its text goes to the next parser's.
+    fn done(&mut self) {
+        let mut s = std::mem::take(&mut self.s);
+        s.clear();
+        if s.capacity() > self.spare.chars.capacity() {
+            self.spare.chars = s;
         }
     }
 
@@ -335,32 +472,36 @@ impl<'v> Parser<'v> {
         }
     }
 
-    fn push_word(&mut self, start: usize, word: Word) {
+    fn push_word(&mut self, start: usize, mut word: Word) {
+        if self.cur.words.capacity() == 0
+            && let Some(list) = self.spare.lists.pop()
+        {
+            self.cur.words = list;
+        }
+        word.assignment = word::is_assignment(&word.text);
         self.operator = false;
         self.cur.start.get_or_insert(start);
         self.cur.end = self.i;
+        if !self.cur.past_keywords && !is_prefix_keyword(&word) {
+            self.cur.past_keywords = true;
+            self.cur.past_command_start = !word.is_assignment();
+        } else if !self.cur.past_command_start {
+            self.cur.past_command_start = !(word.is_assignment() || is_prefix_keyword(&word));
+        }
         self.cur.words.push(word);
     }
 
     /// True when the next word would be in command position: only assignments and
     /// prefix keywords stand before it.
     fn at_command_start(&self) -> bool {
-        self.cur
-            .words
-            .iter()
-            .all(|w| is_assignment(&w.text) || w.is_plain() && PREFIX_KEYWORDS.contains(&&*w.text))
+        !self.cur.past_command_start
     }
 
     /// True when the next word may open a compound (`case`, `[[`): only prefix
     /// keywords stand before it; after an assignment or a redirection it is an
     /// ordinary command name, as bash runs it (`a=1 [[ x` runs `[[`).
     fn at_compound_start(&self) -> bool {
-        !self.cur.redirected
-            && self
-                .cur
-                .words
-                .iter()
-                .all(|w| w.is_plain() && PREFIX_KEYWORDS.contains(&&*w.text))
+        !self.cur.redirected && !self.cur.past_keywords
     }
 
     /// True when the `n` characters ahead end a word.

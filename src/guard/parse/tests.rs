@@ -8,7 +8,9 @@
 
 use std::ops::ControlFlow;
 
-use super::{Command, MAX_DEPTH, Parsed, Visitor, Word, is_assignment, parse};
+use super::redirect::Heredoc;
+use super::word::{escaped_in_pattern, plain_in_word};
+use super::{Command, MAX_DEPTH, Parsed, Parser, Visitor, Word, is_assignment, parse};
 
 /// Records every command; stops at a command named `stop`. `print ARGS` prints its
 /// arguments to a pipe.
@@ -332,12 +334,12 @@ fn words_say_how_they_were_written() {
     assert!(!word("$(( 1 ))").may_vanish());
     assert_eq!(word("${v:-rm}").text, "rm");
     assert_eq!(word("${v#rm}").text, "");
-    assert_eq!(word("r${x}m").before_split.as_deref(), Some("r"));
-    assert_eq!(word("\"r${x}\"m").before_split, None);
+    assert_eq!(word("r${x}m").before_split(), Some("r"));
+    assert_eq!(word("\"r${x}\"m").before_split(), None);
     let glob = word("/usr/bin/r[m]");
-    assert!(glob.glob && !glob.brace && glob.pattern == "/usr/bin/r[m]");
+    assert!(glob.glob && !glob.brace && glob.pattern() == "/usr/bin/r[m]");
     let quoted = word("'r*'");
-    assert!(!quoted.glob && quoted.pattern == "r\\*");
+    assert!(!quoted.glob && quoted.pattern() == "r\\*");
     assert!(word("{rm,x}").brace);
 }
 
@@ -348,6 +350,104 @@ fn assignments() {
     }
     for text in ["a", "=x", "1a=x", "a-b=1", "a[1=x", "$a=1", "a b=1"] {
         assert!(!is_assignment(text), "{text:?}");
+    }
+}
+
+/// A heredoc body copied at once is the body read a line at a time, and the parse
+/// goes on from the same place: random texts of lines, joins and tabs, each
+/// delimiter quoted and not.
+#[test]
+fn heredoc_bodies_at_once_as_by_lines() {
+    let alphabet = ['a', 'E', '\n', '\\', '\t'];
+    let mut seed = 0x0123_4567_89ab_cdef_u64;
+    let mut record = Record::default();
+    for _ in 0..20_000 {
+        seed ^= seed << 13;
+        seed ^= seed >> 7;
+        seed ^= seed << 17;
+        let len = (seed % 12) as usize;
+        let text: Vec<char> = (0..len)
+            .map(|k| alphabet[((seed >> (8 + 4 * k)) % alphabet.len() as u64) as usize])
+            .collect();
+        for (delimiter, quoted) in [("E", false), ("E", true), ("", false), ("aE", true)] {
+            let doc = Heredoc::new(delimiter, false, quoted);
+            let mut at_once = Parser::new(text.clone(), 0, &mut record);
+            let Some(body) = at_once.plain_heredoc_body(&doc) else {
+                continue;
+            };
+            let end = at_once.i;
+            let mut by_lines = Parser::new(text.clone(), 0, &mut record);
+            let expected = by_lines.heredoc_lines(&doc);
+            assert_eq!(body, expected, "{text:?} until {delimiter:?}");
+            assert_eq!(end, by_lines.i, "{text:?} until {delimiter:?}");
+        }
+    }
+}
+
+/// The parser's sets of characters hold what they name, and nothing else.
+#[test]
+fn character_sets() {
+    for c in (0..=0x2ff)
+        .filter_map(char::from_u32)
+        .chain(['€', '\u{10ffff}'])
+    {
+        let pattern = matches!(
+            c,
+            '*' | '?' | '[' | ']' | '{' | '}' | ',' | '\\' | '(' | ')' | '|' | '@' | '+' | '!'
+        );
+        assert_eq!(escaped_in_pattern(c), pattern, "{c:?}");
+        let special = matches!(
+            c,
+            ' ' | '\t'
+                | '\n'
+                | ';'
+                | '&'
+                | '|'
+                | '<'
+                | '>'
+                | '('
+                | ')'
+                | '['
+                | '\\'
+                | '\''
+                | '"'
+                | '$'
+                | '`'
+        );
+        assert_eq!(plain_in_word(c), !special, "{c:?}");
+    }
+}
+
+/// `is_assignment` reads a word once; it says what the definition says: the text
+/// before the first `=`, less one `+`, less a subscript `[…]` that ends it, is a name.
+#[test]
+fn assignments_as_defined() {
+    let by_definition = |word: &str| {
+        let Some(eq) = word.find('=') else {
+            return false;
+        };
+        let name = word[..eq].strip_suffix('+').unwrap_or(&word[..eq]);
+        let name = match name.find('[') {
+            Some(bracket) if name.ends_with(']') => &name[..bracket],
+            _ => name,
+        };
+        let mut chars = name.chars();
+        chars
+            .next()
+            .is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
+            && chars.all(|c| c.is_ascii_alphanumeric() || c == '_')
+    };
+    let alphabet = ['a', '_', '1', '=', '+', '[', ']', '-', 'é'];
+    let mut seed = 0x9e37_79b9_7f4a_7c15_u64;
+    for _ in 0..100_000 {
+        seed ^= seed << 13;
+        seed ^= seed >> 7;
+        seed ^= seed << 17;
+        let len = (seed % 8) as usize;
+        let word: String = (0..len)
+            .map(|k| alphabet[((seed >> (8 + 5 * k)) % alphabet.len() as u64) as usize])
+            .collect();
+        assert_eq!(is_assignment(&word), by_definition(&word), "{word:?}");
     }
 }
 
@@ -376,6 +476,48 @@ fn too_deep_is_said_not_overflowed() {
     assert!(parsed.too_deep && record.words.is_empty());
     let (_, parsed) = visit("a $(b $(c $(d)))");
     assert!(!parsed.too_deep);
+}
+
+/// What scans that found no balancing `)` or `]` learnt answers later scans as a
+/// fresh scan would: random texts of brackets, quotes and escapes, every start
+/// asked in turn, forwards and backwards.
+#[test]
+fn unclosed_scans_answer_as_fresh_ones() {
+    let mut seed = 0x2545_f491_4f6c_dd1d_u64;
+    let mut next = move || {
+        seed ^= seed << 13;
+        seed ^= seed >> 7;
+        seed ^= seed << 17;
+        seed
+    };
+    let alphabet = ['(', ')', '[', ']', '\'', '"', '\\', 'a', '$'];
+    let mut record = Record::default();
+    for _ in 0..3000 {
+        let len = (next() % 24) as usize;
+        let text: Vec<char> = (0..len)
+            .map(|_| alphabet[(next() % alphabet.len() as u64) as usize])
+            .collect();
+        for (open, close) in [('(', ')'), ('[', ']')] {
+            let fresh: Vec<_> = (0..=len)
+                .map(|from| Parser::new(text.clone(), 0, &mut record).matching(from, open, close))
+                .collect();
+            let mut forwards = Parser::new(text.clone(), 0, &mut record);
+            let asked: Vec<_> = (0..=len)
+                .map(|from| forwards.matching(from, open, close))
+                .collect();
+            assert_eq!(asked, fresh, "{text:?} from each start, for {open}");
+            let mut backwards = Parser::new(text.clone(), 0, &mut record);
+            let mut asked: Vec<_> = (0..=len)
+                .rev()
+                .map(|from| backwards.matching(from, open, close))
+                .collect();
+            asked.reverse();
+            assert_eq!(
+                asked, fresh,
+                "{text:?} from each start backwards, for {open}"
+            );
+        }
+    }
 }
 
 #[test]

@@ -9,11 +9,15 @@ pub(in crate::guard) struct Word {
     /// The word after quote removal, with every expansion taken as empty and the text of
     /// `${v:-alt}`, `${v:=alt}` and `${v:+alt}` counted as literal.
     pub text: String,
-    /// The same text for glob and brace matching: quoted characters are escaped with `\`.
-    pub pattern: String,
-    /// The literal text before the first unquoted expansion, where bash may split the
-    /// word (`rm${IFS}x`).
-    pub before_split: Option<String>,
+    /// The same text for glob and brace matching, once a quoted character has made it
+    /// differ from `text` (empty until then): quoted characters are escaped with `\`.
+    pattern: String,
+    /// `pattern` holds the pattern: a quoted character that globs or braces read
+    /// made it differ from `text`.
+    escaped: bool,
+    /// The length of the literal text before the first unquoted expansion, where bash
+    /// may split the word (`rm${IFS}x`).
+    split_at: Option<usize>,
     /// An unquoted `*`, `?` or `[`.
     pub glob: bool,
     /// An unquoted `{`: brace expansion may apply.
@@ -24,6 +28,9 @@ pub(in crate::guard) struct Word {
     /// What the process substitutions `<(…)` in it print, when that is known: a file
     /// a command may read as a script (`bash <(…)`, `BASH_ENV=<(…)`).
     pub fed: Option<String>,
+    /// `NAME=value`, `NAME+=value` or `NAME[i]=value` (see [`is_assignment`]), told
+    /// once the word joins a command.
+    pub(super) assignment: bool,
     /// Any quoting or expansion at all; a word without is a candidate keyword.
     quoted: bool,
     expanded: bool,
@@ -32,6 +39,11 @@ pub(in crate::guard) struct Word {
 }
 
 impl Word {
+    /// An assignment, `NAME=value`, `NAME+=value` or `NAME[i]=value`, by its text.
+    pub fn is_assignment(&self) -> bool {
+        self.assignment
+    }
+
     /// No quotes and no expansions: the word can be a shell keyword.
     pub fn is_plain(&self) -> bool {
         !self.quoted && !self.expanded
@@ -52,30 +64,93 @@ impl Word {
         !self.expanded && !self.glob && !self.brace
     }
 
+    /// The literal text before the first unquoted expansion, where bash may split the
+    /// word (`rm${IFS}x`).
+    pub fn before_split(&self) -> Option<&str> {
+        self.split_at.map(|at| &self.text[..at])
+    }
+
+    /// The text for glob and brace matching: quoted characters are escaped with `\`.
+    pub fn pattern(&self) -> &str {
+        if self.escaped {
+            &self.pattern
+        } else {
+            &self.text
+        }
+    }
+
+    /// Empties the word, keeping the storage of its text and pattern for reuse.
+    pub(super) fn clear(&mut self) {
+        let mut text = std::mem::take(&mut self.text);
+        let mut pattern = std::mem::take(&mut self.pattern);
+        text.clear();
+        pattern.clear();
+        *self = Word {
+            text,
+            pattern,
+            ..Word::default()
+        };
+    }
+
     pub(super) fn literal(&mut self, c: char, quoted: bool) {
-        self.text.push(c);
         self.solid = true;
         if quoted {
             self.quoted = true;
-            if matches!(
-                c,
-                '*' | '?' | '[' | ']' | '{' | '}' | ',' | '\\' | '(' | ')' | '|' | '@' | '+' | '!'
-            ) {
+            if escaped_in_pattern(c) {
+                if !self.escaped {
+                    // Most words never hold such a character: their pattern is their text.
+                    self.escaped = true;
+                    self.pattern.clone_from(&self.text);
+                }
                 self.pattern.push('\\');
             }
         } else {
             self.glob |= matches!(c, '*' | '?' | '[');
             self.brace |= c == '{';
         }
-        self.pattern.push(c);
+        self.text.push(c);
+        if self.escaped {
+            self.pattern.push(c);
+        }
+    }
+
+    /// Characters of the word, each as [`Word::literal`] takes it, at once.
+    pub(super) fn literals(&mut self, run: &[char], quoted: bool) {
+        let [first, rest @ ..] = run else {
+            return;
+        };
+        if rest.is_empty() {
+            return self.literal(*first, quoted);
+        }
+        self.solid = true;
+        if quoted {
+            self.quoted = true;
+            if !self.escaped && run.iter().any(|&c| escaped_in_pattern(c)) {
+                // Most words never hold such a character: their pattern is their text.
+                self.escaped = true;
+                self.pattern.clone_from(&self.text);
+            }
+        } else {
+            self.glob |= run.iter().any(|c| matches!(c, '*' | '?' | '['));
+            self.brace |= run.contains(&'{');
+        }
+        push_chars(&mut self.text, run);
+        if self.escaped {
+            for &c in run {
+                if quoted && escaped_in_pattern(c) {
+                    self.pattern.push('\\');
+                }
+                self.pattern.push(c);
+            }
+        }
     }
 
     /// An expansion: `may_vanish` when it can leave no word at all (unquoted `$v`,
     /// `"$@"`); unquoted, bash may split the word where it stands.
     pub(super) fn expansion(&mut self, quoted: bool, may_vanish: bool) {
         self.expanded = true;
-        if !quoted && self.before_split.is_none() {
-            self.before_split = Some(self.text.clone());
+        if !quoted && self.split_at.is_none() {
+            self.split_at = Some(self.text.len());
         }
         if !may_vanish {
             self.solid = true;
@@ -86,7 +161,7 @@ impl Word {
 impl Parser<'_> {
     /// Reads one word. Substitutions in it are parsed as commands of their own.
     pub(super) fn word(&mut self) -> Word {
-        let mut word = Word::default();
+        let mut word = self.spare.words.pop().unwrap_or_default();
         while let Some(c) = self.peek() {
             match c {
                 '<' | '>' if self.peek_at(1) == Some('(') => self.process(&mut word, c),
@@ -128,20 +203,35 @@ impl Parser<'_> {
                         self.bump(1);
                     }
                 }
-                c => {
-                    word.literal(c, false);
-                    self.bump(1);
+                _ => {
+                    let end = self.run_end(self.i + 1, plain_in_word);
+                    word.literals(&self.s[self.i..end], false);
+                    self.i = end;
                 }
             }
         }
         word
     }
 
+    /// The end of the run of characters from `from` that `plain` accepts.
+    fn run_end(&self, from: usize, plain: impl Fn(char) -> bool) -> usize {
+        self.s[from..]
+            .iter()
+            .position(|&c| !plain(c))
+            .map_or(self.s.len(), |n| from + n)
+    }
+
+    /// Reads one word that is data: a pattern, an operand, a target.
+    pub(super) fn skip_word(&mut self) {
+        let word = self.word();
+        self.recycle(word);
+    }
+
     /// A process substitution, `<(…)` or `>(…)`, at its `<` or `>`: a file name that
     /// cannot vanish. What a `<(…)` prints is kept, when the visitor can tell.
     fn process(&mut self, word: &mut Word, c: char) {
         self.bump(2);
-        let printed = self.nested(End::Paren);
+        let printed = self.nested_printed(End::Paren);
         word.expanded = true;
         word.solid = true;
         if let Some(printed) = printed.filter(|_| c == '<') {
@@ -239,13 +329,10 @@ impl Parser<'_> {
 
     /// The rest of a single-quoted string, after its opening `'`.
     pub(super) fn single_quoted(&mut self, word: &mut Word) {
-        while let Some(q) = self.peek() {
-            self.bump(1);
-            if q == '\'' {
-                break;
-            }
-            word.literal(q, true);
-        }
+        let end = self.run_end(self.i, |c| c != '\'');
+        word.literals(&self.s[self.i..end], true);
+        self.i = end;
+        self.bump(1);
     }
 
     /// The rest of a double-quoted string, after its opening `"`.
@@ -275,9 +362,10 @@ impl Parser<'_> {
                         self.bump(1);
                     }
                 }
-                c => {
-                    word.literal(c, true);
-                    self.bump(1);
+                _ => {
+                    let end = self.run_end(self.i + 1, |c| !DOUBLE_QUOTED_SPECIAL.has(c));
+                    word.literals(&self.s[self.i..end], true);
+                    self.i = end;
                 }
             }
         }
@@ -364,24 +452,104 @@ impl Parser<'_> {
     }
 }
 
+/// Appends characters to a string. Long runs of ASCII, as commands are made of, go
+/// in as bytes, a block at a time, without encoding each character.
+#[inline]
+pub(super) fn push_chars(text: &mut String, run: &[char]) {
+    if run.len() < 16 {
+        text.extend(run);
+    } else {
+        push_blocks(text, run);
+    }
+}
+
+fn push_blocks(text: &mut String, run: &[char]) {
+    const BLOCK: usize = 64;
+    let mut bytes = [0u8; BLOCK];
+    text.reserve(run.len());
+    for block in run.chunks(BLOCK) {
+        if block.iter().all(char::is_ascii) {
+            for (byte, &c) in bytes.iter_mut().zip(block) {
+                *byte = c as u8;
+            }
+            if let Ok(ascii) = std::str::from_utf8(&bytes[..block.len()]) {
+                text.push_str(ascii);
+                continue;
+            }
+        }
+        text.extend(block);
+    }
+}
+
+/// A set of ASCII characters, one bit each: asked of every character of a word, a
+/// bit test costs less than a jump to each character's case.
+struct Chars(u128);
+
+impl Chars {
+    const fn of(chars: &str) -> Chars {
+        let bytes = chars.as_bytes();
+        let mut set = 0u128;
+        let mut k = 0;
+        while k < bytes.len() {
+            set |= 1 << bytes[k];
+            k += 1;
+        }
+        Chars(set)
+    }
+
+    fn has(&self, c: char) -> bool {
+        (c as u32) < 128 && self.0 >> (c as u32) & 1 != 0
+    }
+}
+
+/// The characters that globs or braces read: quoted, the pattern escapes them.
+const PATTERN_SPECIAL: Chars = Chars::of("*?[]{},\\()|@+!");
+
+/// The characters a word looks at again, as they come: blanks, operators, quotes,
+/// escapes and expansions, and `(` and `[`, whose meaning depends on the word so far.
+const WORD_SPECIAL: Chars = Chars::of(" \t\n;&|<>()[\\'\"$`");
+
+/// The characters that end a run of a double-quoted string's text.
+const DOUBLE_QUOTED_SPECIAL: Chars = Chars::of("\"\\$`");
+
+/// A character that globs or braces read: quoted, the pattern escapes it.
+pub(super) fn escaped_in_pattern(c: char) -> bool {
+    PATTERN_SPECIAL.has(c)
+}
+
+/// Whether `word` reads a character as part of the word without looking at it
+/// again.
+pub(super) fn plain_in_word(c: char) -> bool {
+    !WORD_SPECIAL.has(c)
+}
+
 /// `NAME=value`, `NAME+=value` or `NAME[i]=value`.
 pub(in crate::guard) fn is_assignment(word: &str) -> bool {
-    // Asked of nearly every word, mostly short ones: a loop over their bytes costs
-    // less than a search set up for long ones.
+    // Asked of nearly every word: what cannot start a name is told at once, and for a
+    // short word a loop over its bytes costs less than a search set up for long ones.
+    let bytes = word.as_bytes();
+    if !bytes
+        .first()
+        .is_some_and(|&b| b.is_ascii_alphabetic() || b == b'_')
+    {
+        return false;
+    }
     let eq = if word.len() < 32 {
-        word.bytes().position(|b| b == b'=')
+        bytes.iter().position(|&b| b == b'=')
     } else {
         word.find('=')
     };
     let Some(eq) = eq else {
         return false;
     };
-    let name = word[..eq].strip_suffix('+').unwrap_or(&word[..eq]);
-    let name = match name.find('[') {
-        Some(bracket) if name.ends_with(']') => &name[..bracket],
-        _ => name,
-    };
-    is_name(name)
+    let head = &bytes[..eq];
+    let head = head.strip_suffix(b"+").unwrap_or(head);
+    let name = head
+        .iter()
+        .position(|&b| !(b.is_ascii_alphanumeric() || b == b'_'))
+        .unwrap_or(head.len());
+    // The name, then nothing or a subscript.
+    matches!(&head[name..], [] | [b'[', .., b']'])
 }
 
 /// A shell variable's name: a letter or `_`, then letters, digits and `_`.
