@@ -279,8 +279,11 @@ fn another_users_sockets_are_out_of_reach() {
         let tmux = bob.state.join("tmp/tm");
         let cache = bob.state.join("home/.cache/git/credential/socket");
         let (tmux, cache) = (tmux.display(), cache.display());
+        // tmux runs a pane's command with $SHELL, else the user's login shell, which
+        // for nobody is nologin: without SHELL (CI's environment) the pane would end
+        // at once, and the tmux server with it.
         let answer = bob.run(&format!(
-            "tmux -S {tmux} new-session -d -s b bash && \
+            "SHELL=$(command -v bash) tmux -S {tmux} new-session -d -s b bash && \
              printf 'protocol=https\\nhost=github.com\\nusername=bob\\npassword=bob-token\\n\\n' | \
              git credential-cache --socket {cache} store && \
              printf 'protocol=https\\nhost=github.com\\n\\n' | git credential-cache --socket {cache} get"
@@ -301,7 +304,11 @@ fn another_users_sockets_are_out_of_reach() {
         assert!(refused(&answer), "{user:?}: {answer}");
         // Bob's shell got nothing: a key typed into it would have run by now.
         let answer = bob.run("sleep 1; tmux -S $TMPDIR/tm has-session -t b && echo up");
-        assert!(answer.starts_with("up\n"), "{user:?}: {answer}");
+        assert!(
+            answer.starts_with("up\n"),
+            "{user:?}: {answer}\n--- bob's server ---\n{}",
+            bob.stderr()
+        );
         assert!(!typed.exists(), "{user:?}: alice typed into bob's tmux");
 
         // A listener of anyone's, made outside the sandbox: never reached.
