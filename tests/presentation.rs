@@ -369,10 +369,11 @@ fn a_long_failing_run_shows_its_failures_with_line_numbers_that_sed_finds() {
 fn hidden_characters_are_made_visible_and_the_file_keeps_them() {
     let mut server = Server::start(Options::default());
     assert_eq!(
-        mask_ms(&server.run("printf 'a\\u202eb\\U000e0041c\\u200bd\\n'")),
+        mask_ms(&server.run("printf 'a\\xe2\\x80\\xaeb\\xf3\\xa0\\x81\\x81c\\xe2\\x80\\x8bd\\n'")),
         "a<U+202E>b<U+E0041>c<U+200B>d\n\n[exit:0 | Xms]"
     );
-    let answer = server.run("for i in $(seq 1 300); do printf 'line %d\\u2066\\n' $i; done");
+    let answer =
+        server.run("for i in $(seq 1 300); do printf 'line %d\\xe2\\x81\\xa6\\n' $i; done");
     assert!(answer.contains("line 300<U+2066>\n"), "{answer}");
     let raw = std::fs::read_to_string(server.state.join("cmd-1.txt")).unwrap();
     assert!(raw.ends_with("line 300\u{2066}\n"));
