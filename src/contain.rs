@@ -154,9 +154,10 @@ impl Containment {
         let n = self.next.fetch_add(1, Ordering::Relaxed);
         Arc::new(Call {
             marker: format!("{}-{n}", self.tag),
-            cgroups: self.cgroups().call(n),
+            cgroups: self.cgroups().call(),
             pgid: AtomicI32::new(0),
             reaped: AtomicBool::new(false),
+            exited: AtomicBool::new(false),
             registered: AtomicBool::new(false),
             killed: AtomicBool::new(false),
             answered: AtomicBool::new(false),
@@ -298,6 +299,8 @@ pub struct Call {
     pgid: AtomicI32,
     /// The shell was reaped: its pid, the group's id, may be another's by now.
     reaped: AtomicBool,
+    /// The shell exited of itself, not by a signal: nothing killed its cgroup.
+    exited: AtomicBool,
     registered: AtomicBool,
     killed: AtomicBool,
     answered: AtomicBool,
@@ -336,9 +339,18 @@ impl Call {
         self.pgid.load(Ordering::Relaxed)
     }
 
-    /// The shell exited and was reaped.
-    pub fn reaped(&self) {
+    /// The shell exited and was reaped; `exited`: of itself (with a code), not by a
+    /// signal.
+    pub fn reaped(&self, exited: bool) {
         self.reaped.store(true, Ordering::Relaxed);
+        self.exited.store(exited, Ordering::Relaxed);
+    }
+
+    /// Whether the call's cgroup may serve another call once empty: its shell exited of
+    /// itself. One killed by a signal may have been killed through its cgroup by a
+    /// command of its own (the server's kills are known to the cgroup).
+    fn lends_its_cgroup(&self) -> bool {
+        self.exited.load(Ordering::Relaxed)
     }
 
     /// The call's group id, while it is certainly the call's: until the shell is
@@ -441,7 +453,8 @@ impl Call {
 impl Drop for Call {
     fn drop(&mut self) {
         self.release();
-        let dirs = self.cgroups.take();
+        let lends = self.lends_its_cgroup();
+        let dirs = self.containment.cgroups().ended(&mut self.cgroups, lends);
         self.containment.remove_later(dirs);
     }
 }
@@ -563,7 +576,7 @@ mod tests {
 
         let reaped = containment.call();
         reaped.pgid.store(id, Ordering::Relaxed);
-        reaped.reaped();
+        reaped.reaped(true);
         reaped.kill().unwrap();
         std::thread::sleep(std::time::Duration::from_millis(200));
         assert!(

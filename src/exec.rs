@@ -40,6 +40,45 @@ pub const PIPE_GRACE: Duration = Duration::from_millis(250);
 /// Bytes read from a pipe at a time: the size of a Linux pipe buffer × 4.
 const CHUNK: usize = 64 * 1024;
 
+/// A read buffer of [`CHUNK`] bytes, given back for the next call's readers when
+/// dropped: no call allocates, zeroes or returns to the system its buffers.
+struct Buffer(Box<[u8]>);
+
+/// Buffers of readers that ended, kept for the next ones.
+static BUFFERS: std::sync::Mutex<Vec<Box<[u8]>>> = std::sync::Mutex::new(Vec::new());
+
+/// Buffers kept, at most: two calls' readers.
+const KEPT_BUFFERS: usize = 4;
+
+impl Buffer {
+    fn take() -> Buffer {
+        let kept = BUFFERS.lock().unwrap_or_else(|e| e.into_inner()).pop();
+        Buffer(kept.unwrap_or_else(|| vec![0; CHUNK].into_boxed_slice()))
+    }
+}
+
+impl std::ops::Deref for Buffer {
+    type Target = [u8];
+    fn deref(&self) -> &[u8] {
+        &self.0
+    }
+}
+
+impl std::ops::DerefMut for Buffer {
+    fn deref_mut(&mut self) -> &mut [u8] {
+        &mut self.0
+    }
+}
+
+impl Drop for Buffer {
+    fn drop(&mut self) {
+        let mut kept = BUFFERS.lock().unwrap_or_else(|e| e.into_inner());
+        if kept.len() < KEPT_BUFFERS {
+            kept.push(std::mem::take(&mut self.0));
+        }
+    }
+}
+
 /// The kernel's limit on one argument (`MAX_ARG_STRLEN`): a longer `-c` string
 /// cannot be passed to the shell.
 pub const MAX_ARG_BYTES: usize = 128 * 1024;
@@ -250,7 +289,7 @@ async fn wait(
 ) -> (io::Result<ExitStatus>, Ending) {
     let ending = tokio::select! {
         status = child.wait() => {
-            call.reaped();
+            call.reaped(status.as_ref().is_ok_and(|s| s.code().is_some()));
             return (status, Ending::Exited);
         }
         () = tokio::time::sleep(job.timeout) => Ending::TimedOut,
@@ -261,7 +300,7 @@ async fn wait(
         tracing::warn!(error = %e, "cannot kill the command's processes");
     }
     let status = child.wait().await;
-    call.reaped();
+    call.reaped(false);
     (status, ending)
 }
 
@@ -443,7 +482,7 @@ impl Reader {
                 });
                 return;
             };
-            let mut buf = vec![0; CHUNK];
+            let mut buf = Buffer::take();
             let mut held = false;
             loop {
                 let n = tokio::select! {

@@ -159,6 +159,41 @@ fn an_empty_environment_escapes_only_where_there_is_no_cgroup() {
     }
 }
 
+/// A call's cgroup serves the next calls once empty, but not one that was killed: a
+/// cgroup killed through `cgroup.kill` may kill what is later cloned into it. Killed by
+/// the server (a timeout), or by a command of its own, the next calls still run.
+#[test]
+fn calls_after_a_killed_cgroup_still_run() {
+    let mut server = Options::default().timeout(1).start();
+    assert!(eventually(PATIENCE, || server
+        .stderr()
+        .contains("containment of commands")));
+    if !server.stderr().contains("cgroup per call") {
+        eprintln!("skipped: no cgroup for calls here");
+        return;
+    }
+    assert!(server.run("echo warm").starts_with("warm\n"));
+    assert!(server.run("sleep 30").contains("timed out"));
+    for n in 0..3 {
+        let answer = server.run(&format!("echo after-timeout {n}"));
+        assert!(
+            answer.starts_with(&format!("after-timeout {n}\n")),
+            "{answer}"
+        );
+    }
+    let own_kill = "m=$(awk '{ for (i = 1; i < NF; i++) if ($i == \"-\") { if ($(i + 1) == \"cgroup2\") print $5; break } }' /proc/self/mountinfo | head -n 1); \
+                    echo 1 > \"$m$(sed -n 's/^0:://p' /proc/self/cgroup)/cgroup.kill\"; echo survived";
+    let answer = server.run(own_kill);
+    assert!(answer.contains("[exit:137 "), "{answer}");
+    for n in 0..3 {
+        let answer = server.run(&format!("echo after-own-kill {n}"));
+        assert!(
+            answer.starts_with(&format!("after-own-kill {n}\n")),
+            "{answer}"
+        );
+    }
+}
+
 fn cancel(server: &mut Server, id: u64) {
     server.send(&json!({
         "jsonrpc": "2.0",

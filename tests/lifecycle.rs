@@ -34,7 +34,8 @@ fn cancellation_kills_the_group_logs_and_serves_on() {
         .len()
         == 1));
     assert_eq!(server.audit_rows()[0][2], "130");
-    assert!(server.run("echo next").starts_with("next\n"));
+    let next = server.run("echo next");
+    assert!(next.starts_with("next\n"), "{next}");
     // No response is sent for the cancelled request.
     assert!(server.drain_buffered().iter().all(|m| m["id"] != json!(id)));
 }
@@ -233,9 +234,14 @@ fn thread_count(pid: u32) -> usize {
 fn no_fd_or_thread_leaks() {
     let mut server = Server::start(Options::default());
     server.initialize();
-    // Warm up: the runtime's threads exist once a few calls have run.
+    // Warm up: the runtime's threads exist once a few calls have run, and the call
+    // cgroups kept for later calls once a burst has run.
     for _ in 0..20 {
         server.run("echo warm");
+    }
+    let ids: Vec<u64> = (0..20).map(|_| server.start_call("echo warm")).collect();
+    for id in ids {
+        server.response(id);
     }
     let (fds, threads) = (fd_count(server.pid()), thread_count(server.pid()));
     for i in 0..1000 {

@@ -18,11 +18,17 @@
 //! its own, made ahead. A call takes a free slot; once answered, the slot is free again
 //! when nothing of the call is left in it, and otherwise its thread moves to a new
 //! `slot-N` off the answer's path, leaving the old one to the call's background jobs.
+//!
+//! A v2 `call-N` is kept for the next calls in the same way once its call ended with
+//! nothing left in it: making and removing a cgroup, and the kernel's first clone into
+//! a new one, cost more than the rest of the server's work on a call.
 
+use std::fs::File;
 use std::io;
 use std::os::fd::OwnedFd;
+use std::os::unix::fs::FileExt;
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, mpsc};
 
 use super::spawn::{self, Start, Started};
@@ -30,6 +36,9 @@ use crate::worker::Worker;
 
 /// Free slots made ahead, so that a call seldom makes one on its path.
 const SPARE_SLOTS: usize = 2;
+
+/// Emptied v2 call cgroups kept for the next calls, at most.
+const KEPT_CGROUPS: usize = 4;
 
 /// One hierarchy's directory for this server's calls.
 #[derive(Debug)]
@@ -47,22 +56,73 @@ pub struct Cgroups {
     pids_v1: Option<Tree>,
     /// Spawning threads in the v1 `pids` hierarchy.
     slots: Option<Arc<Slots>>,
+    /// v2 call cgroups whose calls ended with nothing left in them.
+    kept: Mutex<Vec<V2Cgroup>>,
+    next: AtomicU64,
     max_processes: u32,
+}
+
+/// A v2 call cgroup: its directory, opened for `clone3`, and its `cgroup.events`, which
+/// tells whether any process is left in it.
+#[derive(Debug)]
+struct V2Cgroup {
+    path: PathBuf,
+    dir: OwnedFd,
+    events: File,
+}
+
+impl V2Cgroup {
+    /// Makes `call-N` under `tree`, limited to `max` processes where `tree` limits.
+    fn make(tree: &Tree, n: u64, max: u32) -> Option<V2Cgroup> {
+        let path = tree.root.join(format!("call-{n}"));
+        if let Err(e) = std::fs::create_dir(&path) {
+            tracing::debug!(error = %e, dir = %path.display(), "no cgroup for this call");
+            return None;
+        }
+        if tree.pids
+            && let Err(e) = std::fs::write(path.join("pids.max"), max.to_string())
+        {
+            tracing::warn!(error = %e, dir = %path.display(), "cannot limit the call's processes");
+        }
+        let opened = std::ffi::CString::new(path.as_os_str().as_encoded_bytes())
+            .map_err(io::Error::other)
+            .and_then(|c| spawn::open_cloexec(&c, libc::O_RDONLY | libc::O_DIRECTORY))
+            .and_then(|dir| Ok((dir, File::open(path.join("cgroup.events"))?)));
+        match opened {
+            Ok((dir, events)) => Some(V2Cgroup { path, dir, events }),
+            Err(e) => {
+                tracing::debug!(error = %e, "cannot open the call's cgroup");
+                let _ = std::fs::remove_dir(&path);
+                None
+            }
+        }
+    }
+
+    /// Whether any process is in it, or may be: `populated 0` says none is.
+    fn populated(&self) -> bool {
+        let mut buf = [0u8; 128];
+        let Ok(n) = self.events.read_at(&mut buf, 0) else {
+            return true;
+        };
+        !buf[..n]
+            .split(|&b| b == b'\n')
+            .any(|line| line == b"populated 0")
+    }
 }
 
 /// The cgroups of one call.
 #[derive(Debug, Default)]
 pub struct CallCgroups {
-    /// Killed with `cgroup.kill`.
-    v2: Option<PathBuf>,
-    /// The v2 directory, opened: the shell is cloned into it.
-    v2_fd: Option<OwnedFd>,
+    /// Killed with `cgroup.kill`; the shell is cloned into it.
+    v2: Option<V2Cgroup>,
     /// Holds the process limit when v2 cannot: the slot's cgroup, for as long as the
     /// call has processes in it.
     pids_v1: Mutex<Option<PathBuf>>,
     /// The slot the shell is spawned from, until the call is answered.
     slot: Mutex<Option<Slot>>,
     slots: Option<Arc<Slots>>,
+    /// Its v2 cgroup was killed: it serves no other call.
+    killed: AtomicBool,
 }
 
 /// The v1 slots of a server: threads, each in a `pids` cgroup of its own.
@@ -74,11 +134,22 @@ struct Slots {
     next: AtomicU64,
 }
 
-/// A thread that lives in `dir` and runs what it is sent.
+/// A thread that lives in `dir` and runs what it is sent; `current` is the cgroup's
+/// `pids.current`, opened.
 #[derive(Debug)]
 struct Slot {
     dir: PathBuf,
+    current: File,
     work: Worker,
+}
+
+impl Slot {
+    /// The tasks in the slot's cgroup, its own thread included.
+    fn tasks(&self) -> Option<u32> {
+        let mut buf = [0u8; 24];
+        let n = self.current.read_at(&mut buf, 0).ok()?;
+        std::str::from_utf8(&buf[..n]).ok()?.trim().parse().ok()
+    }
 }
 
 impl Cgroups {
@@ -136,6 +207,8 @@ impl Cgroups {
             v2,
             pids_v1,
             slots,
+            kept: Mutex::new(Vec::new()),
+            next: AtomicU64::new(1),
             max_processes,
         }
     }
@@ -177,36 +250,23 @@ impl Cgroups {
         self.pids_v1.as_ref().map(|t| t.root.as_path())
     }
 
-    /// Makes the v2 cgroup of call `n` and takes a v1 slot; a hierarchy that refuses
-    /// is left out.
-    pub fn call(&self, n: u64) -> CallCgroups {
+    /// Gives a call a v2 cgroup (a kept one, or a new one) and a v1 slot; a hierarchy
+    /// that refuses is left out.
+    pub fn call(&self) -> CallCgroups {
         let v2 = self.v2.as_ref().and_then(|tree| {
-            let dir = tree.root.join(format!("call-{n}"));
-            if let Err(e) = std::fs::create_dir(&dir) {
-                tracing::debug!(error = %e, dir = %dir.display(), "no cgroup for this call");
-                return None;
-            }
-            if tree.pids {
-                let max = self.max_processes.to_string();
-                if let Err(e) = std::fs::write(dir.join("pids.max"), max) {
-                    tracing::warn!(error = %e, dir = %dir.display(), "cannot limit the call's processes");
-                }
-            }
-            Some(dir)
-        });
-        let v2_fd = v2.as_ref().and_then(|dir| {
-            let path = std::ffi::CString::new(dir.as_os_str().as_encoded_bytes()).ok()?;
-            spawn::open_cloexec(&path, libc::O_RDONLY | libc::O_DIRECTORY)
-                .inspect_err(|e| tracing::debug!(error = %e, "cannot open the call's cgroup"))
-                .ok()
+            let kept = lock(&self.kept).pop();
+            kept.or_else(|| {
+                let n = self.next.fetch_add(1, Ordering::Relaxed);
+                V2Cgroup::make(tree, n, self.max_processes)
+            })
         });
         let slot = self.slots.as_ref().and_then(|slots| slots.take());
         CallCgroups {
             v2,
-            v2_fd,
             pids_v1: Mutex::new(slot.as_ref().map(|slot| slot.dir.clone())),
             slot: Mutex::new(slot),
             slots: self.slots.clone(),
+            killed: AtomicBool::new(false),
         }
     }
 
@@ -232,12 +292,34 @@ impl Cgroups {
         }
     }
 
+    /// A call ended: its v2 cgroup is kept for the next calls when the call `lends`
+    /// it, it was never killed, no process is left in it and too few are kept. A
+    /// cgroup killed through `cgroup.kill` may kill what is cloned into it later (some
+    /// kernels compare its kill count with that of the parent's cgroup). The
+    /// directories left to remove are returned.
+    pub fn ended(&self, call: &mut CallCgroups, lends: bool) -> Vec<PathBuf> {
+        call.release();
+        let mut dirs = Vec::new();
+        if let Some(cgroup) = call.v2.take() {
+            let mut kept = lock(&self.kept);
+            let lends = lends && !call.killed.load(Ordering::Relaxed);
+            if lends && kept.len() < KEPT_CGROUPS && !cgroup.populated() {
+                kept.push(cgroup);
+            } else {
+                dirs.push(cgroup.path);
+            }
+        }
+        dirs.extend(lock(&call.pids_v1).take());
+        dirs
+    }
+
     /// Removes the empty call cgroups, then the server's own, at exit. A cgroup that
     /// still holds a background job stays until the system removes it.
     pub fn remove(&self) {
         if let Some(slots) = &self.slots {
             slots.close();
         }
+        lock(&self.kept).clear();
         for tree in [&self.v2, &self.pids_v1].into_iter().flatten() {
             remove_tree(&tree.root);
         }
@@ -247,7 +329,7 @@ impl Cgroups {
 impl CallCgroups {
     /// The v2 directory, opened, for the spawn.
     pub fn v2_fd(&self) -> Option<&OwnedFd> {
-        self.v2_fd.as_ref()
+        self.v2.as_ref().map(|cgroup| &cgroup.dir)
     }
 
     /// The call was answered: its slot is free again when nothing of the call is left
@@ -261,10 +343,7 @@ impl CallCgroups {
             return;
         };
         // The slot's own thread is one of the tasks counted.
-        let current = std::fs::read_to_string(slot.dir.join("pids.current"))
-            .ok()
-            .and_then(|n| n.trim().parse::<u32>().ok());
-        if current == Some(1) {
+        if slot.tasks() == Some(1) {
             *lock(&self.pids_v1) = None;
             slots.give_back(slot);
         } else {
@@ -274,10 +353,11 @@ impl CallCgroups {
 
     /// Kills everything in the call's cgroup; false when it has none to kill with.
     pub fn kill(&self) -> Option<io::Result<()>> {
-        if let Some(dir) = &self.v2
-            && !holds_me(dir)
+        if let Some(cgroup) = &self.v2
+            && !holds_me(&cgroup.path)
         {
-            return Some(kill(dir));
+            self.killed.store(true, Ordering::Relaxed);
+            return Some(kill(&cgroup.path));
         }
         if let Some(dir) = lock(&self.pids_v1).as_ref() {
             // The slot's thread may be there: the server is never killed.
@@ -289,24 +369,18 @@ impl CallCgroups {
 
     /// Whether the call's cgroup holds no process; `None` when it has no cgroup.
     pub fn is_empty(&self) -> Option<bool> {
-        let dir = self.v2.clone().or_else(|| lock(&self.pids_v1).clone())?;
+        let dir = self
+            .v2
+            .as_ref()
+            .map(|cgroup| cgroup.path.clone())
+            .or_else(|| lock(&self.pids_v1).clone())?;
         let procs = std::fs::read_to_string(dir.join("cgroup.procs")).unwrap_or_default();
         Some(procs.trim().is_empty())
     }
 
     /// The v2 directory, for the watchdog.
     pub fn v2(&self) -> Option<&Path> {
-        self.v2.as_deref()
-    }
-
-    /// Takes the call's cgroup directories, for removal once the call ended.
-    pub fn take(&mut self) -> Vec<PathBuf> {
-        self.release();
-        self.v2_fd = None;
-        [self.v2.take(), lock(&self.pids_v1).take()]
-            .into_iter()
-            .flatten()
-            .collect()
+        self.v2.as_ref().map(|cgroup| cgroup.path.as_path())
     }
 }
 
@@ -417,7 +491,7 @@ impl Slots {
     /// Makes a slot: a `slot-N` cgroup with the process limit, and a thread that moves
     /// into it and then runs what it is sent. `None` when the hierarchy refuses.
     fn make(&self) -> Option<Slot> {
-        let dir = self.new_dir()?;
+        let (dir, current) = self.new_dir()?;
         let tasks = dir.join("tasks");
         let started = Worker::start("spawn slot", move || {
             std::fs::write(&tasks, "0")?;
@@ -432,12 +506,12 @@ impl Slots {
                 return None;
             }
         };
-        Some(Slot { dir, work })
+        Some(Slot { dir, current, work })
     }
 
     /// A new `slot-N` cgroup with the process limit: the call's processes and the
     /// slot's own thread.
-    fn new_dir(&self) -> Option<PathBuf> {
+    fn new_dir(&self) -> Option<(PathBuf, File)> {
         let n = self.next.fetch_add(1, Ordering::Relaxed);
         let dir = self.root.join(format!("slot-{n}"));
         if let Err(e) = std::fs::create_dir(&dir) {
@@ -448,7 +522,14 @@ impl Slots {
         if let Err(e) = std::fs::write(dir.join("pids.max"), max) {
             tracing::warn!(error = %e, dir = %dir.display(), "cannot limit the call's processes");
         }
-        Some(dir)
+        match File::open(dir.join("pids.current")) {
+            Ok(current) => Some((dir, current)),
+            Err(e) => {
+                tracing::warn!(error = %e, dir = %dir.display(), "cannot count the call's processes");
+                let _ = std::fs::remove_dir(&dir);
+                None
+            }
+        }
     }
 
     /// A free slot; when it was the last, another is made off the answer's path.
@@ -478,7 +559,7 @@ impl Slots {
         if let Err(e) = std::fs::write(&old, self.max_processes.to_string()) {
             tracing::warn!(error = %e, "cannot limit the call's processes");
         }
-        let Some(dir) = self.new_dir() else {
+        let Some((dir, current)) = self.new_dir() else {
             return;
         };
         let work = slot.work.clone();
@@ -489,7 +570,7 @@ impl Slots {
                 let _ = std::fs::remove_dir(&dir);
                 return;
             }
-            slots.give_back(Slot { dir, work });
+            slots.give_back(Slot { dir, current, work });
         }));
         if moved.is_err() {
             tracing::debug!("a spawn slot is gone");

@@ -29,6 +29,7 @@ use std::os::unix::ffi::{OsStrExt, OsStringExt};
 use std::os::unix::process::ExitStatusExt;
 use std::path::{Path, PathBuf};
 use std::process::ExitStatus;
+use std::sync::OnceLock;
 
 use tokio::io::unix::AsyncFd;
 use tokio::net::unix::pipe;
@@ -170,7 +171,7 @@ impl Command {
         let (out_r, out_w) = pipe_cloexec()?;
         let (err_r, err_w) = pipe_cloexec()?;
         let (report_r, report_w) = pipe_cloexec()?;
-        let null = open_cloexec(c"/dev/null", libc::O_RDONLY)?;
+        let null = dev_null()?;
         let pointers = |strings: &[CString]| {
             let mut p: Vec<*const libc::c_char> = strings.iter().map(|s| s.as_ptr()).collect();
             p.push(std::ptr::null());
@@ -209,7 +210,8 @@ pub(super) struct Prepared {
     gid: Option<u32>,
     groups: Option<Vec<u32>>,
     no_new_privs: bool,
-    null: OwnedFd,
+    /// `/dev/null`, opened once for every call.
+    null: RawFd,
     out: (OwnedFd, OwnedFd),
     err: (OwnedFd, OwnedFd),
     report: (OwnedFd, OwnedFd),
@@ -336,7 +338,7 @@ impl Prepared {
     fn clone3(&self, args: &mut CloneArgs) -> io::Result<libc::c_long> {
         #[cfg(target_arch = "x86_64")]
         {
-            let stack = Stack::new()?;
+            let stack = Stack::take()?;
             args.flags |= (libc::CLONE_VM | libc::CLONE_VFORK) as u64;
             args.stack = stack.base as u64;
             args.stack_size = stack.size as u64;
@@ -355,6 +357,8 @@ impl Prepared {
             };
             // SAFETY: restores the mask saved above.
             unsafe { libc::pthread_sigmask(libc::SIG_SETMASK, &before, std::ptr::null_mut()) };
+            // The child executed its program or exited: the stack is free again.
+            stack.keep();
             if pid < 0 {
                 return Err(io::Error::from_raw_os_error(-pid as i32));
             }
@@ -415,7 +419,7 @@ impl Prepared {
             libc::sigemptyset(&mut none);
             libc::pthread_sigmask(libc::SIG_SETMASK, &none, std::ptr::null_mut());
             if libc::setpgid(0, 0) != 0
-                || libc::dup2(self.null.as_raw_fd(), 0) < 0
+                || libc::dup2(self.null, 0) < 0
                 || libc::dup2(self.out.1.as_raw_fd(), 1) < 0
                 || libc::dup2(self.err.1.as_raw_fd(), 2) < 0
             {
@@ -601,6 +605,16 @@ fn pipe_cloexec() -> io::Result<(OwnedFd, OwnedFd)> {
     Ok(unsafe { (OwnedFd::from_raw_fd(fds[0]), OwnedFd::from_raw_fd(fds[1])) })
 }
 
+/// `/dev/null` for reading, opened on first use and kept: every call's stdin.
+fn dev_null() -> io::Result<RawFd> {
+    static NULL: OnceLock<OwnedFd> = OnceLock::new();
+    if let Some(null) = NULL.get() {
+        return Ok(null.as_raw_fd());
+    }
+    let opened = open_cloexec(c"/dev/null", libc::O_RDONLY)?;
+    Ok(NULL.get_or_init(|| opened).as_raw_fd())
+}
+
 /// Opens `path` with `O_CLOEXEC`.
 pub(super) fn open_cloexec(path: &std::ffi::CStr, flags: libc::c_int) -> io::Result<OwnedFd> {
     // SAFETY: open on a NUL-terminated path.
@@ -620,11 +634,35 @@ struct Stack {
     size: usize,
 }
 
+// SAFETY: a stack is a mapping of its own, used by one child at a time.
+#[cfg(target_arch = "x86_64")]
+unsafe impl Send for Stack {}
+
+/// Stacks whose children executed their program or exited, for the next spawns.
+#[cfg(target_arch = "x86_64")]
+static STACKS: std::sync::Mutex<Vec<Stack>> = std::sync::Mutex::new(Vec::new());
+
 #[cfg(target_arch = "x86_64")]
 impl Stack {
     /// Enough for the child's few calls into libc.
     const SIZE: usize = 64 * 1024;
     const GUARD: usize = 4096;
+    /// Stacks kept for the next spawns, at most.
+    const KEPT: usize = 4;
+
+    /// A kept stack, or a new one.
+    fn take() -> io::Result<Stack> {
+        let kept = STACKS.lock().unwrap_or_else(|e| e.into_inner()).pop();
+        kept.map_or_else(Stack::new, Ok)
+    }
+
+    /// Keeps the stack for the next spawn, once its child no longer runs on it.
+    fn keep(self) {
+        let mut kept = STACKS.lock().unwrap_or_else(|e| e.into_inner());
+        if kept.len() < Stack::KEPT {
+            kept.push(self);
+        }
+    }
 
     fn new() -> io::Result<Stack> {
         let length = Stack::SIZE + Stack::GUARD;
