@@ -47,8 +47,8 @@ struct Buffer(Box<[u8]>);
 /// Buffers of readers that ended, kept for the next ones.
 static BUFFERS: std::sync::Mutex<Vec<Box<[u8]>>> = std::sync::Mutex::new(Vec::new());
 
-/// Buffers kept, at most: two calls' readers.
-const KEPT_BUFFERS: usize = 4;
+/// Buffers kept, at most: one call's two readers (each kept buffer stays resident).
+const KEPT_BUFFERS: usize = 2;
 
 impl Buffer {
     fn take() -> Buffer {

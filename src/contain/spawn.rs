@@ -168,8 +168,8 @@ impl Command {
             .as_deref()
             .map(|d| nul(d.as_os_str()))
             .transpose()?;
-        let (out_r, out_w) = pipe_cloexec()?;
-        let (err_r, err_w) = pipe_cloexec()?;
+        let (out_r, out_w) = output_pipe()?;
+        let (err_r, err_w) = output_pipe()?;
         let (report_r, report_w) = pipe_cloexec()?;
         let null = dev_null()?;
         let pointers = |strings: &[CString]| {
@@ -483,8 +483,9 @@ impl Child {
             pid: started.pid,
             pidfd,
             status: None,
-            stdout: Some(pipe::Receiver::from_owned_fd(started.stdout)?),
-            stderr: Some(pipe::Receiver::from_owned_fd(started.stderr)?),
+            // Read ends of pipes made non-blocking by `output_pipe`.
+            stdout: Some(pipe::Receiver::from_owned_fd_unchecked(started.stdout)?),
+            stderr: Some(pipe::Receiver::from_owned_fd_unchecked(started.stderr)?),
         })
     }
 
@@ -593,6 +594,23 @@ fn resolve(program: &OsStr, path: Option<&OsStr>, cwd: Option<&Path>) -> io::Res
         }
     }
     Err(io::Error::from_raw_os_error(libc::ENOENT))
+}
+
+/// A pipe for one of the child's output streams: its read end non-blocking, for the
+/// runtime; its write end blocking, as programs expect of their stdout and stderr.
+fn output_pipe() -> io::Result<(OwnedFd, OwnedFd)> {
+    let mut fds = [0; 2];
+    // SAFETY: pipe2 into a two-element array.
+    if unsafe { libc::pipe2(fds.as_mut_ptr(), libc::O_CLOEXEC | libc::O_NONBLOCK) } != 0 {
+        return Err(io::Error::last_os_error());
+    }
+    // SAFETY: two new descriptors from pipe2.
+    let (read, write) = unsafe { (OwnedFd::from_raw_fd(fds[0]), OwnedFd::from_raw_fd(fds[1])) };
+    // SAFETY: fcntl on a descriptor this function owns; status flags only.
+    if unsafe { libc::fcntl(write.as_raw_fd(), libc::F_SETFL, 0) } != 0 {
+        return Err(io::Error::last_os_error());
+    }
+    Ok((read, write))
 }
 
 fn pipe_cloexec() -> io::Result<(OwnedFd, OwnedFd)> {
