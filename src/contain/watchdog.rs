@@ -15,15 +15,27 @@
 //! the server's cgroup directories (those that kept background jobs stay until the
 //! next server sweeps them) and exits.
 //! The server notices when the watchdog dies and starts another.
+//!
+//! It wakes for the close at once, but not for each line: after a line, it reads what
+//! came every [`READ_EVERY`] until a round brings nothing. Woken for each, it took the
+//! processor from the server twice a call, on the answer's path.
 
 use std::collections::HashMap;
-use std::io::{BufRead, BufReader, Read};
+use std::io::Read;
+use std::os::fd::AsRawFd;
 use std::path::PathBuf;
+use std::time::Duration;
 
 use super::{cgroup, killpg, sweep_prefix};
 
 /// The argument that makes the binary a watchdog.
 pub const ARG: &str = "__watchdog";
+
+/// How often the watchdog reads its orders while they come.
+const READ_EVERY: Duration = Duration::from_millis(200);
+
+/// The pipe's room for orders not read yet: about 10,000 calls'.
+const PIPE_ROOM: libc::c_int = 1024 * 1024;
 
 /// What the watchdog was told.
 #[derive(Debug, Default)]
@@ -111,21 +123,90 @@ pub fn run() {
         libc::setsid();
     }
     let mut orders = Orders::default();
-    let mut input = BufReader::new(std::io::stdin().lock());
-    let mut line = String::new();
+    let stdin = std::io::stdin();
+    let fd = stdin.as_raw_fd();
+    // SAFETY: fcntl on the standard input this process owns; flags and pipe size only.
+    unsafe {
+        libc::fcntl(fd, libc::F_SETPIPE_SZ, PIPE_ROOM);
+        let flags = libc::fcntl(fd, libc::F_GETFL);
+        libc::fcntl(fd, libc::F_SETFL, flags | libc::O_NONBLOCK);
+    }
+    let mut input = stdin.lock();
+    let mut pending = Vec::new();
+    let mut buf = vec![0u8; 64 * 1024];
+    let mut idle = true;
     loop {
-        line.clear();
-        match input.by_ref().read_line(&mut line) {
-            Ok(0) | Err(_) => break,
-            Ok(_) => orders.take(line.trim_end_matches('\n')),
+        // Idle, a line wakes it; while lines come, only the close or the next round.
+        let events = if idle { libc::POLLIN } else { 0 };
+        let timeout = if idle {
+            -1
+        } else {
+            READ_EVERY.as_millis() as libc::c_int
+        };
+        let mut poll = libc::pollfd {
+            fd,
+            events,
+            revents: 0,
+        };
+        // SAFETY: one valid pollfd.
+        unsafe { libc::poll(&mut poll, 1, timeout) };
+        let (read, closed) = read_available(&mut input, &mut buf, &mut pending);
+        for line in take_lines(&mut pending) {
+            orders.take(&line);
         }
+        if closed {
+            break;
+        }
+        idle = !read;
     }
     orders.carry_out();
+}
+
+/// Reads what the pipe holds into `pending`: whether anything came, and whether the
+/// server's end is closed.
+fn read_available(input: &mut impl Read, buf: &mut [u8], pending: &mut Vec<u8>) -> (bool, bool) {
+    let mut read = false;
+    loop {
+        match input.read(buf) {
+            Ok(0) => return (read, true),
+            Ok(n) => {
+                read = true;
+                pending.extend_from_slice(&buf[..n]);
+            }
+            Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => return (read, false),
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+            Err(_) => return (read, true),
+        }
+    }
+}
+
+/// The whole lines in `pending`, taken out of it.
+fn take_lines(pending: &mut Vec<u8>) -> Vec<String> {
+    let Some(end) = pending.iter().rposition(|&b| b == b'\n') else {
+        return Vec::new();
+    };
+    let lines: Vec<u8> = pending.drain(..=end).collect();
+    lines
+        .split(|&b| b == b'\n')
+        .filter(|line| !line.is_empty())
+        .map(|line| String::from_utf8_lossy(line).into_owned())
+        .collect()
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn lines_are_taken_whole_and_a_partial_one_waits() {
+        let mut pending = b"+a 1 -\n-a\n+b 2".to_vec();
+        assert_eq!(take_lines(&mut pending), ["+a 1 -", "-a"]);
+        assert_eq!(pending, b"+b 2");
+        assert!(take_lines(&mut pending).is_empty());
+        pending.extend_from_slice(b" -\n");
+        assert_eq!(take_lines(&mut pending), ["+b 2 -"]);
+        assert!(pending.is_empty());
+    }
 
     #[test]
     fn orders_track_running_calls() {
