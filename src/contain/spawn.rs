@@ -23,7 +23,7 @@
 //! pidfd.
 
 use std::ffi::{CString, OsStr, OsString};
-use std::io;
+use std::io::{self, Read};
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
 use std::os::unix::ffi::{OsStrExt, OsStringExt};
 use std::os::unix::process::ExitStatusExt;
@@ -274,21 +274,7 @@ impl Prepared {
         if pid < 0 {
             // No clone3: clone, and the child enters the cgroup itself.
             enter = cgroup.map(AsRawFd::as_raw_fd);
-            // SAFETY: clone without CLONE_VM, as fork; the pidfd comes back through the
-            // parent_tid argument, the third on every architecture.
-            pid = unsafe {
-                libc::syscall(
-                    libc::SYS_clone,
-                    (libc::CLONE_PIDFD | libc::SIGCHLD) as libc::c_ulong,
-                    0 as libc::c_ulong,
-                    &raw mut pidfd,
-                    0 as libc::c_ulong,
-                    0 as libc::c_ulong,
-                )
-            };
-            if pid < 0 {
-                return Err(io::Error::last_os_error());
-            }
+            pid = clone_pidfd(&mut pidfd)?;
         }
         if pid == 0 {
             // SAFETY: in the child; see `child`.
@@ -300,25 +286,9 @@ impl Prepared {
             out, err, report, ..
         } = self;
         drop((out.1, err.1, report.1));
+        // The report pipe closes on exec; four bytes are the child's errno instead.
         let mut errno = [0u8; 4];
-        let mut got = 0;
-        while got < 4 {
-            // SAFETY: reads into a local buffer from a pipe this function owns.
-            let n = unsafe {
-                libc::read(
-                    report.0.as_raw_fd(),
-                    errno[got..].as_mut_ptr().cast(),
-                    4 - got,
-                )
-            };
-            match n {
-                0 => break,
-                n if n > 0 => got += n as usize,
-                _ if io::Error::last_os_error().kind() == io::ErrorKind::Interrupted => {}
-                _ => break,
-            }
-        }
-        if got == 4 {
+        if std::fs::File::from(report.0).read_exact(&mut errno).is_ok() {
             // The child could not start the program; it exited at once.
             let _ = reap(pidfd.as_raw_fd(), 0);
             return Err(io::Error::from_raw_os_error(i32::from_ne_bytes(errno)));
@@ -718,6 +688,26 @@ impl Drop for Stack {
         // SAFETY: the mapping made in `new`, no longer in use.
         unsafe { libc::munmap(self.mapping, Stack::SIZE + Stack::GUARD) };
     }
+}
+
+/// `clone` as a fork, returning a pidfd through `pidfd`: where `clone3` is refused.
+fn clone_pidfd(pidfd: &mut libc::c_int) -> io::Result<libc::c_long> {
+    // SAFETY: clone without CLONE_VM, as fork; the pidfd comes back through the
+    // parent_tid argument, the third on every architecture.
+    let pid = unsafe {
+        libc::syscall(
+            libc::SYS_clone,
+            (libc::CLONE_PIDFD | libc::SIGCHLD) as libc::c_ulong,
+            0 as libc::c_ulong,
+            std::ptr::from_mut(pidfd),
+            0 as libc::c_ulong,
+            0 as libc::c_ulong,
+        )
+    };
+    if pid < 0 {
+        return Err(io::Error::last_os_error());
+    }
+    Ok(pid)
 }
 
 /// The `CLONE_VM` child's entry, on its own stack.
