@@ -215,9 +215,12 @@ fn refusals_at_start_up() {
     if !crate::support::landlock_here(1) {
         return;
     }
+    let state = tempfile::tempdir().unwrap();
     let out = crate::support::binary()
         .args(["--sandbox", "--writable", "/does/not/exist", "--workdir"])
         .arg(dir.path())
+        .arg("--state-dir")
+        .arg(state.path())
         .stdin(std::process::Stdio::null())
         .output()
         .unwrap();
