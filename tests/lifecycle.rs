@@ -261,14 +261,17 @@ fn no_fd_or_thread_leaks() {
             server.response(id);
         }
     }
+    // What the server keeps for later calls may differ between two quiet moments by
+    // what it keeps at most: 4 call cgroups (2 descriptors each) and a spare spawn
+    // slot or two (a thread and a descriptor each). A leak grows with the 1,200 calls.
     let pid = server.pid();
     assert!(
-        eventually(Duration::from_secs(15), || fd_count(pid) <= fds),
+        eventually(Duration::from_secs(15), || fd_count(pid) <= fds + 10),
         "open fds grew from {fds} to {}",
         fd_count(pid)
     );
     assert!(
-        eventually(Duration::from_secs(15), || thread_count(pid) <= threads),
+        eventually(Duration::from_secs(15), || thread_count(pid) <= threads + 2),
         "threads grew from {threads} to {}",
         thread_count(pid)
     );
