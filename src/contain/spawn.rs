@@ -374,20 +374,7 @@ impl Prepared {
                 }
                 libc::close(procs);
             }
-            // Handlers are the server's: none may run in the child, which may share its
-            // memory. The signals the server ignores stay ignored, but SIGPIPE.
-            for signal in 1..=64 {
-                let mut action: libc::sigaction = std::mem::zeroed();
-                if libc::sigaction(signal, std::ptr::null(), &mut action) == 0
-                    && action.sa_sigaction != libc::SIG_DFL
-                    && (action.sa_sigaction != libc::SIG_IGN || signal == libc::SIGPIPE)
-                {
-                    libc::signal(signal, libc::SIG_DFL);
-                }
-            }
-            let mut none: libc::sigset_t = std::mem::zeroed();
-            libc::sigemptyset(&mut none);
-            libc::pthread_sigmask(libc::SIG_SETMASK, &none, std::ptr::null_mut());
+            reset_signals();
             if libc::setpgid(0, 0) != 0
                 || libc::dup2(self.null, 0) < 0
                 || libc::dup2(self.out.1.as_raw_fd(), 1) < 0
@@ -427,6 +414,31 @@ impl Prepared {
             );
             fail(report)
         }
+    }
+}
+
+/// In the child: every handler of the server's back to the default (none may run in
+/// the child, which may share the server's memory), then every signal unblocked. The
+/// signals the server ignores stay ignored, but SIGPIPE.
+///
+/// # Safety
+/// Only between the clone and `execve`: it changes the process's dispositions.
+unsafe fn reset_signals() {
+    // SAFETY: sigaction, signal and pthread_sigmask are async-signal-safe, on local
+    // memory.
+    unsafe {
+        for signal in 1..=64 {
+            let mut action: libc::sigaction = std::mem::zeroed();
+            if libc::sigaction(signal, std::ptr::null(), &mut action) == 0
+                && action.sa_sigaction != libc::SIG_DFL
+                && (action.sa_sigaction != libc::SIG_IGN || signal == libc::SIGPIPE)
+            {
+                libc::signal(signal, libc::SIG_DFL);
+            }
+        }
+        let mut none: libc::sigset_t = std::mem::zeroed();
+        libc::sigemptyset(&mut none);
+        libc::pthread_sigmask(libc::SIG_SETMASK, &none, std::ptr::null_mut());
     }
 }
 
