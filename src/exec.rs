@@ -251,7 +251,7 @@ fn spawn(job: &Job<'_>, call: &Call) -> Result<Child, Error> {
     let child = call
         .spawn(&command, |start| match job.sandbox {
             None => start.run(),
-            Some(sandbox) => sandbox.spawn_confined(move || start.run()),
+            Some(sandbox) => sandbox.spawn_confined(move |ruleset| start.entering(ruleset).run()),
         })
         .map_err(|source| Error::Spawn {
             shell: job.shell.display().to_string(),

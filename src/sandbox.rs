@@ -1,9 +1,9 @@
 //! The opt-in kernel sandbox: Landlock, through the `landlock` crate.
 //!
 //! With `--sandbox`, every command runs under a Landlock ruleset prepared once at
-//! start-up. Each command's shell is spawned from a short-lived thread that entered
-//! the ruleset first (one `prctl` and one `landlock_restrict_self`, which bind that
-//! thread and what it spawns), so the shell is under it from its first instruction
+//! start-up. Each command's shell enters it itself, between its clone and its
+//! `execve` (one `prctl` and one `landlock_restrict_self`), so the shell is under it
+//! from its first instruction of bash, in a Landlock domain of its own
 //! ([`Sandbox::spawn_confined`]).
 //!
 //! - **Reads** (reading files, listing directories, executing) are allowed only under
@@ -28,6 +28,7 @@ mod seccomp;
 
 use std::fmt;
 use std::io;
+use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
 
@@ -231,7 +232,9 @@ pub struct Request<'a> {
 /// The prepared ruleset, applied to each command's shell.
 #[derive(Debug)]
 pub struct Sandbox {
-    ruleset: RulesetCreated,
+    /// The ruleset's descriptor, which each shell enters; `None` where the kernel
+    /// enforces none of it (best effort).
+    ruleset: Option<OwnedFd>,
     /// What Landlock does not govern (unix sockets, other ways to a port, io_uring).
     filter: seccomp::Filter,
     /// A thread carrying the filter, which the spawning threads of calls that have no
@@ -407,7 +410,7 @@ impl Sandbox {
         let env = environment(request);
         Ok((
             Some(Sandbox {
-                ruleset,
+                ruleset: ruleset.into(),
                 filter,
                 spawner: OnceLock::new(),
                 summary,
@@ -417,22 +420,20 @@ impl Sandbox {
         ))
     }
 
-    /// Runs `spawn` on a new thread that first enters the sandbox (`no_new_privs`, the
-    /// seccomp filter, then the ruleset), and returns what it returns: a process it
-    /// spawns is born confined, before it executes anything. The kernel binds both to
-    /// the calling thread alone, and passes them on to every thread and process it
-    /// starts: the server's own threads stay free, each call gets a Landlock domain of
-    /// its own (its scope keeps calls apart), and the thread ends here, so nothing else
-    /// ever runs on it. Nothing sandbox-related has to run in the child between clone
-    /// and exec.
+    /// Runs `spawn` on a thread that carries the seccomp filter, and hands it the
+    /// ruleset the child enters between its clone and its `execve`. The kernel binds the filter to the
+    /// calling thread alone and passes it on to every process it starts: the server's
+    /// own threads stay free. Each shell makes a Landlock domain of its own, so the
+    /// ruleset's scope (signals, abstract unix sockets) keeps calls apart.
     ///
-    /// The filter is the same for every call, so the new thread inherits it from a
-    /// thread that carries it: the calling thread when it only spawns (a cgroup slot),
-    /// or else the sandbox's own spawning thread, where `spawn` then runs.
+    /// The filter is the same for every call: the calling thread carries it when it
+    /// only spawns (a cgroup slot); otherwise `spawn` runs on the sandbox's own
+    /// spawning thread, which does.
     pub fn spawn_confined<T: Send>(
         &self,
-        spawn: impl FnOnce() -> io::Result<T> + Send,
+        spawn: impl FnOnce(Option<BorrowedFd<'_>>) -> io::Result<T> + Send,
     ) -> io::Result<T> {
+        let ruleset = self.ruleset.as_ref().map(AsFd::as_fd);
         if !self.filter.carried_here()? {
             let spawner = match self.spawner.get() {
                 Some(spawner) => spawner,
@@ -450,29 +451,10 @@ impl Sandbox {
                         "the sandbox's spawning thread has no filter",
                     ));
                 }
-                self.confined_thread(spawn)
+                spawn(ruleset)
             });
         }
-        self.confined_thread(spawn)
-    }
-
-    /// Runs `spawn` on a new thread under the ruleset; the calling thread carries the
-    /// filter.
-    fn confined_thread<T: Send>(
-        &self,
-        spawn: impl FnOnce() -> io::Result<T> + Send,
-    ) -> io::Result<T> {
-        let ruleset = self.ruleset.try_clone()?;
-        std::thread::scope(|scope| {
-            std::thread::Builder::new()
-                .name("sandboxed spawn".to_owned())
-                .spawn_scoped(scope, move || {
-                    restrict_thread(ruleset)?;
-                    spawn()
-                })?
-                .join()
-                .unwrap_or_else(|_| Err(io::Error::other("the sandboxed spawn panicked")))
-        })
+        spawn(ruleset)
     }
 }
 
@@ -601,16 +583,6 @@ pub fn readable_through<'a>(
 /// The path with symlinks resolved where it exists; as given otherwise.
 fn real(path: &Path) -> PathBuf {
     path.canonicalize().unwrap_or_else(|_| path.to_owned())
-}
-
-/// Applies `ruleset` to the calling thread, `no_new_privs` first (the `landlock`
-/// crate's default): the kernel applies both to this thread alone, and to every
-/// process it spawns from then on.
-fn restrict_thread(ruleset: RulesetCreated) -> io::Result<()> {
-    match ruleset.restrict_self() {
-        Ok(_) => Ok(()),
-        Err(e) => Err(io::Error::other(e)),
-    }
 }
 
 #[cfg(test)]

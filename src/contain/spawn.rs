@@ -24,12 +24,13 @@
 
 use std::ffi::{CString, OsStr, OsString};
 use std::io::{self, Read};
-use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
+use std::os::fd::{AsRawFd, BorrowedFd, FromRawFd, OwnedFd, RawFd};
 use std::os::unix::ffi::{OsStrExt, OsStringExt};
 use std::os::unix::process::ExitStatusExt;
 use std::path::{Path, PathBuf};
 use std::process::ExitStatus;
 use std::sync::OnceLock;
+use std::sync::atomic::{AtomicI32, Ordering};
 
 use tokio::io::unix::AsyncFd;
 use tokio::net::unix::pipe;
@@ -141,28 +142,34 @@ impl Command {
                 io::Error::new(io::ErrorKind::InvalidInput, "a NUL byte in an argument")
             })
         };
-        let mut vars: Vec<(OsString, OsString)> = std::env::vars_os()
-            .filter(|(name, _)| !self.env.iter().any(|(n, _)| n == name))
-            .collect();
-        vars.extend(self.env.iter().cloned());
-        let path = vars
-            .iter()
-            .find(|(name, _)| name == "PATH")
-            .map(|(_, value)| value.clone());
+        let overridden = |name: &OsStr| self.env.iter().any(|(n, _)| n == name);
+        let path = match self.env.iter().rev().find(|(name, _)| name == "PATH") {
+            Some((_, value)) => Some(value.clone()),
+            None => std::env::var_os("PATH"),
+        };
         let program = resolve(&self.program, path.as_deref(), self.cwd.as_deref())?;
         let mut argv = vec![nul(&self.program)?];
         for arg in &self.args {
             argv.push(nul(arg)?);
         }
-        let envp = vars
-            .into_iter()
-            .map(|(mut name, value)| {
-                name.push("=");
-                name.push(value);
-                CString::new(name.into_vec())
+        let envp = self
+            .env
+            .iter()
+            .map(|(name, value)| {
+                let mut entry = name.clone();
+                entry.push("=");
+                entry.push(value);
+                CString::new(entry.into_vec())
             })
             .filter_map(Result::ok)
             .collect::<Vec<_>>();
+        let mut envp_ptrs: Vec<*const libc::c_char> = inherited()
+            .iter()
+            .filter(|(name, _)| !overridden(name))
+            .map(|(_, entry)| entry.as_ptr())
+            .chain(envp.iter().map(|entry| entry.as_ptr()))
+            .collect();
+        envp_ptrs.push(std::ptr::null());
         let cwd = self
             .cwd
             .as_deref()
@@ -170,7 +177,6 @@ impl Command {
             .transpose()?;
         let (out_r, out_w) = output_pipe()?;
         let (err_r, err_w) = output_pipe()?;
-        let (report_r, report_w) = pipe_cloexec()?;
         let null = dev_null()?;
         let pointers = |strings: &[CString]| {
             let mut p: Vec<*const libc::c_char> = strings.iter().map(|s| s.as_ptr()).collect();
@@ -179,7 +185,7 @@ impl Command {
         };
         Ok(Prepared {
             argv_ptrs: pointers(&argv),
-            envp_ptrs: pointers(&envp),
+            envp_ptrs,
             program,
             _argv: argv,
             _envp: envp,
@@ -188,10 +194,12 @@ impl Command {
             gid: self.gid,
             groups: self.groups.clone(),
             no_new_privs: self.no_new_privs,
+            ruleset: None,
             null,
             out: (out_r, out_w),
             err: (err_r, err_w),
-            report: (report_r, report_w),
+            report: None,
+            failed: AtomicI32::new(0),
         })
     }
 }
@@ -202,7 +210,7 @@ pub(super) struct Prepared {
     /// Owns the strings `argv_ptrs` points to.
     _argv: Vec<CString>,
     argv_ptrs: Vec<*const libc::c_char>,
-    /// Owns the strings `envp_ptrs` points to.
+    /// Owns the strings `envp_ptrs` points to, but the server's own variables'.
     _envp: Vec<CString>,
     envp_ptrs: Vec<*const libc::c_char>,
     cwd: Option<CString>,
@@ -210,15 +218,22 @@ pub(super) struct Prepared {
     gid: Option<u32>,
     groups: Option<Vec<u32>>,
     no_new_privs: bool,
+    /// A Landlock ruleset the child enters last, after `no_new_privs`.
+    ruleset: Option<RawFd>,
     /// `/dev/null`, opened once for every call.
     null: RawFd,
     out: (OwnedFd, OwnedFd),
     err: (OwnedFd, OwnedFd),
-    report: (OwnedFd, OwnedFd),
+    /// Where a child that does not share this memory (a fork) reports the error
+    /// number of what failed: the pipe closes on exec.
+    report: Option<(OwnedFd, OwnedFd)>,
+    /// Where a child that shares this memory (`CLONE_VM`) puts it.
+    failed: AtomicI32,
 }
 
 // SAFETY: the raw pointers point into `argv` and `envp`, owned by the same value and
-// never changed after `prepare`; moving the value moves no heap data.
+// never changed after `prepare` (moving the value moves no heap data), or into the
+// server's environment, kept for the process's life.
 unsafe impl Send for Prepared {}
 
 /// A started child, before the runtime watches it.
@@ -238,6 +253,15 @@ pub struct Start<'a> {
 }
 
 impl Start<'_> {
+    /// The child enters this Landlock ruleset before it executes the program, with
+    /// `no_new_privs` (which the kernel requires of an unprivileged process first).
+    /// The descriptor must stay open until [`Start::run`] returns.
+    pub fn entering(mut self, ruleset: Option<BorrowedFd<'_>>) -> Self {
+        self.prepared.no_new_privs = true;
+        self.prepared.ruleset = ruleset.map(|fd| fd.as_raw_fd());
+        self
+    }
+
     /// Clones the calling thread into a child that becomes the program: born in the
     /// call's cgroup v2 and in the calling thread's v1 cgroups.
     pub fn run(self) -> io::Result<Started> {
@@ -246,7 +270,7 @@ impl Start<'_> {
 }
 
 impl Prepared {
-    fn start(self, cgroup: Option<&OwnedFd>) -> io::Result<Started> {
+    fn start(mut self, cgroup: Option<&OwnedFd>) -> io::Result<Started> {
         let mut pidfd: libc::c_int = -1;
         let mut args = CloneArgs {
             flags: libc::CLONE_PIDFD as u64,
@@ -257,6 +281,10 @@ impl Prepared {
         if let Some(dir) = cgroup {
             args.flags |= CLONE_INTO_CGROUP;
             args.cgroup = dir.as_raw_fd() as u64;
+        }
+        #[cfg(not(target_arch = "x86_64"))]
+        {
+            self.report = Some(pipe_cloexec()?);
         }
         let mut enter = None;
         let mut pid = match self.clone3(&mut args) {
@@ -272,8 +300,11 @@ impl Prepared {
             Err(e) => return Err(e),
         };
         if pid < 0 {
-            // No clone3: clone, and the child enters the cgroup itself.
+            // No clone3: a fork, and the child enters the cgroup itself.
             enter = cgroup.map(AsRawFd::as_raw_fd);
+            if self.report.is_none() {
+                self.report = Some(pipe_cloexec()?);
+            }
             pid = clone_pidfd(&mut pidfd)?;
         }
         if pid == 0 {
@@ -283,15 +314,28 @@ impl Prepared {
         // SAFETY: the kernel returned a new pidfd.
         let pidfd = unsafe { OwnedFd::from_raw_fd(pidfd) };
         let Prepared {
-            out, err, report, ..
+            out,
+            err,
+            report,
+            failed,
+            ..
         } = self;
-        drop((out.1, err.1, report.1));
-        // The report pipe closes on exec; four bytes are the child's errno instead.
-        let mut errno = [0u8; 4];
-        if std::fs::File::from(report.0).read_exact(&mut errno).is_ok() {
+        drop((out.1, err.1));
+        let errno = match report {
+            // The pipe closes on exec; four bytes are the child's errno instead.
+            Some((read, write)) => {
+                drop(write);
+                let mut errno = [0u8; 4];
+                let reported = std::fs::File::from(read).read_exact(&mut errno).is_ok();
+                reported.then(|| i32::from_ne_bytes(errno))
+            }
+            // The child executed the program or exited before this thread went on.
+            None => Some(failed.into_inner()).filter(|&errno| errno != 0),
+        };
+        if let Some(errno) = errno {
             // The child could not start the program; it exited at once.
             let _ = reap(pidfd.as_raw_fd(), 0);
-            return Err(io::Error::from_raw_os_error(i32::from_ne_bytes(errno)));
+            return Err(io::Error::from_raw_os_error(errno));
         }
         Ok(Started {
             pid: pid as u32,
@@ -356,12 +400,16 @@ impl Prepared {
     /// The child's life between clone and execve: async-signal-safe calls only, on
     /// memory prepared before the clone. Never returns.
     unsafe fn child(&self, cgroup: Option<RawFd>) -> ! {
-        let report = self.report.1.as_raw_fd();
-        let fail = |report: RawFd| -> ! {
-            // SAFETY: errno location and write/_exit are async-signal-safe.
+        let report = self.report.as_ref().map(|(_, write)| write.as_raw_fd());
+        let fail = |report: Option<RawFd>| -> ! {
+            // SAFETY: errno location, an atomic store and write/_exit are
+            // async-signal-safe.
             unsafe {
                 let errno = *libc::__errno_location();
-                libc::write(report, (&raw const errno).cast(), 4);
+                self.failed.store(errno.max(1), Ordering::Relaxed);
+                if let Some(report) = report {
+                    libc::write(report, (&raw const errno).cast(), 4);
+                }
                 libc::_exit(127)
             }
         };
@@ -405,6 +453,13 @@ impl Prepared {
                 fail(report);
             }
             if self.no_new_privs && libc::prctl(libc::PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0 {
+                fail(report);
+            }
+            // The landlock crate's `restrict_self` is this one system call, but not
+            // async-signal-safe; the ruleset was built and checked before the clone.
+            if let Some(ruleset) = self.ruleset
+                && libc::syscall(libc::SYS_landlock_restrict_self, ruleset, 0) != 0
+            {
                 fail(report);
             }
             libc::execve(
@@ -603,6 +658,23 @@ fn pipe_cloexec() -> io::Result<(OwnedFd, OwnedFd)> {
     }
     // SAFETY: two new descriptors from pipe2.
     Ok(unsafe { (OwnedFd::from_raw_fd(fds[0]), OwnedFd::from_raw_fd(fds[1])) })
+}
+
+/// The server's environment as `NAME=value` strings, with each name: read once, on
+/// first use. The server sets its variables at start-up, before any thread starts,
+/// and never after.
+fn inherited() -> &'static [(OsString, CString)] {
+    static INHERITED: OnceLock<Vec<(OsString, CString)>> = OnceLock::new();
+    INHERITED.get_or_init(|| {
+        std::env::vars_os()
+            .filter_map(|(name, value)| {
+                let mut entry = name.clone();
+                entry.push("=");
+                entry.push(value);
+                Some((name, CString::new(entry.into_vec()).ok()?))
+            })
+            .collect()
+    })
 }
 
 /// `/dev/null` for reading, opened on first use and kept: every call's stdin.
