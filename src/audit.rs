@@ -12,7 +12,7 @@
 use std::io;
 use std::path::{Path, PathBuf};
 
-use chrono::{DateTime, Utc};
+use chrono::{DateTime, Datelike, Timelike, Utc};
 
 use crate::state::StateDir;
 
@@ -37,7 +37,7 @@ impl Row<'_> {
     pub fn to_line(&self) -> String {
         format!(
             "{}\t{}\t{}\t{}{}\n",
-            self.at.format("%Y-%m-%dT%H:%M:%S%.3fZ"),
+            Timestamp(self.at),
             escape(self.command),
             self.code,
             self.ms,
@@ -50,9 +50,40 @@ impl Row<'_> {
     }
 }
 
+/// A row's time, as `%Y-%m-%dT%H:%M:%S%.3fZ` (written out: chrono reads a format
+/// string anew each time, on every call's path).
+struct Timestamp(DateTime<Utc>);
+
+impl std::fmt::Display for Timestamp {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let at = self.0;
+        // A leap second has a nanosecond count of a second or more.
+        let (leap, nanos) = (
+            at.nanosecond() / 1_000_000_000,
+            at.nanosecond() % 1_000_000_000,
+        );
+        write!(
+            f,
+            "{:04}-{:02}-{:02}T{:02}:{:02}:{:02}.{:03}Z",
+            at.year(),
+            at.month(),
+            at.day(),
+            at.hour(),
+            at.minute(),
+            at.second() + leap,
+            nanos / 1_000_000
+        )
+    }
+}
+
 /// The name of the day's log file.
 pub fn file_name(at: DateTime<Utc>) -> String {
-    format!("audit-{}.tsv", at.format("%Y-%m-%d"))
+    format!(
+        "audit-{:04}-{:02}-{:02}.tsv",
+        at.year(),
+        at.month(),
+        at.day()
+    )
 }
 
 /// The day's log file in `dir`.
@@ -69,7 +100,11 @@ pub fn append(state: &StateDir, row: &Row<'_>) -> io::Result<()> {
 /// Whether a row could be written now: the day's log opens (or is open already).
 /// A call whose row could not be written is not run.
 pub fn ready(state: &StateDir) -> io::Result<()> {
-    state.open_log(&file_name(Utc::now())).map(drop)
+    let name = file_name(Utc::now());
+    if state.holds_log(&name) {
+        return Ok(());
+    }
+    state.open_log(&name).map(drop)
 }
 
 /// Appends `row`, or warns on stderr why it could not, with the row itself, so that
@@ -215,6 +250,18 @@ mod tests {
             let breaks = escaped.chars().any(|c| c.is_control() || matches!(c, '\u{2028}' | '\u{2029}'));
             proptest::prop_assert!(!breaks, "a line break survived in {:?}", escaped);
             proptest::prop_assert_eq!(unescape(&escaped).unwrap(), command);
+        }
+    }
+
+    proptest::proptest! {
+        /// The times written out by hand read as chrono's formats would have them.
+        #[test]
+        fn times_are_written_as_chrono_formats_them(secs in 0i64..253_402_300_799, nanos in 0u32..2_000_000_000) {
+            let Some(at) = DateTime::<Utc>::from_timestamp(secs, nanos) else {
+                return Ok(());
+            };
+            proptest::prop_assert_eq!(Timestamp(at).to_string(), at.format("%Y-%m-%dT%H:%M:%S%.3fZ").to_string());
+            proptest::prop_assert_eq!(file_name(at), format!("audit-{}.tsv", at.format("%Y-%m-%d")));
         }
     }
 

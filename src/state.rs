@@ -149,46 +149,76 @@ impl StateDir {
     ) -> io::Result<std::sync::MutexGuard<'_, Option<(String, File)>>> {
         let dir = self.kept_handle()?;
         let mut log = self.log.lock().unwrap_or_else(|e| e.into_inner());
-        let current = log.as_ref().is_some_and(|(open, file)| {
+        // The held log's own status, while `name` still leads to it.
+        let held = match log.as_ref() {
+            Some((open, file)) if open == name => {
+                match (statat(dir.as_fd(), name), fstat(file.as_fd())) {
+                    (Ok(named), Ok(held))
+                        if (named.st_dev, named.st_ino) == (held.st_dev, held.st_ino) =>
+                    {
+                        Some(held)
+                    }
+                    _ => None,
+                }
+            }
+            _ => None,
+        };
+        let held = match held {
+            Some(held) => held,
+            None => {
+                *log = None;
+                let file = self.append(name)?;
+                let held = fstat(file.as_fd())?;
+                *log = Some((name.to_owned(), file));
+                held
+            }
+        };
+        if let Some((_, file)) = log.as_ref() {
+            self.keep_mode(file.as_fd(), held.st_mode, &name, self.file_mode(), 1)?;
+        }
+        Ok(log)
+    }
+
+    /// Whether the log `name` is held open already and `name` still leads to it: a
+    /// row can be written to it now.
+    pub fn holds_log(&self, name: &str) -> bool {
+        let Ok(dir) = self.handle() else {
+            return false;
+        };
+        let log = self.log.lock().unwrap_or_else(|e| e.into_inner());
+        log.as_ref().is_some_and(|(open, file)| {
             open == name
                 && matches!((statat(dir.as_fd(), name), fstat(file.as_fd())),
                     (Ok(named), Ok(held)) if (named.st_dev, named.st_ino) == (held.st_dev, held.st_ino))
-        });
-        if !current {
-            *log = None;
-            *log = Some((name.to_owned(), self.append(name)?));
-        }
-        if let Some((_, file)) = log.as_ref() {
-            self.keep_mode(file.as_fd(), name, self.file_mode(), 1)?;
-        }
-        Ok(log)
+        })
     }
 
     /// The directory handle, once the state dir's mode is its own again (see
     /// [`StateDir::open_log`]).
     fn kept_handle(&self) -> io::Result<Arc<OwnedFd>> {
         let dir = self.handle()?;
-        let shown = self.path.display().to_string();
-        self.keep_mode(dir.as_fd(), &shown, self.dir_mode(), 0)?;
+        let found = fstat(dir.as_fd())?.st_mode;
+        self.keep_mode(dir.as_fd(), found, &self.path.display(), self.dir_mode(), 0)?;
         Ok(dir)
     }
 
-    /// Restores the mode of `fd` to `mode` when it changed, with a warning the first
-    /// time (`which` names the warning: the dir's, the logs').
+    /// Restores the mode of `fd`, `found` in its status, to `mode` when it changed,
+    /// with a warning the first time (`which` names the warning: the dir's, the logs').
     fn keep_mode(
         &self,
         fd: BorrowedFd<'_>,
-        shown: &str,
+        found: libc::mode_t,
+        shown: &dyn std::fmt::Display,
         mode: libc::mode_t,
         which: usize,
     ) -> io::Result<()> {
-        let found = fstat(fd)?.st_mode & 0o7777;
+        let found = found & 0o7777;
         if found == mode {
             return Ok(());
         }
         if !self.warned[which].swap(true, std::sync::atomic::Ordering::Relaxed) {
             tracing::warn!(
-                path = shown,
+                path = %shown,
                 found = format!("{found:o}"),
                 restored = format!("{mode:o}"),
                 "the mode of the server's own file was changed (by a command?); restored"
