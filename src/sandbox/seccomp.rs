@@ -4,8 +4,9 @@
 //! socket, nor the ways to reach a TCP port without `connect()` (MPTCP, TCP Fast Open),
 //! nor `listen()` on an unbound socket, nor io_uring, whose operations skip the checks
 //! made on system calls. The filter here, compiled once at start-up, is installed once
-//! on each of the server's spawning threads, and inherited by the short-lived thread
-//! that enters the Landlock ruleset and spawns each command's shell. It refuses them:
+//! on each of the server's spawning threads, and inherited by each command's shell they
+//! start (which enters the Landlock ruleset itself before its `execve`). It refuses
+//! them:
 //!
 //! - `socket()` is allowed for `AF_UNIX` (only with `--unix-sockets allow`), `AF_INET`
 //!   and `AF_INET6` (not with `--network deny`) and `AF_NETLINK` (the interface and
