@@ -544,6 +544,35 @@ fn shared_memory_run_and_io_uring_are_out_of_reach() {
 /// The filter is installed once on the server's spawning threads, not per command:
 /// every command has it, once (its two programs, not a stack that grows with each
 /// call), while the server's own threads have none.
+/// Each command enters the ruleset itself, in a Landlock domain of its own: a later
+/// call cannot signal what an earlier one left running, though the same uid runs both.
+#[test]
+fn one_call_cannot_signal_what_another_left_running() {
+    if !crate::support::landlock_here(1) {
+        return;
+    }
+    if forge_bash::sandbox::kernel_abi().is_ok_and(|abi| (abi as i32) < 6) {
+        eprintln!("skipped: signals are scoped from Landlock ABI 6");
+        return;
+    }
+    let mut server = sandboxed(&[]);
+    let answer = server.run("sleep 300 > /dev/null 2>&1 & echo $!");
+    let pid: libc::pid_t = answer
+        .lines()
+        .next()
+        .unwrap()
+        .trim()
+        .parse()
+        .expect(&answer);
+    let answer = server.run(&format!("kill -TERM {pid}; echo rc=$?"));
+    assert!(
+        answer.contains("Operation not permitted") && answer.contains("rc=1"),
+        "{answer}"
+    );
+    // SAFETY: kill with signal 0 only checks that the process exists.
+    assert_eq!(unsafe { libc::kill(pid, 0) }, 0, "the job was stopped");
+}
+
 #[test]
 fn every_command_has_the_filter_once_and_the_server_none() {
     if !crate::support::landlock_here(1) {
