@@ -3,7 +3,7 @@
 //! With `--sandbox`, every command runs under a Landlock ruleset prepared once at
 //! start-up. Each command's shell enters it itself, between its clone and its
 //! `execve` (one `prctl` and one `landlock_restrict_self`), so the shell is under it
-//! from its first instruction of bash, in a Landlock domain of its own
+//! from its first instruction, in a Landlock domain of its own
 //! ([`Sandbox::spawn_confined`]).
 //!
 //! - **Reads** (reading files, listing directories, executing) are allowed only under
@@ -421,9 +421,9 @@ impl Sandbox {
     }
 
     /// Runs `spawn` on a thread that carries the seccomp filter, and hands it the
-    /// ruleset the child enters between its clone and its `execve`. The kernel binds the filter to the
-    /// calling thread alone and passes it on to every process it starts: the server's
-    /// own threads stay free. Each shell makes a Landlock domain of its own, so the
+    /// ruleset the child enters between its clone and its `execve`. The kernel binds
+    /// the filter to the calling thread alone and passes it on to every process it
+    /// starts: the server's own threads stay free. Each shell makes a Landlock domain of its own, so the
     /// ruleset's scope (signals, abstract unix sockets) keeps calls apart.
     ///
     /// The filter is the same for every call: the calling thread carries it when it

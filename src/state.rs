@@ -149,20 +149,9 @@ impl StateDir {
     ) -> io::Result<std::sync::MutexGuard<'_, Option<(String, File)>>> {
         let dir = self.kept_handle()?;
         let mut log = self.log.lock().unwrap_or_else(|e| e.into_inner());
-        // The held log's own status, while `name` still leads to it.
-        let held = match log.as_ref() {
-            Some((open, file)) if open == name => {
-                match (statat(dir.as_fd(), name), fstat(file.as_fd())) {
-                    (Ok(named), Ok(held))
-                        if (named.st_dev, named.st_ino) == (held.st_dev, held.st_ino) =>
-                    {
-                        Some(held)
-                    }
-                    _ => None,
-                }
-            }
-            _ => None,
-        };
+        let held = log
+            .as_ref()
+            .and_then(|(open, file)| still_named(dir.as_fd(), open, name, file));
         let held = match held {
             Some(held) => held,
             None => {
@@ -186,11 +175,8 @@ impl StateDir {
             return false;
         };
         let log = self.log.lock().unwrap_or_else(|e| e.into_inner());
-        log.as_ref().is_some_and(|(open, file)| {
-            open == name
-                && matches!((statat(dir.as_fd(), name), fstat(file.as_fd())),
-                    (Ok(named), Ok(held)) if (named.st_dev, named.st_ino) == (held.st_dev, held.st_ino))
-        })
+        log.as_ref()
+            .is_some_and(|(open, file)| still_named(dir.as_fd(), open, name, file).is_some())
     }
 
     /// The directory handle, once the state dir's mode is its own again (see
@@ -425,6 +411,20 @@ fn openat(
     }
     // SAFETY: `fd` was just opened and is owned by nobody else.
     Ok(File::from(unsafe { OwnedFd::from_raw_fd(fd) }))
+}
+
+/// The status of the log held open as `open`, while it is the log `name` and `name`
+/// in `dir` still leads to it (not moved, replaced or removed since).
+fn still_named(dir: BorrowedFd<'_>, open: &str, name: &str, file: &File) -> Option<libc::stat> {
+    if open != name {
+        return None;
+    }
+    match (statat(dir, name), fstat(file.as_fd())) {
+        (Ok(named), Ok(held)) if (named.st_dev, named.st_ino) == (held.st_dev, held.st_ino) => {
+            Some(held)
+        }
+        _ => None,
+    }
 }
 
 fn statat(dir: BorrowedFd<'_>, name: &str) -> io::Result<libc::stat> {

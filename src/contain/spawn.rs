@@ -135,6 +135,25 @@ impl Command {
         self
     }
 
+    /// The program's environment: the variables set here as `NAME=value` strings, and
+    /// the pointer array over the server's own (those not set here) and these.
+    fn environment(&self) -> (Vec<CString>, Vec<*const libc::c_char>) {
+        let envp: Vec<CString> = self
+            .env
+            .iter()
+            .filter_map(|(name, value)| env_entry(name, value))
+            .collect();
+        let overridden = |name: &OsStr| self.env.iter().any(|(n, _)| n == name);
+        let mut pointers: Vec<*const libc::c_char> = inherited()
+            .iter()
+            .filter(|(name, _)| !overridden(name))
+            .map(|(_, entry)| entry.as_ptr())
+            .chain(envp.iter().map(|entry| entry.as_ptr()))
+            .collect();
+        pointers.push(std::ptr::null());
+        (envp, pointers)
+    }
+
     /// Everything the child needs, made before the clone.
     pub(super) fn prepare(&self) -> io::Result<Prepared> {
         let nul = |s: &OsStr| {
@@ -142,7 +161,6 @@ impl Command {
                 io::Error::new(io::ErrorKind::InvalidInput, "a NUL byte in an argument")
             })
         };
-        let overridden = |name: &OsStr| self.env.iter().any(|(n, _)| n == name);
         let path = match self.env.iter().rev().find(|(name, _)| name == "PATH") {
             Some((_, value)) => Some(value.clone()),
             None => std::env::var_os("PATH"),
@@ -152,24 +170,7 @@ impl Command {
         for arg in &self.args {
             argv.push(nul(arg)?);
         }
-        let envp = self
-            .env
-            .iter()
-            .map(|(name, value)| {
-                let mut entry = name.clone();
-                entry.push("=");
-                entry.push(value);
-                CString::new(entry.into_vec())
-            })
-            .filter_map(Result::ok)
-            .collect::<Vec<_>>();
-        let mut envp_ptrs: Vec<*const libc::c_char> = inherited()
-            .iter()
-            .filter(|(name, _)| !overridden(name))
-            .map(|(_, entry)| entry.as_ptr())
-            .chain(envp.iter().map(|entry| entry.as_ptr()))
-            .collect();
-        envp_ptrs.push(std::ptr::null());
+        let (envp, envp_ptrs) = self.environment();
         let cwd = self
             .cwd
             .as_deref()
@@ -178,13 +179,10 @@ impl Command {
         let (out_r, out_w) = output_pipe()?;
         let (err_r, err_w) = output_pipe()?;
         let null = dev_null()?;
-        let pointers = |strings: &[CString]| {
-            let mut p: Vec<*const libc::c_char> = strings.iter().map(|s| s.as_ptr()).collect();
-            p.push(std::ptr::null());
-            p
-        };
+        let mut argv_ptrs: Vec<*const libc::c_char> = argv.iter().map(|s| s.as_ptr()).collect();
+        argv_ptrs.push(std::ptr::null());
         Ok(Prepared {
-            argv_ptrs: pointers(&argv),
+            argv_ptrs,
             envp_ptrs,
             program,
             _argv: argv,
@@ -282,35 +280,7 @@ impl Prepared {
             args.flags |= CLONE_INTO_CGROUP;
             args.cgroup = dir.as_raw_fd() as u64;
         }
-        #[cfg(not(target_arch = "x86_64"))]
-        {
-            self.report = Some(pipe_cloexec()?);
-        }
-        let mut enter = None;
-        let mut pid = match self.clone3(&mut args) {
-            Ok(pid) => pid,
-            Err(e)
-                if matches!(
-                    e.raw_os_error(),
-                    Some(libc::ENOSYS | libc::EPERM | libc::E2BIG)
-                ) =>
-            {
-                -1
-            }
-            Err(e) => return Err(e),
-        };
-        if pid < 0 {
-            // No clone3: a fork, and the child enters the cgroup itself.
-            enter = cgroup.map(AsRawFd::as_raw_fd);
-            if self.report.is_none() {
-                self.report = Some(pipe_cloexec()?);
-            }
-            pid = clone_pidfd(&mut pidfd)?;
-        }
-        if pid == 0 {
-            // SAFETY: in the child; see `child`.
-            unsafe { self.child(enter) }
-        }
+        let pid = self.clone_child(&mut args, cgroup, &mut pidfd)?;
         // SAFETY: the kernel returned a new pidfd.
         let pidfd = unsafe { OwnedFd::from_raw_fd(pidfd) };
         let Prepared {
@@ -321,18 +291,7 @@ impl Prepared {
             ..
         } = self;
         drop((out.1, err.1));
-        let errno = match report {
-            // The pipe closes on exec; four bytes are the child's errno instead.
-            Some((read, write)) => {
-                drop(write);
-                let mut errno = [0u8; 4];
-                let reported = std::fs::File::from(read).read_exact(&mut errno).is_ok();
-                reported.then(|| i32::from_ne_bytes(errno))
-            }
-            // The child executed the program or exited before this thread went on.
-            None => Some(failed.into_inner()).filter(|&errno| errno != 0),
-        };
-        if let Some(errno) = errno {
+        if let Some(errno) = start_error(report, failed) {
             // The child could not start the program; it exited at once.
             let _ = reap(pidfd.as_raw_fd(), 0);
             return Err(io::Error::from_raw_os_error(errno));
@@ -343,6 +302,37 @@ impl Prepared {
             stdout: out.0,
             stderr: err.0,
         })
+    }
+
+    /// Clones the child with `args`, or where `clone3` is refused, forks it with
+    /// `clone` and has it enter `cgroup` itself; the child's pid, in the parent.
+    fn clone_child(
+        &mut self,
+        args: &mut CloneArgs,
+        cgroup: Option<&OwnedFd>,
+        pidfd: &mut libc::c_int,
+    ) -> io::Result<libc::c_long> {
+        #[cfg(not(target_arch = "x86_64"))]
+        {
+            self.report = Some(pipe_cloexec()?);
+        }
+        match self.clone3(args) {
+            Err(e)
+                if matches!(
+                    e.raw_os_error(),
+                    Some(libc::ENOSYS | libc::EPERM | libc::E2BIG)
+                ) => {}
+            cloned => return cloned,
+        }
+        if self.report.is_none() {
+            self.report = Some(pipe_cloexec()?);
+        }
+        let pid = clone_pidfd(pidfd)?;
+        if pid == 0 {
+            // SAFETY: in the forked child; see `child`.
+            unsafe { self.child(cgroup.map(AsRawFd::as_raw_fd)) }
+        }
+        Ok(pid)
     }
 
     /// `clone3` with `args`; in the child, [`Prepared::child`]. Where the child can be
@@ -400,75 +390,93 @@ impl Prepared {
     /// The child's life between clone and execve: async-signal-safe calls only, on
     /// memory prepared before the clone. Never returns.
     unsafe fn child(&self, cgroup: Option<RawFd>) -> ! {
-        let report = self.report.as_ref().map(|(_, write)| write.as_raw_fd());
-        let fail = |report: Option<RawFd>| -> ! {
-            // SAFETY: errno location, an atomic store and write/_exit are
-            // async-signal-safe.
-            unsafe {
-                let errno = *libc::__errno_location();
-                self.failed.store(errno.max(1), Ordering::Relaxed);
-                if let Some(report) = report {
-                    libc::write(report, (&raw const errno).cast(), 4);
-                }
-                libc::_exit(127)
-            }
-        };
         // SAFETY: plain system calls on descriptors and strings made before the clone.
         unsafe {
-            if let Some(dir) = cgroup {
-                let procs = libc::openat(dir, c"cgroup.procs".as_ptr(), libc::O_WRONLY);
-                if procs < 0 || libc::write(procs, c"0".as_ptr().cast(), 1) != 1 {
-                    fail(report);
-                }
-                libc::close(procs);
-            }
-            reset_signals();
-            if libc::setpgid(0, 0) != 0
-                || libc::dup2(self.null, 0) < 0
-                || libc::dup2(self.out.1.as_raw_fd(), 1) < 0
-                || libc::dup2(self.err.1.as_raw_fd(), 2) < 0
-            {
-                fail(report);
-            }
-            if let Some(cwd) = &self.cwd
-                && libc::chdir(cwd.as_ptr()) != 0
-            {
-                fail(report);
-            }
-            // The credentials change through the system calls themselves: libc's
-            // wrappers would also change those of the server's threads.
-            if let Some(groups) = &self.groups
-                && libc::syscall(libc::SYS_setgroups, groups.len(), groups.as_ptr()) != 0
-            {
-                fail(report);
-            }
-            if let Some(gid) = self.gid
-                && libc::syscall(libc::SYS_setgid, gid) != 0
-            {
-                fail(report);
-            }
-            if let Some(uid) = self.uid
-                && libc::syscall(libc::SYS_setuid, uid) != 0
-            {
-                fail(report);
-            }
-            if self.no_new_privs && libc::prctl(libc::PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0 {
-                fail(report);
-            }
-            // The landlock crate's `restrict_self` is this one system call, but not
-            // async-signal-safe; the ruleset was built and checked before the clone.
-            if let Some(ruleset) = self.ruleset
-                && libc::syscall(libc::SYS_landlock_restrict_self, ruleset, 0) != 0
-            {
-                fail(report);
+            if !self.set_up(cgroup) || !self.take_credentials() {
+                self.fail();
             }
             libc::execve(
                 self.program.as_ptr(),
                 self.argv_ptrs.as_ptr(),
                 self.envp_ptrs.as_ptr(),
             );
-            fail(report)
+            self.fail()
         }
+    }
+
+    /// In the child: its cgroup (where the clone could not place it), its signals, its
+    /// process group, its three streams and its directory; false when one failed.
+    unsafe fn set_up(&self, cgroup: Option<RawFd>) -> bool {
+        // SAFETY: plain system calls on descriptors and strings made before the clone.
+        unsafe {
+            if let Some(dir) = cgroup {
+                let procs = libc::openat(dir, c"cgroup.procs".as_ptr(), libc::O_WRONLY);
+                if procs < 0 || libc::write(procs, c"0".as_ptr().cast(), 1) != 1 {
+                    return false;
+                }
+                libc::close(procs);
+            }
+            reset_signals();
+            libc::setpgid(0, 0) == 0
+                && libc::dup2(self.null, 0) >= 0
+                && libc::dup2(self.out.1.as_raw_fd(), 1) >= 0
+                && libc::dup2(self.err.1.as_raw_fd(), 2) >= 0
+                && self
+                    .cwd
+                    .as_ref()
+                    .is_none_or(|cwd| libc::chdir(cwd.as_ptr()) == 0)
+        }
+    }
+
+    /// In the child: its groups, gid and uid, `no_new_privs`, then the Landlock
+    /// ruleset; false when one failed. The credentials change through the system calls
+    /// themselves: libc's wrappers would also change those of the server's threads.
+    unsafe fn take_credentials(&self) -> bool {
+        // SAFETY: plain system calls on values made before the clone.
+        unsafe {
+            self.groups.as_ref().is_none_or(|groups| {
+                libc::syscall(libc::SYS_setgroups, groups.len(), groups.as_ptr()) == 0
+            }) && self
+                .gid
+                .is_none_or(|gid| libc::syscall(libc::SYS_setgid, gid) == 0)
+                && self
+                    .uid
+                    .is_none_or(|uid| libc::syscall(libc::SYS_setuid, uid) == 0)
+                && (!self.no_new_privs || libc::prctl(libc::PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) == 0)
+                // The landlock crate's `restrict_self` is this one system call, but not
+                // async-signal-safe; the ruleset was built and checked before the clone.
+                && self.ruleset.is_none_or(|ruleset| {
+                    libc::syscall(libc::SYS_landlock_restrict_self, ruleset, 0) == 0
+                })
+        }
+    }
+
+    /// In the child: reports errno where the parent reads it, and exits.
+    unsafe fn fail(&self) -> ! {
+        // SAFETY: errno location, an atomic store and write/_exit are async-signal-safe.
+        unsafe {
+            let errno = *libc::__errno_location();
+            self.failed.store(errno.max(1), Ordering::Relaxed);
+            if let Some((_, report)) = &self.report {
+                libc::write(report.as_raw_fd(), (&raw const errno).cast(), 4);
+            }
+            libc::_exit(127)
+        }
+    }
+}
+
+/// The errno of a child that could not start its program: from the report pipe
+/// (which closes on exec), or else from the memory it shared with this thread, which
+/// waited until it executed the program or exited.
+fn start_error(report: Option<(OwnedFd, OwnedFd)>, failed: AtomicI32) -> Option<i32> {
+    match report {
+        Some((read, write)) => {
+            drop(write);
+            let mut errno = [0u8; 4];
+            let reported = std::fs::File::from(read).read_exact(&mut errno).is_ok();
+            reported.then(|| i32::from_ne_bytes(errno))
+        }
+        None => Some(failed.into_inner()).filter(|&errno| errno != 0),
     }
 }
 
@@ -667,14 +675,17 @@ fn inherited() -> &'static [(OsString, CString)] {
     static INHERITED: OnceLock<Vec<(OsString, CString)>> = OnceLock::new();
     INHERITED.get_or_init(|| {
         std::env::vars_os()
-            .filter_map(|(name, value)| {
-                let mut entry = name.clone();
-                entry.push("=");
-                entry.push(value);
-                Some((name, CString::new(entry.into_vec()).ok()?))
-            })
+            .filter_map(|(name, value)| Some((name.clone(), env_entry(&name, &value)?)))
             .collect()
     })
+}
+
+/// `NAME=value`, as `execve` takes it; `None` with a NUL byte in either.
+fn env_entry(name: &OsStr, value: &OsStr) -> Option<CString> {
+    let mut entry = name.to_owned();
+    entry.push("=");
+    entry.push(value);
+    CString::new(entry.into_vec()).ok()
 }
 
 /// `/dev/null` for reading, opened on first use and kept: every call's stdin.
