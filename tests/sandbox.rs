@@ -179,13 +179,21 @@ fn network_deny_refuses_tcp_and_allow_does_not() {
     accept.join().unwrap();
 }
 
-#[test]
-fn a_sandboxed_command_cannot_signal_the_server() {
+/// Whether this kernel's Landlock scopes signals (ABI 6); says why not when it does not.
+fn signals_scoped_here() -> bool {
     if !crate::support::landlock_here(1) {
-        return;
+        return false;
     }
     if forge_bash::sandbox::kernel_abi().is_ok_and(|abi| (abi as i32) < 6) {
         eprintln!("skipped: signals are scoped from Landlock ABI 6");
+        return false;
+    }
+    true
+}
+
+#[test]
+fn a_sandboxed_command_cannot_signal_the_server() {
+    if !signals_scoped_here() {
         return;
     }
     let mut server = sandboxed(&[]);
@@ -548,11 +556,7 @@ fn shared_memory_run_and_io_uring_are_out_of_reach() {
 /// call cannot signal what an earlier one left running, though the same uid runs both.
 #[test]
 fn one_call_cannot_signal_what_another_left_running() {
-    if !crate::support::landlock_here(1) {
-        return;
-    }
-    if forge_bash::sandbox::kernel_abi().is_ok_and(|abi| (abi as i32) < 6) {
-        eprintln!("skipped: signals are scoped from Landlock ABI 6");
+    if !signals_scoped_here() {
         return;
     }
     let mut server = sandboxed(&[]);
