@@ -112,6 +112,11 @@ impl Containment {
         }
     }
 
+    /// Whether what answered calls left running outlives the server.
+    pub fn keeps_background(&self) -> bool {
+        self.keep_background
+    }
+
     /// Containment with the defaults and no watchdog (for tests and tools).
     pub fn without_watchdog() -> Containment {
         Containment::new(DEFAULT_MAX_PROCESSES, false)
@@ -486,6 +491,16 @@ impl Scope {
     pub fn end(&self) {
         if !self.ended.swap(true, Ordering::Relaxed) {
             self.kill_all();
+        }
+    }
+
+    /// Ends the scope as the server stops with `--keep-background`: what answered
+    /// calls left running is let go, not killed (their output files are told by
+    /// [`Containment::end_background_output`]). A call kept after this is killed, as
+    /// after [`Scope::end`].
+    pub fn let_go(&self) {
+        if !self.ended.swap(true, Ordering::Relaxed) {
+            lock(&self.calls).clear();
         }
     }
 

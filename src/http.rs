@@ -269,6 +269,19 @@ impl Binding {
             Err(_) => scope.end(),
         }
     }
+
+    /// The server stops and `keep`s background jobs: the session ends, and what its
+    /// answered calls left running is let go instead of killed.
+    fn end_with_server(&self, keep: bool) {
+        if !keep {
+            return self.end();
+        }
+        if self.ended.is_cancelled() {
+            return;
+        }
+        self.ended.cancel();
+        self.scope.let_go();
+    }
 }
 
 tokio::task_local! {
@@ -908,12 +921,14 @@ fn max_strangers() -> usize {
 }
 
 /// Stops every running command, logs them, gives their answers a moment to go out,
-/// and ends every session.
+/// and ends every session: with `--keep-background`, what answered calls left running
+/// stays.
 async fn shut_down(workspaces: &Workspaces, gate: &Gate) {
     workspaces.shared().stop_calls().await;
     tokio::time::sleep(FLUSH_GRACE).await;
+    let keep = workspaces.shared().keeps_background();
     let sessions = std::mem::take(&mut *gate.sessions.lock().unwrap_or_else(|e| e.into_inner()));
     for binding in sessions.values() {
-        binding.end();
+        binding.end_with_server(keep);
     }
 }

@@ -101,6 +101,12 @@ impl Shared {
         &self.shutdown
     }
 
+    /// Whether what answered calls left running outlives the server
+    /// (`--keep-background`).
+    pub fn keeps_background(&self) -> bool {
+        self.containment.keeps_background()
+    }
+
     /// The server stops: every running command is killed and logged, within
     /// [`STOP_GRACE`]; no command starts after.
     pub async fn stop_calls(&self) {

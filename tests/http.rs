@@ -561,6 +561,40 @@ fn sigterm_stops_every_sessions_commands_and_the_server() {
 }
 
 #[test]
+fn with_keep_background_sigterm_leaves_what_answered_calls_left_running() {
+    for keep in [true, false] {
+        let args = if keep {
+            [&PER_USER[..], &["--keep-background"]].concat()
+        } else {
+            PER_USER.to_vec()
+        };
+        let mut server = HttpServer::start(&args);
+        let mut client = server.client(Some("alice"));
+        client.initialize();
+        client.run("sleep 600 > /dev/null 2>&1 & echo $! > bg");
+        let job = read_pid(&server.path("ws/alice/bg"));
+        // SAFETY: getpgid only reads; the job is this test's.
+        let group = unsafe { libc::getpgid(job) };
+        assert!(group > 0, "the job's group");
+        // SAFETY: a signal to the server this test started.
+        unsafe { libc::kill(server.pid(), libc::SIGTERM) };
+        let status = server.child.wait().unwrap();
+        assert!(status.success(), "{status:?}");
+        // The watchdog acts once the server is gone: give it the time to.
+        std::thread::sleep(Duration::from_millis(500));
+        let kept = alive(job);
+        if kept {
+            // SAFETY: the group this test's call started.
+            unsafe { libc::killpg(group, libc::SIGKILL) };
+        }
+        assert_eq!(
+            kept, keep,
+            "--keep-background {keep}: the answered call's job"
+        );
+    }
+}
+
+#[test]
 fn sessions_share_max_concurrent() {
     let args = [&PER_USER[..], &["--max-concurrent", "1"]].concat();
     let server = HttpServer::start(&args);
