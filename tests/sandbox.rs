@@ -549,9 +549,6 @@ fn shared_memory_run_and_io_uring_are_out_of_reach() {
     );
 }
 
-/// The filter is installed once on the server's spawning threads, not per command:
-/// every command has it, once (its two programs, not a stack that grows with each
-/// call), while the server's own threads have none.
 /// Each command enters the ruleset itself, in a Landlock domain of its own: a later
 /// call cannot signal what an earlier one left running, though the same uid runs both.
 #[test]
@@ -577,6 +574,9 @@ fn one_call_cannot_signal_what_another_left_running() {
     assert_eq!(unsafe { libc::kill(pid, 0) }, 0, "the job was stopped");
 }
 
+/// The filter is installed once on the server's spawning threads, not per command:
+/// every command has it, once (its two programs, not a stack that grows with each
+/// call), while the server's own threads have none.
 #[test]
 fn every_command_has_the_filter_once_and_the_server_none() {
     if !crate::support::landlock_here(1) {
