@@ -258,29 +258,26 @@ impl Binding {
     /// The session is over: its running commands are cancelled, and what its calls
     /// left running is killed (off the runtime's thread: it may sweep `/proc`).
     fn end(&self) {
+        self.end_with_server(false);
+    }
+
+    /// The session ends, with the server when `keep` says the server keeps background
+    /// jobs: then what its answered calls left running is let go instead of killed.
+    /// Only the first end does anything.
+    fn end_with_server(&self, keep: bool) {
         if self.ended.is_cancelled() {
             return;
         }
         self.ended.cancel();
         tracing::info!(user = self.user.as_deref().unwrap_or("-"), "session ended");
         let scope = self.scope.clone();
+        if keep {
+            return scope.let_go();
+        }
         match tokio::runtime::Handle::try_current() {
             Ok(runtime) => drop(runtime.spawn_blocking(move || scope.end())),
             Err(_) => scope.end(),
         }
-    }
-
-    /// The server stops and `keep`s background jobs: the session ends, and what its
-    /// answered calls left running is let go instead of killed.
-    fn end_with_server(&self, keep: bool) {
-        if !keep {
-            return self.end();
-        }
-        if self.ended.is_cancelled() {
-            return;
-        }
-        self.ended.cancel();
-        self.scope.let_go();
     }
 }
 
