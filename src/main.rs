@@ -92,28 +92,9 @@ fn start_up(config: Config) -> Result<(Config, Option<String>), config::Error> {
     let config = Cli::parse().config;
     // The token is the server's alone: commands inherit the environment, and
     // /proc/<pid>/environ shows the environment the server was started with.
-    let token = std::env::var(HTTP_TOKEN).ok();
-    if token.is_some() {
-        // SAFETY: still no other thread. getenv points at the value in the
-        // environment's own memory (the block the kernel shows as environ, or a copy
-        // an injection made); it is overwritten in place, then the variable removed,
-        // and nothing reads that memory again.
-        unsafe {
-            let value = libc::getenv(c"FORGE_BASH_HTTP_TOKEN".as_ptr());
-            if !value.is_null() {
-                std::ptr::write_bytes(value, b'*', libc::strlen(value));
-            }
-            std::env::remove_var(HTTP_TOKEN);
-        }
-    }
-    tracing_subscriber::fmt()
-        .with_writer(std::io::stderr)
-        .with_ansi(false)
-        .with_env_filter(
-            EnvFilter::try_from_default_env()
-                .unwrap_or_else(|_| EnvFilter::new("warn,forge_bash=info")),
-        )
-        .init();
+    // SAFETY: still no other thread.
+    let token = unsafe { take_token() };
+    start_logging();
     tracing::info!(
         injected = injected.injected,
         excluded = injected.excluded,
@@ -148,6 +129,41 @@ fn start_up(config: Config) -> Result<(Config, Option<String>), config::Error> {
 
 /// The environment variable of the HTTP bearer token.
 const HTTP_TOKEN: &str = "FORGE_BASH_HTTP_TOKEN";
+
+/// Takes the HTTP token out of the environment, its value overwritten where it was.
+///
+/// # Safety
+/// No other thread may run: the environment is written.
+unsafe fn take_token() -> Option<String> {
+    let token = std::env::var(HTTP_TOKEN).ok();
+    if token.is_some() {
+        // SAFETY: the caller's promise. getenv points at the value in the
+        // environment's own memory (the block the kernel shows as environ, or a copy
+        // an injection made); it is overwritten in place, then the variable removed,
+        // and nothing reads that memory again.
+        unsafe {
+            let value = libc::getenv(c"FORGE_BASH_HTTP_TOKEN".as_ptr());
+            if !value.is_null() {
+                std::ptr::write_bytes(value, b'*', libc::strlen(value));
+            }
+            std::env::remove_var(HTTP_TOKEN);
+        }
+    }
+    token
+}
+
+/// Logs to stderr (stdout is the protocol), at `RUST_LOG`'s levels or
+/// `warn,forge_bash=info`.
+fn start_logging() {
+    tracing_subscriber::fmt()
+        .with_writer(std::io::stderr)
+        .with_ansi(false)
+        .with_env_filter(
+            EnvFilter::try_from_default_env()
+                .unwrap_or_else(|_| EnvFilter::new("warn,forge_bash=info")),
+        )
+        .init();
+}
 
 /// The server: containment, workspace (state dir, sandbox), then stdio or HTTP until
 /// the end.

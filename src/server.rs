@@ -234,16 +234,8 @@ impl Server {
         let shared = &self.inner.shared;
         let _running = shared.calls.token();
         let config = &self.inner.config;
-        if guard::check(command).is_blocked() {
-            self.audit(command, exit::BLOCKED, 0);
-            return present::blocked();
-        }
-        // Every call is audited or refused: none runs unrecorded.
-        if let Err(e) = audit::ready(&self.inner.state) {
-            self.audit(command, exit::FAILURE, 0);
-            let message =
-                format!("the audit log cannot be written ({e}), so the command was not run");
-            return present::failure(&message, 0);
+        if let Some(refused) = self.refused(command) {
+            return refused;
         }
         let shutdown = shared.shutdown.clone();
         let stop = async move {
@@ -287,6 +279,22 @@ impl Server {
             backlog.room().await;
         }
         answer
+    }
+
+    /// The answer to a command that must not run, audited: the guard blocks it, or
+    /// the audit log cannot record it (every call is audited or refused: none runs
+    /// unrecorded).
+    fn refused(&self, command: &str) -> Option<Answer> {
+        if guard::check(command).is_blocked() {
+            self.audit(command, exit::BLOCKED, 0);
+            return Some(present::blocked());
+        }
+        let Err(e) = audit::ready(&self.inner.state) else {
+            return None;
+        };
+        self.audit(command, exit::FAILURE, 0);
+        let message = format!("the audit log cannot be written ({e}), so the command was not run");
+        Some(present::failure(&message, 0))
     }
 
     /// The answer to a command that ran: shown, audited, and the overflow files it

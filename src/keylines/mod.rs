@@ -104,6 +104,74 @@ struct Rules {
     zero: Regex,
 }
 
+/// Warnings, notes and help of compilers; a line that is only about them.
+const EXCLUDE: &str = concat!(
+    r"^\s*(\S+:\d+:(\d+:)? )?(warning|note|help|info)(\[[\w-]+\])?: ",
+    r"|^\s*= (note|help): ",
+    r"|^\s*(warning|WARNING|WARN|DEBUG|INFO)\b[^:]*$",
+);
+
+/// Where a failure is: the lines of compilers, tracebacks and test runners that name
+/// a file and line.
+const LOCATOR: &str = concat!(
+    r#"^\s*--> \S+:\d+(:\d+)?"#,
+    r#"|^\s*File "[^"]+", line \d+"#,
+    r"|^\s*at (.* \()?\S+:\d+:\d+\)?\s*$",
+    r"|^\s*❯ \S+:\d+(:\d+)?",
+    r"|: in function `[^']*':$",
+    r"|^\s+\S+_test\.go:\d+: ",
+);
+
+/// A file and line anywhere in the line: a locator when near a failure.
+const LOCATION: &str = concat!(
+    r#"(^|[\s('"\[])(\S*/)?[\w.-]*\w\.[A-Za-z]\w*:\d+(:\d+)?([:)'"\],\s]|$)"#,
+    r"|^\s*--> \S+:\d+",
+    // Perl's `at t/calc.t line 62.`
+    r"|\bat \S+ line \d+\.?$",
+);
+
+/// What a failure looks like, tool by tool.
+const KEY: &str = concat!(
+    // rustc, gcc, clang, tsc, pip, npm, yarn, go and the generic forms
+    r"(^|[\s:(\[])(error|ERROR|fatal error)(\[[\w-]+\])?(:|!| TS\d+:)",
+    r"|^\s*(error|ERROR)\s",
+    // eslint's stylish rows: `  5:10  error  'x' is not defined  no-undef`
+    r"|^\s+\d+:\d+\s+error\s",
+    r"|(^|\s)(Error|FATAL|fatal):",
+    // a log record's level: `2026-01-01 12:00:00 ERROR sync: …`
+    r"|\bERROR\b",
+    r"|^(\w+\.)*\w*(Error|Exception|Exit|Interrupt)\b(:|$)",
+    r"|\b\w*(Error|Exception)\b: ",
+    r"|\bException\b",
+    r"|^npm (ERR!|error) ",
+    r"|\bERR!",
+    // test runners: libtest, pytest, jest, vitest, go test
+    r"|\bFAILED\b",
+    r"|^\s*FAIL\b",
+    r"|^--- FAIL: ",
+    r"|^\s*not ok \d+",
+    r"|^#\s+Failed test\b",
+    r"|^---- .+ stdout ----$",
+    r"|^_{3,} .+ _{3,}$",
+    r"|^\s*(✕|✗|×) ",
+    r"|^\s*● ",
+    r"|^E\s+\S",
+    r"|^\s+\S+_test\.go:\d+: ",
+    r"|^\S+\.go:\d+:\d+: ",
+    r"|\b[1-9]\d* (failed|errors?)\b",
+    r"|\bfailed\b",
+    // crashes and failed assertions
+    r"|\bpanic(ked)?\b",
+    r"|^Traceback \(most recent call last\)",
+    r"|Segmentation fault|core dumped|\bKilled\b|\bAborted\b",
+    r"|\b[Aa]ssert\w*\b.*\bfailed\b|\bAssertion\b",
+    r"|^\s*assert ",
+    // linkers and make
+    r"|undefined reference to|ld returned \d+ exit status",
+    r"|\bError \d+\s*$",
+    r"|command not found|No such file or directory",
+);
+
 fn rules() -> &'static Rules {
     static RULES: OnceLock<Rules> = OnceLock::new();
     RULES.get_or_init(|| {
@@ -114,67 +182,11 @@ fn rules() -> &'static Rules {
                 .match_kind(MatchKind::LeftmostFirst)
                 .build(KEY_TRIGGERS)
                 .expect("valid triggers"),
-            // Warnings, notes and help of compilers; a line that is only about them.
-            exclude: re(concat!(
-                r"^\s*(\S+:\d+:(\d+:)? )?(warning|note|help|info)(\[[\w-]+\])?: ",
-                r"|^\s*= (note|help): ",
-                r"|^\s*(warning|WARNING|WARN|DEBUG|INFO)\b[^:]*$",
-            )),
-            locator: re(concat!(
-                r#"^\s*--> \S+:\d+(:\d+)?"#,
-                r#"|^\s*File "[^"]+", line \d+"#,
-                r"|^\s*at (.* \()?\S+:\d+:\d+\)?\s*$",
-                r"|^\s*❯ \S+:\d+(:\d+)?",
-                r"|: in function `[^']*':$",
-                r"|^\s+\S+_test\.go:\d+: ",
-            )),
-            location: re(concat!(
-                r#"(^|[\s('"\[])(\S*/)?[\w.-]*\w\.[A-Za-z]\w*:\d+(:\d+)?([:)'"\],\s]|$)"#,
-                r"|^\s*--> \S+:\d+",
-                // Perl's `at t/calc.t line 62.`
-                r"|\bat \S+ line \d+\.?$",
-            )),
+            exclude: re(EXCLUDE),
+            locator: re(LOCATOR),
+            location: re(LOCATION),
             key_locator: re(r"^\S+\.py:\d+: \S"),
-            key: re(concat!(
-                // rustc, gcc, clang, tsc, pip, npm, yarn, go and the generic forms
-                r"(^|[\s:(\[])(error|ERROR|fatal error)(\[[\w-]+\])?(:|!| TS\d+:)",
-                r"|^\s*(error|ERROR)\s",
-                // eslint's stylish rows: `  5:10  error  'x' is not defined  no-undef`
-                r"|^\s+\d+:\d+\s+error\s",
-                r"|(^|\s)(Error|FATAL|fatal):",
-                // a log record's level: `2026-01-01 12:00:00 ERROR sync: …`
-                r"|\bERROR\b",
-                r"|^(\w+\.)*\w*(Error|Exception|Exit|Interrupt)\b(:|$)",
-                r"|\b\w*(Error|Exception)\b: ",
-                r"|\bException\b",
-                r"|^npm (ERR!|error) ",
-                r"|\bERR!",
-                // test runners: libtest, pytest, jest, vitest, go test
-                r"|\bFAILED\b",
-                r"|^\s*FAIL\b",
-                r"|^--- FAIL: ",
-                r"|^\s*not ok \d+",
-                r"|^#\s+Failed test\b",
-                r"|^---- .+ stdout ----$",
-                r"|^_{3,} .+ _{3,}$",
-                r"|^\s*(✕|✗|×) ",
-                r"|^\s*● ",
-                r"|^E\s+\S",
-                r"|^\s+\S+_test\.go:\d+: ",
-                r"|^\S+\.go:\d+:\d+: ",
-                r"|\b[1-9]\d* (failed|errors?)\b",
-                r"|\bfailed\b",
-                // crashes and failed assertions
-                r"|\bpanic(ked)?\b",
-                r"|^Traceback \(most recent call last\)",
-                r"|Segmentation fault|core dumped|\bKilled\b|\bAborted\b",
-                r"|\b[Aa]ssert\w*\b.*\bfailed\b|\bAssertion\b",
-                r"|^\s*assert ",
-                // linkers and make
-                r"|undefined reference to|ld returned \d+ exit status",
-                r"|\bError \d+\s*$",
-                r"|command not found|No such file or directory",
-            )),
+            key: re(KEY),
             zero: re(r"\b0 (failed|errors?)\b|\b(failed|errors?)[:=] ?0\b"),
         }
     })
