@@ -24,6 +24,7 @@
 use std::collections::HashMap;
 use std::fs::File;
 use std::io::{self, Write};
+use std::os::fd::AsFd;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, AtomicI32, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, OnceLock, Weak, mpsc};
@@ -32,6 +33,7 @@ pub mod cgroup;
 pub mod spawn;
 pub mod watchdog;
 
+use crate::worker::Worker;
 use cgroup::{CallCgroups, Cgroups};
 
 /// The environment variable that marks a call's processes.
@@ -59,6 +61,13 @@ pub const DEFAULT_MAX_PROCESSES: u32 = 2048;
 /// next; a fork bomb outlives this many rounds only while its group and cgroup live.
 const SWEEP_ROUNDS: usize = 8;
 
+/// The stack of a thread that kills a call's processes: it only reads small files.
+const KILL_STACK: usize = 256 * 1024;
+
+/// How long a shell may take from its clone to executing bash before it is killed and
+/// its call fails.
+pub const START_BOUND: std::time::Duration = std::time::Duration::from_secs(10);
+
 /// How this server contains calls; built once at start-up.
 #[derive(Debug)]
 pub struct Containment {
@@ -76,6 +85,9 @@ pub struct Containment {
     watchdog: Mutex<Option<File>>,
     /// The watchdog's line of every running call, for a watchdog started later.
     running: Mutex<HashMap<String, String>>,
+    /// The threads calls without a cgroup slot are spawned from: plain, and carrying
+    /// the sandbox's filter; replaced when a spawn on one never came back.
+    spawners: Mutex<[Option<Worker>; 2]>,
     /// Hands the cgroups of ended calls to a thread that removes them, off the
     /// answer's path.
     removals: Mutex<Option<mpsc::Sender<Vec<PathBuf>>>>,
@@ -107,6 +119,7 @@ impl Containment {
             keep_background,
             watchdog: Mutex::new(None),
             running: Mutex::new(HashMap::new()),
+            spawners: Mutex::new([None, None]),
             removals: Mutex::new(None),
             told: Mutex::new(Vec::new()),
         }
@@ -243,6 +256,30 @@ impl Containment {
         self.cgroups().remove();
     }
 
+    /// The thread to spawn a call without a cgroup slot from: `confined`, one that
+    /// may carry the sandbox's filter.
+    fn spawner(&self, confined: bool) -> io::Result<Worker> {
+        let mut spawners = lock(&self.spawners);
+        let spawner = &mut spawners[usize::from(confined)];
+        if let Some(worker) = spawner {
+            return Ok(worker.clone());
+        }
+        let worker = if confined {
+            Worker::start("sandbox spawner", || {
+                crate::sandbox::only_spawns_here();
+                Ok(())
+            })?
+        } else {
+            Worker::start("spawner", || Ok(()))?
+        };
+        Ok(spawner.insert(worker).clone())
+    }
+
+    /// A spawn on that thread never came back: the next one gets a new thread.
+    fn lose_spawner(&self, confined: bool) {
+        lock(&self.spawners)[usize::from(confined)] = None;
+    }
+
     fn watchdog(&self, line: &str) {
         if let Some(file) = &mut *lock(&self.watchdog)
             && let Err(e) = file.write_all(line.as_bytes())
@@ -322,21 +359,69 @@ impl Call {
 
     /// Starts `command` as the call's shell, born inside the call's cgroups so that
     /// nothing it starts is ever outside, with no migration ([`spawn`]). `wrap` runs
-    /// the spawn's [`spawn::Start`] where it must run: as it is, or on a sandboxed
-    /// thread. Must be called within the runtime, which watches the child.
-    pub fn spawn<W>(&self, command: &spawn::Command, wrap: W) -> io::Result<spawn::Child>
+    /// the spawn's [`spawn::Start`] where it must run: as it is, or entering a sandbox
+    /// (`confined`: the spawning thread may carry the sandbox's filter).
+    ///
+    /// The clone runs on a thread of its own (the call's cgroup slot, or a spawning
+    /// thread), never on the runtime's: the thread waits until the child executed its
+    /// program, and a child stuck before that (a hung filesystem, a stop signal) would
+    /// hold it. The wait is bounded by [`START_BOUND`]: past it, the child is killed,
+    /// its thread is given up, and the call gets an error saying so. Must be called
+    /// within the runtime, which watches the child.
+    pub async fn spawn<W>(
+        self: &Arc<Self>,
+        command: &spawn::Command,
+        confined: bool,
+        wrap: W,
+    ) -> io::Result<spawn::Child>
     where
-        W: FnOnce(spawn::Start<'_>) -> io::Result<spawn::Started> + Send,
+        W: FnOnce(spawn::Start<'_>) -> io::Result<spawn::Started> + Send + 'static,
     {
-        let start = spawn::Start {
-            prepared: command.prepare()?,
-            cgroup: self.cgroups.v2_fd(),
+        let prepared = command.prepare()?;
+        let pid = prepared.pid();
+        let given_up = Arc::new(AtomicBool::new(false));
+        let (worker, slot) = match self.cgroups.slot_worker() {
+            Some(worker) => (worker, true),
+            None => (self.containment.spawner(confined)?, false),
         };
-        let started = self
-            .containment
-            .cgroups()
-            .spawn(&self.cgroups, start, wrap)?;
-        spawn::Child::watch(started)
+        let call = self.clone();
+        let late = given_up.clone();
+        let started = worker.run_detached(
+            move || {
+                if late.load(Ordering::Relaxed) {
+                    return Err(io::Error::from(io::ErrorKind::TimedOut));
+                }
+                let cgroup = call.cgroups.v2_fd().map(AsFd::as_fd);
+                wrap(spawn::Start::new(prepared, cgroup))
+            },
+            spawn::Started::give_up,
+        );
+        match tokio::time::timeout(START_BOUND, started.result()).await {
+            Ok(started) => spawn::Child::watch(started?),
+            Err(_) => {
+                given_up.store(true, Ordering::Relaxed);
+                let pid = pid.load(Ordering::Relaxed);
+                if pid > 0 {
+                    // SAFETY: kill has no memory-safety preconditions; the child is not
+                    // reaped until its spawn's result is taken or given up, so the pid
+                    // is still its own.
+                    unsafe { libc::kill(pid, libc::SIGKILL) };
+                }
+                if slot {
+                    self.cgroups.lose_slot();
+                } else {
+                    self.containment.lose_spawner(confined);
+                }
+                tracing::warn!(pid, "a shell did not start within its bound; killed");
+                Err(io::Error::new(
+                    io::ErrorKind::TimedOut,
+                    format!(
+                        "the shell did not start within {} s (stuck before executing bash: a hung filesystem or a stopped process); it was killed",
+                        START_BOUND.as_secs()
+                    ),
+                ))
+            }
+        }
     }
 
     /// The call's process group: its shell's pid (0 before the shell started).
@@ -405,27 +490,53 @@ impl Call {
         self.registered.store(true, Ordering::Relaxed);
     }
 
-    /// Kills every process of the call: its cgroup, its group, and whatever carries
-    /// its marker. Processes already gone are not an error; a second kill does nothing.
-    pub fn kill(&self) -> io::Result<()> {
+    /// Kills every process of the call: its group at once, then, on a thread of its
+    /// own, its cgroup and whatever carries its marker ([`Call::kill_off_thread`]).
+    /// Processes already gone are not an error; a second kill does nothing.
+    pub fn kill(self: &Arc<Self>) -> io::Result<()> {
         if self.killed.swap(true, Ordering::Relaxed) {
             return Ok(());
         }
-        let mut result = self.cgroups.kill().unwrap_or(Ok(()));
-        if let Some(pgid) = self.own_group() {
-            result = result.and(killpg(pgid));
-        }
-        sweep(&self.marker);
+        let result = self.own_group().map_or(Ok(()), killpg);
+        self.kill_off_thread();
         result
     }
 
     /// Kills what the call left behind once answered: its cgroup and whatever carries
-    /// its marker. Its group id is not used: the group may be gone and the id reused.
-    fn kill_remains(&self) {
-        if let Some(Err(e)) = self.cgroups.kill() {
-            tracing::warn!(error = %e, "cannot kill a call's cgroup");
+    /// its marker, off the caller's thread. Its group id is not used: the group may be
+    /// gone and the id reused.
+    fn kill_remains(self: &Arc<Self>) {
+        self.kill_off_thread();
+    }
+
+    /// Kills the call's cgroup, and sweeps `/proc` for its marker where no cgroup
+    /// proves every process gone, on a thread of its own: a cgroup write waits for the
+    /// kernel's cgroup lock, and reading a dying process's environment waits for its
+    /// memory map, neither with a bound. The thread is never waited for: the call's
+    /// answer and every other call go on meanwhile.
+    fn kill_off_thread(self: &Arc<Self>) {
+        let call = self.clone();
+        let work = move || call.kill_processes();
+        let spawned = std::thread::Builder::new()
+            .name("kill".to_owned())
+            .stack_size(KILL_STACK)
+            .spawn(work);
+        if let Err(e) = spawned {
+            tracing::warn!(error = %e, "no thread to kill a call's processes on");
         }
-        sweep(&self.marker);
+    }
+
+    /// The blocking part of a kill: the cgroup, then the sweep where it is needed.
+    fn kill_processes(&self) {
+        match self.cgroups.kill() {
+            Some(Ok(true)) => {}
+            Some(Ok(false)) => sweep(&self.marker),
+            Some(Err(e)) => {
+                tracing::warn!(error = %e, "cannot kill a call's cgroup");
+                sweep(&self.marker);
+            }
+            None => sweep(&self.marker),
+        }
     }
 
     /// True once the call was answered and nothing it started runs any more (as far

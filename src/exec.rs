@@ -95,7 +95,7 @@ pub struct Job<'a> {
     pub spiller: &'a Arc<Spiller>,
     pub containment: &'a Arc<Containment>,
     /// The Landlock ruleset every command runs under, when the sandbox is on.
-    pub sandbox: Option<&'a Sandbox>,
+    pub sandbox: Option<&'a Arc<Sandbox>>,
     /// The uid, gid and variables commands run with, when not the server's.
     pub identity: Option<&'a Identity>,
     /// The client session the call belongs to, when its transport has sessions: what
@@ -159,7 +159,7 @@ pub async fn run(job: Job<'_>, stop: impl Future<Output = Stop>) -> Result<Outpu
     if let Some(scope) = job.scope {
         scope.keep(&call);
     }
-    let mut child = spawn(&job, &call)?;
+    let mut child = spawn(&job, &call).await?;
     // Until the call is answered, dropping it (the runtime going away) kills it.
     let guard = KillOnDrop(Some(call.clone()));
     let (readers, after) = Readers::start(&mut child, &job, &call);
@@ -233,7 +233,7 @@ fn validate(job: &Job<'_>) -> Result<(), Error> {
 
 /// Starts `bash -c` as the leader of a new process group, marked as the call's, and
 /// hands it to the call's containment.
-fn spawn(job: &Job<'_>, call: &Call) -> Result<Child, Error> {
+async fn spawn(job: &Job<'_>, call: &Arc<Call>) -> Result<Child, Error> {
     let (marker, id) = call.marker();
     // Stdin at /dev/null, both streams piped, a process group of its own.
     let mut command = Command::new(job.shell);
@@ -248,11 +248,14 @@ fn spawn(job: &Job<'_>, call: &Call) -> Result<Child, Error> {
     if let Some(sandbox) = job.sandbox {
         command.envs(sandbox.env.iter().map(|(name, value)| (name, value)));
     }
+    let sandbox = job.sandbox.cloned();
+    let confined = sandbox.is_some();
     let child = call
-        .spawn(&command, |start| match job.sandbox {
+        .spawn(&command, confined, move |start| match sandbox {
             None => start.run(),
             Some(sandbox) => sandbox.spawn_confined(move |ruleset| start.entering(ruleset).run()),
         })
+        .await
         .map_err(|source| Error::Spawn {
             shell: job.shell.display().to_string(),
             source,
@@ -284,7 +287,7 @@ async fn wait(
     child: &mut Child,
     job: &Job<'_>,
     readers: &Readers,
-    call: &Call,
+    call: &Arc<Call>,
     stop: Pin<&mut impl Future<Output = Stop>>,
 ) -> (io::Result<ExitStatus>, Ending) {
     let ending = tokio::select! {
@@ -320,7 +323,7 @@ struct Collected {
 /// call; it is returned.
 async fn collect(
     readers: Readers,
-    call: &Call,
+    call: &Arc<Call>,
     stop: Pin<&mut impl Future<Output = Stop>>,
     listen: bool,
 ) -> Collected {
@@ -365,7 +368,7 @@ impl From<(Piped, Piped, Option<Stop>)> for Collected {
 
 /// Kills the call when a stream passed the cap after the shell had exited (in the
 /// grace); before that, [`wait`] did. True when one did.
-fn kill_if_capped(call: &Call, stdout: &Captured, stderr: &Captured) -> bool {
+fn kill_if_capped(call: &Arc<Call>, stdout: &Captured, stderr: &Captured) -> bool {
     let capped = stdout.capped || stderr.capped;
     if capped && let Err(e) = call.kill() {
         tracing::warn!(error = %e, "cannot kill the command's processes");

@@ -274,6 +274,7 @@ async fn serve_http(
 
 /// Raises the soft limit on open files to the hard limit: each call holds a few pipes,
 /// and a low soft limit (1024 is common) would fail calls with EMFILE under load.
+/// Commands get the limit the server started with.
 fn raise_fd_limit() {
     let mut limit = libc::rlimit {
         rlim_cur: 0,
@@ -283,6 +284,7 @@ fn raise_fd_limit() {
     unsafe {
         if libc::getrlimit(libc::RLIMIT_NOFILE, &mut limit) == 0 && limit.rlim_cur < limit.rlim_max
         {
+            forge_bash::contain::spawn::keep_commands_nofile(limit);
             limit.rlim_cur = limit.rlim_max;
             if libc::setrlimit(libc::RLIMIT_NOFILE, &limit) != 0 {
                 tracing::warn!("cannot raise the open-file limit");

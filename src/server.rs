@@ -57,7 +57,7 @@ struct Inner {
     shared: Arc<Shared>,
     state: Arc<StateDir>,
     spiller: Arc<Spiller>,
-    sandbox: Option<Sandbox>,
+    sandbox: Option<Arc<Sandbox>>,
     /// What commands run as, when not the server's own uid.
     identity: Option<Identity>,
     /// Held while a retention pass runs.
@@ -181,7 +181,7 @@ impl Server {
                 shared,
                 state,
                 spiller,
-                sandbox,
+                sandbox: sandbox.map(Arc::new),
                 identity,
                 pruning: std::sync::Mutex::new(()),
                 tool,

@@ -47,6 +47,28 @@ impl Worker {
         self.jobs.send(job).map_err(|mpsc::SendError(job)| job)
     }
 
+    /// Runs `work` on the thread without waiting for it: its result comes through the
+    /// receiver, which the caller may await with a bound and drop. A panic there is
+    /// resumed where the result is taken; when the thread is gone, the result says so.
+    /// `work` is told whether anyone still waits for its result once it ran:
+    /// `unclaimed` gets the result nobody took.
+    pub fn run_detached<T: Send + 'static>(
+        &self,
+        work: impl FnOnce() -> io::Result<T> + Send + 'static,
+        unclaimed: impl FnOnce(T) + Send + 'static,
+    ) -> Detached<T> {
+        let (done, result) = tokio::sync::oneshot::channel();
+        let job: Job = Box::new(move || {
+            let ran = std::panic::catch_unwind(std::panic::AssertUnwindSafe(work));
+            if let Err(Ok(Ok(result))) = done.send(ran) {
+                unclaimed(result);
+            }
+        });
+        // A job the thread never takes is dropped, and with it the result's sender.
+        let _ = self.send(job);
+        Detached { result }
+    }
+
     /// Runs `work` on the thread and returns its result (a panic there is resumed
     /// here); on this thread when the worker's thread is gone.
     pub fn run<'a, T: Send + 'a>(
@@ -66,6 +88,23 @@ impl Worker {
             job();
         }
         match result.recv() {
+            Ok(Ok(result)) => result,
+            Ok(Err(panic)) => std::panic::resume_unwind(panic),
+            Err(_) => Err(io::Error::other("the worker thread is gone")),
+        }
+    }
+}
+
+/// The result of [`Worker::run_detached`], to await.
+#[derive(Debug)]
+pub struct Detached<T> {
+    result: tokio::sync::oneshot::Receiver<std::thread::Result<io::Result<T>>>,
+}
+
+impl<T> Detached<T> {
+    /// The work's result; an error when the worker's thread was gone.
+    pub async fn result(self) -> io::Result<T> {
+        match self.result.await {
             Ok(Ok(result)) => result,
             Ok(Err(panic)) => std::panic::resume_unwind(panic),
             Err(_) => Err(io::Error::other("the worker thread is gone")),

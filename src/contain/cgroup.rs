@@ -31,7 +31,7 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, mpsc};
 
-use super::spawn::{self, Start, Started};
+use super::spawn;
 use crate::worker::Worker;
 
 /// Free slots made ahead, so that a call seldom makes one on its path.
@@ -270,19 +270,6 @@ impl Cgroups {
         }
     }
 
-    /// Spawns the call's shell inside its cgroups: `wrap` runs the spawn's [`Start`]
-    /// (on a sandboxed thread, for instance), on the call's slot where it has one.
-    pub fn spawn<W>(&self, call: &CallCgroups, start: Start<'_>, wrap: W) -> io::Result<Started>
-    where
-        W: FnOnce(Start<'_>) -> io::Result<Started> + Send,
-    {
-        let slot = lock(&call.slot);
-        match slot.as_ref() {
-            Some(slot) => slot.work.run(move || wrap(start)),
-            None => wrap(start),
-        }
-    }
-
     /// Kills every process of every call, answered ones included.
     pub fn kill_all(&self) {
         if let Some(tree) = &self.v2 {
@@ -332,6 +319,17 @@ impl CallCgroups {
         self.v2.as_ref().map(|cgroup| &cgroup.dir)
     }
 
+    /// The thread of the call's slot, which the call's shell must be spawned from.
+    pub fn slot_worker(&self) -> Option<Worker> {
+        lock(&self.slot).as_ref().map(|slot| slot.work.clone())
+    }
+
+    /// A spawn on the slot's thread never came back: the slot serves no other call.
+    /// Its cgroup stays the call's, and is removed with it once empty.
+    pub fn lose_slot(&self) {
+        drop(lock(&self.slot).take());
+    }
+
     /// The call was answered: its slot is free again when nothing of the call is left
     /// in it; otherwise the slot's thread moves to a new cgroup, off the answer's path,
     /// and the old one stays the call's.
@@ -351,20 +349,20 @@ impl CallCgroups {
         }
     }
 
-    /// Kills everything in the call's cgroup; false when it has none to kill with.
-    pub fn kill(&self) -> Option<io::Result<()>> {
+    /// Kills everything in the call's cgroup: `Ok(true)` when that proves every process
+    /// of the call gone (`cgroup.kill` took the v2 cgroup, or the v1 cgroup was
+    /// emptied), `Ok(false)` when some may be left; `None` when it has none to kill
+    /// with. Blocks on the kernel's cgroup lock: not for the runtime's thread.
+    pub fn kill(&self) -> Option<io::Result<bool>> {
         if let Some(cgroup) = &self.v2
             && !holds_me(&cgroup.path)
         {
             self.killed.store(true, Ordering::Relaxed);
-            return Some(kill(&cgroup.path));
+            return Some(kill(&cgroup.path).map(|()| true));
         }
-        if let Some(dir) = lock(&self.pids_v1).as_ref() {
-            // The slot's thread may be there: the server is never killed.
-            kill_listed(dir);
-            return Some(Ok(()));
-        }
-        None
+        let dir = lock(&self.pids_v1).clone();
+        // The slot's thread may be there: the server is never killed.
+        dir.map(|dir| Ok(kill_listed(&dir)))
     }
 
     /// Whether the call's cgroup holds no process; `None` when it has no cgroup.
@@ -428,8 +426,9 @@ pub fn kill(cgroup: &Path) -> io::Result<()> {
 }
 
 /// Kills every process listed in a v1 cgroup and its children, round after round:
-/// with the process limit in force, a fork bomb runs out of room to replace them.
-pub fn kill_listed(cgroup: &Path) {
+/// with the process limit in force, a fork bomb runs out of room to replace them. True
+/// once a round found none.
+pub fn kill_listed(cgroup: &Path) -> bool {
     let me = std::process::id();
     for _ in 0..64 {
         let mut found = false;
@@ -453,9 +452,10 @@ pub fn kill_listed(cgroup: &Path) {
             }
         }
         if !found {
-            return;
+            return true;
         }
     }
+    false
 }
 
 /// Removes the empty call cgroups under `root`, then `root`.

@@ -29,14 +29,28 @@ use std::os::unix::ffi::{OsStrExt, OsStringExt};
 use std::os::unix::process::ExitStatusExt;
 use std::path::{Path, PathBuf};
 use std::process::ExitStatus;
-use std::sync::OnceLock;
 use std::sync::atomic::{AtomicI32, Ordering};
+use std::sync::{Arc, OnceLock};
 
 use tokio::io::unix::AsyncFd;
 use tokio::net::unix::pipe;
 
 /// `CLONE_INTO_CGROUP` (Linux 5.7), not in every libc's headers.
 const CLONE_INTO_CGROUP: u64 = 0x2_0000_0000;
+
+/// `CLOSE_RANGE_CLOEXEC` (Linux 5.11): mark the range close-on-exec.
+const CLOSE_RANGE_CLOEXEC: libc::c_uint = 1 << 2;
+
+/// The open-files limit commands get: the one the server started with, before it
+/// raised its own soft limit ([`keep_commands_nofile`]).
+static COMMANDS_NOFILE: OnceLock<libc::rlimit> = OnceLock::new();
+
+/// Commands get `limit` as their open-files limit, whatever the server raises its own
+/// to afterwards: programs built on `select()` break past 1,024 descriptors. Set once,
+/// at start-up.
+pub fn keep_commands_nofile(limit: libc::rlimit) {
+    let _ = COMMANDS_NOFILE.set(limit);
+}
 
 /// `struct clone_args` up to its `cgroup` field (`CLONE_ARGS_SIZE_VER2`).
 #[repr(C)]
@@ -182,6 +196,8 @@ impl Command {
         let mut argv_ptrs: Vec<*const libc::c_char> = argv.iter().map(|s| s.as_ptr()).collect();
         argv_ptrs.push(std::ptr::null());
         Ok(Prepared {
+            pid: Arc::new(AtomicI32::new(0)),
+            nofile: COMMANDS_NOFILE.get().copied(),
             argv_ptrs,
             envp_ptrs,
             program,
@@ -204,6 +220,11 @@ impl Command {
 
 /// A command made ready for the clone: C strings, pointer arrays and pipes.
 pub(super) struct Prepared {
+    /// The child's pid once it was cloned (the kernel writes it before the child
+    /// runs): what is killed when the child never gets to execute its program.
+    pid: Arc<AtomicI32>,
+    /// The open-files limit the child sets for its program.
+    nofile: Option<libc::rlimit>,
     program: CString,
     /// Owns the strings `argv_ptrs` points to.
     _argv: Vec<CString>,
@@ -243,36 +264,84 @@ pub struct Started {
     stderr: OwnedFd,
 }
 
-/// A spawn ready to run, on whichever thread it must run: the command made ready, and
-/// the call's cgroup v2 directory, opened.
-pub struct Start<'a> {
-    pub(super) prepared: Prepared,
-    pub(super) cgroup: Option<&'a OwnedFd>,
+impl Started {
+    /// A child whose call no longer waits for it (its start took too long): it and
+    /// its group are killed, and it is reaped.
+    pub fn give_up(self) {
+        // SAFETY: a signal through a pidfd this value owns, and to the group the child
+        // leads (its pid is its own until it is reaped, below).
+        unsafe {
+            libc::syscall(
+                libc::SYS_pidfd_send_signal,
+                self.pidfd.as_raw_fd(),
+                libc::SIGKILL,
+                std::ptr::null::<libc::siginfo_t>(),
+                0,
+            );
+            libc::kill(-(self.pid as libc::pid_t), libc::SIGKILL);
+        }
+        let _ = reap(self.pidfd.as_raw_fd(), 0);
+    }
 }
 
-impl Start<'_> {
+/// A spawn ready to run, on whichever thread it must run: the command made ready, the
+/// call's cgroup v2 directory, opened, and the Landlock ruleset the child enters; both
+/// descriptors are borrowed for as long as the spawn.
+pub struct Start<'a> {
+    pub(super) prepared: Prepared,
+    pub(super) cgroup: Option<BorrowedFd<'a>>,
+    ruleset: Option<BorrowedFd<'a>>,
+}
+
+impl<'a> Start<'a> {
+    pub(super) fn new(prepared: Prepared, cgroup: Option<BorrowedFd<'a>>) -> Start<'a> {
+        Start {
+            prepared,
+            cgroup,
+            ruleset: None,
+        }
+    }
+
     /// The child enters this Landlock ruleset before it executes the program, with
     /// `no_new_privs` (which the kernel requires of an unprivileged process first).
-    /// The descriptor must stay open until [`Start::run`] returns.
-    pub fn entering(mut self, ruleset: Option<BorrowedFd<'_>>) -> Self {
-        self.prepared.no_new_privs = true;
-        self.prepared.ruleset = ruleset.map(|fd| fd.as_raw_fd());
-        self
+    pub fn entering<'b>(self, ruleset: Option<BorrowedFd<'b>>) -> Start<'b>
+    where
+        'a: 'b,
+    {
+        let mut prepared = self.prepared;
+        prepared.no_new_privs = true;
+        Start {
+            prepared,
+            cgroup: self.cgroup,
+            ruleset,
+        }
     }
 
     /// Clones the calling thread into a child that becomes the program: born in the
     /// call's cgroup v2 and in the calling thread's v1 cgroups.
     pub fn run(self) -> io::Result<Started> {
-        self.prepared.start(self.cgroup)
+        let Start {
+            mut prepared,
+            cgroup,
+            ruleset,
+        } = self;
+        prepared.ruleset = ruleset.map(|fd| fd.as_raw_fd());
+        prepared.start(cgroup)
     }
 }
 
 impl Prepared {
-    fn start(mut self, cgroup: Option<&OwnedFd>) -> io::Result<Started> {
+    /// Where the child's pid is, once it was cloned (0 before).
+    pub(super) fn pid(&self) -> Arc<AtomicI32> {
+        self.pid.clone()
+    }
+
+    fn start(mut self, cgroup: Option<BorrowedFd<'_>>) -> io::Result<Started> {
         let mut pidfd: libc::c_int = -1;
         let mut args = CloneArgs {
-            flags: libc::CLONE_PIDFD as u64,
+            flags: (libc::CLONE_PIDFD | libc::CLONE_PARENT_SETTID) as u64,
             pidfd: &raw mut pidfd as u64,
+            parent_tid: self.pid.as_ptr() as u64,
             exit_signal: libc::SIGCHLD as u64,
             ..CloneArgs::default()
         };
@@ -309,7 +378,7 @@ impl Prepared {
     fn clone_child(
         &mut self,
         args: &mut CloneArgs,
-        cgroup: Option<&OwnedFd>,
+        cgroup: Option<BorrowedFd<'_>>,
         pidfd: &mut libc::c_int,
     ) -> io::Result<libc::c_long> {
         #[cfg(not(target_arch = "x86_64"))]
@@ -327,11 +396,17 @@ impl Prepared {
         if self.report.is_none() {
             self.report = Some(pipe_cloexec()?);
         }
-        let pid = clone_pidfd(pidfd)?;
-        if pid == 0 {
+        // As around `clone3`: no handler of the server's may run in the child before it
+        // resets them.
+        let masked = Masked::all();
+        let pid = clone_pidfd(pidfd);
+        if matches!(pid, Ok(0)) {
             // SAFETY: in the forked child; see `child`.
-            unsafe { self.child(cgroup.map(AsRawFd::as_raw_fd)) }
+            unsafe { self.child(cgroup.map(|fd| fd.as_raw_fd())) }
         }
+        drop(masked);
+        let pid = pid?;
+        self.pid.store(pid as i32, Ordering::Relaxed);
         Ok(pid)
     }
 
@@ -347,20 +422,13 @@ impl Prepared {
             args.stack = stack.base as u64;
             args.stack_size = stack.size as u64;
             // No handler of the server's may run in the child before it resets them.
-            // SAFETY: a full signal set, and the calling thread's mask saved to restore.
-            let mut all: libc::sigset_t = unsafe { std::mem::zeroed() };
-            let mut before: libc::sigset_t = unsafe { std::mem::zeroed() };
-            unsafe {
-                libc::sigfillset(&mut all);
-                libc::pthread_sigmask(libc::SIG_SETMASK, &all, &mut before);
-            }
+            let masked = Masked::all();
             // SAFETY: the child runs `vm_child` on `stack`, which outlives it (this
             // thread waits until it executed or exited), and touches only `self`.
             let pid = unsafe {
                 clone3_on_stack(args, vm_child, std::ptr::from_ref(self).cast_mut().cast())
             };
-            // SAFETY: restores the mask saved above.
-            unsafe { libc::pthread_sigmask(libc::SIG_SETMASK, &before, std::ptr::null_mut()) };
+            drop(masked);
             // The child executed its program or exited: the stack is free again.
             stack.keep();
             if pid < 0 {
@@ -370,6 +438,7 @@ impl Prepared {
         }
         #[cfg(not(target_arch = "x86_64"))]
         {
+            let masked = Masked::all();
             // SAFETY: clone3 with a valid clone_args; without CLONE_VM the child has a
             // copy of this memory and runs only `child`, which ends in execve or _exit.
             let pid = unsafe {
@@ -379,9 +448,14 @@ impl Prepared {
                     std::mem::size_of::<CloneArgs>(),
                 )
             };
+            if pid == 0 {
+                // SAFETY: in the child, a copy of this memory; see `child`.
+                unsafe { self.child(None) }
+            }
+            let error = io::Error::last_os_error();
+            drop(masked);
             match pid {
-                0 => unsafe { self.child(None) },
-                pid if pid < 0 => Err(io::Error::last_os_error()),
+                pid if pid < 0 => Err(error),
                 pid => Ok(pid),
             }
         }
@@ -417,10 +491,27 @@ impl Prepared {
                 libc::close(procs);
             }
             reset_signals();
+            // Descriptors the server inherited without close-on-exec reach no command
+            // (a kernel without close_range leaves them as they are).
+            libc::syscall(
+                libc::SYS_close_range,
+                3 as libc::c_uint,
+                libc::c_uint::MAX,
+                CLOSE_RANGE_CLOEXEC,
+            );
             libc::setpgid(0, 0) == 0
                 && libc::dup2(self.null, 0) >= 0
                 && libc::dup2(self.out.1.as_raw_fd(), 1) >= 0
                 && libc::dup2(self.err.1.as_raw_fd(), 2) >= 0
+                && self.nofile.as_ref().is_none_or(|limit| {
+                    libc::syscall(
+                        libc::SYS_prlimit64,
+                        0,
+                        libc::RLIMIT_NOFILE,
+                        std::ptr::from_ref(limit),
+                        std::ptr::null_mut::<libc::rlimit>(),
+                    ) == 0
+                })
                 && self
                     .cwd
                     .as_ref()
@@ -451,12 +542,17 @@ impl Prepared {
         }
     }
 
-    /// In the child: reports errno where the parent reads it, and exits.
+    /// In the child: reports errno where the parent reads it, and exits. A step that
+    /// failed without an error number (a short write) is reported as `EIO`: never as
+    /// "os error 0".
     unsafe fn fail(&self) -> ! {
         // SAFETY: errno location, an atomic store and write/_exit are async-signal-safe.
         unsafe {
-            let errno = *libc::__errno_location();
-            self.failed.store(errno.max(1), Ordering::Relaxed);
+            let errno = match *libc::__errno_location() {
+                0 => libc::EIO,
+                errno => errno,
+            };
+            self.failed.store(errno, Ordering::Relaxed);
             if let Some((_, report)) = &self.report {
                 libc::write(report.as_raw_fd(), (&raw const errno).cast(), 4);
             }
@@ -477,6 +573,30 @@ fn start_error(report: Option<(OwnedFd, OwnedFd)>, failed: AtomicI32) -> Option<
             reported.then(|| i32::from_ne_bytes(errno))
         }
         None => Some(failed.into_inner()).filter(|&errno| errno != 0),
+    }
+}
+
+/// Every signal blocked on the calling thread, until dropped: across a clone, so that
+/// no handler of the server's runs in the child before it resets them.
+struct Masked(libc::sigset_t);
+
+impl Masked {
+    fn all() -> Masked {
+        // SAFETY: a full signal set, and the calling thread's mask saved to restore.
+        unsafe {
+            let mut all: libc::sigset_t = std::mem::zeroed();
+            let mut before: libc::sigset_t = std::mem::zeroed();
+            libc::sigfillset(&mut all);
+            libc::pthread_sigmask(libc::SIG_SETMASK, &all, &mut before);
+            Masked(before)
+        }
+    }
+}
+
+impl Drop for Masked {
+    fn drop(&mut self) {
+        // SAFETY: restores the mask saved by `all`.
+        unsafe { libc::pthread_sigmask(libc::SIG_SETMASK, &self.0, std::ptr::null_mut()) };
     }
 }
 
