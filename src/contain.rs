@@ -64,6 +64,9 @@ const SWEEP_ROUNDS: usize = 8;
 /// The stack of a thread that kills a call's processes: it only reads small files.
 const KILL_STACK: usize = 256 * 1024;
 
+/// Idle spawning threads kept, of each kind.
+const IDLE_SPAWNERS: usize = 4;
+
 /// How long a shell may take from its clone to executing bash before it is killed and
 /// its call fails.
 pub const START_BOUND: std::time::Duration = std::time::Duration::from_secs(10);
@@ -85,9 +88,10 @@ pub struct Containment {
     watchdog: Mutex<Option<File>>,
     /// The watchdog's line of every running call, for a watchdog started later.
     running: Mutex<HashMap<String, String>>,
-    /// The threads calls without a cgroup slot are spawned from: plain, and carrying
-    /// the sandbox's filter; replaced when a spawn on one never came back.
-    spawners: Mutex<[Option<Worker>; 2]>,
+    /// Idle threads that calls without a cgroup slot are spawned from: plain, and
+    /// carrying the sandbox's filter. A spawn takes one (or starts one) and gives it
+    /// back when its child executed; one whose spawn never came back is not used again.
+    spawners: Mutex<[Vec<Worker>; 2]>,
     /// Hands the cgroups of ended calls to a thread that removes them, off the
     /// answer's path.
     removals: Mutex<Option<mpsc::Sender<Vec<PathBuf>>>>,
@@ -119,7 +123,7 @@ impl Containment {
             keep_background,
             watchdog: Mutex::new(None),
             running: Mutex::new(HashMap::new()),
-            spawners: Mutex::new([None, None]),
+            spawners: Mutex::new([Vec::new(), Vec::new()]),
             removals: Mutex::new(None),
             told: Mutex::new(Vec::new()),
         }
@@ -158,13 +162,31 @@ impl Containment {
         let dir = |root: Option<&std::path::Path>| {
             root.map_or_else(|| "-".to_owned(), |p| p.display().to_string())
         };
+        let cpu = cgroups
+            .and_then(Cgroups::cpu_root)
+            .map(|root| format!("c{}\n", root.display()))
+            .unwrap_or_default();
         format!(
-            "*{} {} {} {}\n",
+            "*{} {} {} {}\n{cpu}",
             self.tag,
             dir(cgroups.and_then(Cgroups::root)),
             u8::from(self.keep_background),
             dir(cgroups.and_then(Cgroups::pids_root)),
         )
+    }
+
+    /// A new call, as [`Containment::call`], whose cgroups are made on a blocking thread
+    /// when none is ready to take: making a cgroup (and moving a slot's thread into
+    /// it) waits for the kernel's cgroup locks, which a storm of forks and kills holds.
+    pub async fn new_call(self: &Arc<Self>) -> Arc<Call> {
+        if self.cgroups().ready() {
+            return self.call();
+        }
+        let containment = self.clone();
+        match tokio::task::spawn_blocking(move || containment.call()).await {
+            Ok(call) => call,
+            Err(_) => self.call(),
+        }
     }
 
     /// A new call: its marker, and its cgroups when there are cgroups.
@@ -256,28 +278,36 @@ impl Containment {
         self.cgroups().remove();
     }
 
-    /// The thread to spawn a call without a cgroup slot from: `confined`, one that
-    /// may carry the sandbox's filter.
+    /// An idle thread to spawn a call without a cgroup slot from, or a new one:
+    /// `confined`, one that may carry the sandbox's filter.
     fn spawner(&self, confined: bool) -> io::Result<Worker> {
-        let mut spawners = lock(&self.spawners);
-        let spawner = &mut spawners[usize::from(confined)];
-        if let Some(worker) = spawner {
-            return Ok(worker.clone());
+        if let Some(worker) = lock(&self.spawners)[usize::from(confined)].pop() {
+            return Ok(worker);
         }
-        let worker = if confined {
-            Worker::start("sandbox spawner", || {
-                crate::sandbox::only_spawns_here();
-                Ok(())
-            })?
+        let cpu = self.cgroups().cpu_tasks();
+        let name = if confined {
+            "sandbox spawner"
         } else {
-            Worker::start("spawner", || Ok(()))?
+            "spawner"
         };
-        Ok(spawner.insert(worker).clone())
+        Worker::start(name, move || {
+            if let Some(cpu) = cpu {
+                cgroup::join_cpu(&cpu);
+            }
+            if confined {
+                crate::sandbox::only_spawns_here();
+            }
+            Ok(())
+        })
     }
 
-    /// A spawn on that thread never came back: the next one gets a new thread.
-    fn lose_spawner(&self, confined: bool) {
-        lock(&self.spawners)[usize::from(confined)] = None;
+    /// A spawning thread is idle again; beyond a few kept, it ends.
+    fn idle_spawner(&self, confined: bool, worker: Worker) {
+        let mut spawners = lock(&self.spawners);
+        let idle = &mut spawners[usize::from(confined)];
+        if idle.len() < IDLE_SPAWNERS {
+            idle.push(worker);
+        }
     }
 
     fn watchdog(&self, line: &str) {
@@ -384,6 +414,9 @@ impl Call {
             Some(worker) => (worker, true),
             None => (self.containment.spawner(confined)?, false),
         };
+        // A spawning thread of the containment's goes back to it once its spawn came
+        // back; the call's slot is the call's.
+        let back = (!slot).then(|| worker.clone());
         let call = self.clone();
         let late = given_up.clone();
         let started = worker.run_detached(
@@ -392,7 +425,11 @@ impl Call {
                     return Err(io::Error::from(io::ErrorKind::TimedOut));
                 }
                 let cgroup = call.cgroups.v2_fd().map(AsFd::as_fd);
-                wrap(spawn::Start::new(prepared, cgroup))
+                let started = wrap(spawn::Start::new(prepared, cgroup));
+                if let Some(worker) = back {
+                    call.containment.idle_spawner(confined, worker);
+                }
+                started
             },
             spawn::Started::give_up,
         );
@@ -409,8 +446,6 @@ impl Call {
                 }
                 if slot {
                     self.cgroups.lose_slot();
-                } else {
-                    self.containment.lose_spawner(confined);
                 }
                 tracing::warn!(pid, "a shell did not start within its bound; killed");
                 Err(io::Error::new(

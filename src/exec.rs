@@ -37,6 +37,13 @@ use crate::users::Identity;
 /// `server &` does not hold the call.
 pub const PIPE_GRACE: Duration = Duration::from_millis(250);
 
+/// How long a killed shell is waited for before the call is answered without its exit.
+const REAP_GRACE: Duration = Duration::from_millis(250);
+
+/// How long the pipes of a stopped call (timed out, cancelled) are read for once its
+/// shell is gone: its processes were killed, and what they wrote is in the pipes.
+const STOPPED_GRACE: Duration = Duration::from_millis(50);
+
 /// Bytes read from a pipe at a time: the size of a Linux pipe buffer × 4.
 const CHUNK: usize = 64 * 1024;
 
@@ -155,11 +162,18 @@ pub enum Error {
 /// Runs `job` to its end, or until `stop` resolves.
 pub async fn run(job: Job<'_>, stop: impl Future<Output = Stop>) -> Result<Output, Error> {
     validate(&job)?;
-    let call = job.containment.call();
+    let call = job.containment.new_call().await;
     if let Some(scope) = job.scope {
         scope.keep(&call);
     }
-    let mut child = spawn(&job, &call).await?;
+    let mut child = match spawn(&job, &call).await {
+        Ok(child) => child,
+        Err(e) => {
+            // Whatever a shell that failed to start may have left is the call's.
+            let _ = call.kill();
+            return Err(e);
+        }
+    };
     // Until the call is answered, dropping it (the runtime going away) kills it.
     let guard = KillOnDrop(Some(call.clone()));
     let (readers, after) = Readers::start(&mut child, &job, &call);
@@ -302,8 +316,17 @@ async fn wait(
     if let Err(e) = call.kill() {
         tracing::warn!(error = %e, "cannot kill the command's processes");
     }
-    let status = child.wait().await;
-    call.reaped(false);
+    // A killed shell is not waited for past a grace: on a machine its command
+    // saturates, its exit waits its turn for the processor behind every process of
+    // the storm, and the call's answer does not need its status. An unreaped shell is
+    // reaped once it exits, off the runtime ([`Child`]'s drop).
+    let status = match tokio::time::timeout(REAP_GRACE, child.wait()).await {
+        Ok(status) => {
+            call.reaped(false);
+            status
+        }
+        Err(_) => Ok(ExitStatus::from_raw(libc::SIGKILL)),
+    };
     (status, ending)
 }
 
@@ -340,9 +363,12 @@ async fn collect(
         )
     };
     tokio::pin!(both);
+    // A stopped call's processes are killed already: what they wrote is in the pipes,
+    // and the grace only waits for them to close the pipes as they die.
+    let grace = if listen { PIPE_GRACE } else { STOPPED_GRACE };
     let stopped = tokio::select! {
         (stdout, stderr) = &mut both => return Collected::from((stdout, stderr, None)),
-        () = tokio::time::sleep(PIPE_GRACE) => None,
+        () = tokio::time::sleep(grace) => None,
         stop = stop, if listen => Some(stop),
     };
     if stopped.is_some()
@@ -455,6 +481,14 @@ impl Pipe {
             Pipe::Err(pipe) => pipe.read(buf).await,
         }
     }
+
+    /// What the pipe holds now; `WouldBlock` when it holds nothing yet.
+    fn try_read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        match self {
+            Pipe::Out(pipe) => pipe.try_read(buf),
+            Pipe::Err(pipe) => pipe.try_read(buf),
+        }
+    }
 }
 
 /// What one pipe's reader needs besides the pipe.
@@ -491,7 +525,8 @@ impl Reader {
                 let n = tokio::select! {
                     biased;
                     () = reader.cut.cancelled() => {
-                        held = true;
+                        // What is in the pipe already belongs to the answer.
+                        held = !drain_ready(&mut pipe, &mut buf, &mut sink);
                         break;
                     }
                     n = pipe.read(&mut buf) => n,
@@ -550,6 +585,19 @@ impl Reader {
             }
         }
     }
+}
+
+/// Reads what `pipe` holds now into `sink`, without waiting, up to the cap; true when
+/// the pipe ended (every writer gone).
+fn drain_ready(pipe: &mut Pipe, buf: &mut [u8], sink: &mut Sink) -> bool {
+    while !sink.capped() {
+        match pipe.try_read(buf) {
+            Ok(0) => return true,
+            Ok(n) => sink.push(&buf[..n]),
+            Err(_) => return false,
+        }
+    }
+    false
 }
 
 /// Reads `pipe` into `log` until every writer is gone.

@@ -193,3 +193,41 @@ fn memory_stays_bounded_at_the_default_cap() {
         "server peak RSS {peak_kb} kB after 50 MB of output"
     );
 }
+
+/// A command sees only stdin, stdout and stderr of the descriptors the server has, also
+/// those the server inherited without close-on-exec, and the open-files limit the
+/// server started with, not the one it raised its own to.
+#[test]
+fn a_command_gets_three_descriptors_and_the_servers_first_open_files_limit() {
+    let mut server = Options::default()
+        .through(&[
+            "prlimit",
+            "--nofile=1024:4096",
+            "--",
+            "bash",
+            "-c",
+            "exec 10</dev/null 251</dev/null; exec \"$0\" \"$@\"",
+        ])
+        .start();
+    server.initialize();
+    let fds = std::fs::read_dir(format!("/proc/{}/fd", server.pid()));
+    if let Ok(fds) = fds {
+        let names: Vec<String> = fds
+            .flatten()
+            .map(|e| e.file_name().to_string_lossy().into_owned())
+            .collect();
+        assert!(
+            names.iter().any(|n| n == "10") && names.iter().any(|n| n == "251"),
+            "the server did not inherit fds 10 and 251: {names:?}"
+        );
+    }
+    // ls lists the shell's descriptors, not its own.
+    // What a process of the command inherited: bash's own pipeline pipes are not.
+    let answer = server.run(
+        "sleep 9 & sleep 0.2; ls /proc/$!/fd | tr '\\n' ' '; kill $!; echo; ulimit -Sn; ulimit -Hn",
+    );
+    assert_eq!(
+        crate::support::mask_ms(&answer),
+        "0 1 2 \n1024\n4096\n\n[exit:0 | Xms]"
+    );
+}

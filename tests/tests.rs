@@ -49,5 +49,3 @@ mod layers;
 mod docs;
 // The static binary in a root with no glibc, no bash and no /proc, as a plain user.
 mod static_binary;
-// One call's end never holds up the others: fork storms, thousands of calls, cancels.
-mod stress;

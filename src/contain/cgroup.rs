@@ -54,6 +54,8 @@ struct Tree {
 pub struct Cgroups {
     v2: Option<Tree>,
     pids_v1: Option<Tree>,
+    /// The v1 `cpu` cgroup all calls' processes share ([`Cgroups::join_cpu`]).
+    cpu_v1: Option<Tree>,
     /// Spawning threads in the v1 `pids` hierarchy.
     slots: Option<Arc<Slots>>,
     /// v2 call cgroups whose calls ended with nothing left in them.
@@ -129,6 +131,8 @@ pub struct CallCgroups {
 #[derive(Debug)]
 struct Slots {
     root: PathBuf,
+    /// The `tasks` file of the calls' `cpu` cgroup, which slot threads join.
+    cpu_tasks: Option<PathBuf>,
     max_processes: u32,
     free: Mutex<Vec<Slot>>,
     next: AtomicU64,
@@ -189,9 +193,24 @@ impl Cgroups {
                     tree
                 })
         };
+        let cpu_v1 = own
+            .lines()
+            .find_map(|l| {
+                let (_, rest) = l.split_once(':')?;
+                let (controllers, path) = rest.split_once(':')?;
+                controllers.split(',').any(|c| c == "cpu").then_some(path)
+            })
+            .zip(mount_point(&mountinfo, |fs| {
+                fs.starts_with("cgroup ") && fs.split([' ', ',']).any(|o| o == "cpu")
+            }))
+            .and_then(|(own, mount)| {
+                make_tree(&Path::new(mount).join(own.trim_start_matches('/')))
+            });
+        let cpu_tasks = cpu_v1.as_ref().map(|tree| tree.root.join("tasks"));
         let slots = pids_v1.as_ref().map(|tree| {
             let slots = Arc::new(Slots {
                 root: tree.root.clone(),
+                cpu_tasks: cpu_tasks.clone(),
                 max_processes,
                 free: Mutex::new(Vec::new()),
                 next: AtomicU64::new(1),
@@ -206,6 +225,7 @@ impl Cgroups {
         Cgroups {
             v2,
             pids_v1,
+            cpu_v1,
             slots,
             kept: Mutex::new(Vec::new()),
             next: AtomicU64::new(1),
@@ -232,7 +252,21 @@ impl Cgroups {
         } else {
             "; no process limit (no pids controller here)".to_owned()
         };
-        format!("{kill}{limit}")
+        let cpu = if self.cpu_v1.is_some() {
+            "; the commands of all calls share one cpu cgroup (cpu, cgroup v1)"
+        } else {
+            "; commands share the processor with the server's own threads one by one (no cpu cgroup here)"
+        };
+        format!("{kill}{limit}{cpu}")
+    }
+
+    /// The `tasks` file of the `cpu` cgroup every call's processes share, where there
+    /// is one: threads that only spawn calls' shells join it ([`join_cpu`]), and the
+    /// shells are born there. All of them together then weigh as much as one of the
+    /// server's own threads, so a command that forks without end cannot starve the
+    /// thread that answers calls, times them out and kills them.
+    pub fn cpu_tasks(&self) -> Option<PathBuf> {
+        self.cpu_v1.as_ref().map(|tree| tree.root.join("tasks"))
     }
 
     /// True when calls are killed through cgroup v2.
@@ -245,9 +279,24 @@ impl Cgroups {
         self.v2.as_ref().map(|t| t.root.as_path())
     }
 
+    /// The calls' directory in the v1 `cpu` hierarchy, for the watchdog.
+    pub fn cpu_root(&self) -> Option<&Path> {
+        self.cpu_v1.as_ref().map(|t| t.root.as_path())
+    }
+
     /// The directory of every call in the v1 `pids` hierarchy, for the watchdog.
     pub fn pids_root(&self) -> Option<&Path> {
         self.pids_v1.as_ref().map(|t| t.root.as_path())
+    }
+
+    /// Whether [`Cgroups::call`] would make nothing: a v2 cgroup is kept and a slot is
+    /// free, where there are such.
+    pub fn ready(&self) -> bool {
+        (self.v2.is_none() || !lock(&self.kept).is_empty())
+            && self
+                .slots
+                .as_ref()
+                .is_none_or(|slots| !lock(&slots.free).is_empty())
     }
 
     /// Gives a call a v2 cgroup (a kept one, or a new one) and a v1 slot; a hierarchy
@@ -307,7 +356,10 @@ impl Cgroups {
             slots.close();
         }
         lock(&self.kept).clear();
-        for tree in [&self.v2, &self.pids_v1].into_iter().flatten() {
+        for tree in [&self.v2, &self.pids_v1, &self.cpu_v1]
+            .into_iter()
+            .flatten()
+        {
             remove_tree(&tree.root);
         }
     }
@@ -458,6 +510,14 @@ pub fn kill_listed(cgroup: &Path) -> bool {
     false
 }
 
+/// Moves the calling thread into the v1 cgroup whose `tasks` file this is; a refusal is
+/// logged, and the thread stays where it is.
+pub fn join_cpu(tasks: &Path) {
+    if let Err(e) = std::fs::write(tasks, "0") {
+        tracing::warn!(error = %e, tasks = %tasks.display(), "cannot move a spawning thread into the calls' cpu cgroup");
+    }
+}
+
 /// Removes the empty call cgroups under `root`, then `root`.
 pub fn remove_tree(root: &Path) {
     if let Ok(entries) = std::fs::read_dir(root) {
@@ -493,8 +553,12 @@ impl Slots {
     fn make(&self) -> Option<Slot> {
         let (dir, current) = self.new_dir()?;
         let tasks = dir.join("tasks");
+        let cpu = self.cpu_tasks.clone();
         let started = Worker::start("spawn slot", move || {
             std::fs::write(&tasks, "0")?;
+            if let Some(cpu) = cpu {
+                join_cpu(&cpu);
+            }
             crate::sandbox::only_spawns_here();
             Ok(())
         });
@@ -556,15 +620,15 @@ impl Slots {
     /// thread took.
     fn renew(self: Arc<Self>, slot: Slot) {
         let old = slot.dir.join("pids.max");
-        if let Err(e) = std::fs::write(&old, self.max_processes.to_string()) {
-            tracing::warn!(error = %e, "cannot limit the call's processes");
-        }
-        let Some((dir, current)) = self.new_dir() else {
-            return;
-        };
         let work = slot.work.clone();
         let slots = self.clone();
         let moved = slot.work.send(Box::new(move || {
+            if let Err(e) = std::fs::write(&old, slots.max_processes.to_string()) {
+                tracing::warn!(error = %e, "cannot limit the call's processes");
+            }
+            let Some((dir, current)) = slots.new_dir() else {
+                return;
+            };
             if let Err(e) = std::fs::write(dir.join("tasks"), "0") {
                 tracing::warn!(error = %e, "cannot move a spawn slot");
                 let _ = std::fs::remove_dir(&dir);
@@ -602,11 +666,14 @@ impl Slots {
     fn close(&self) {
         let free = std::mem::take(&mut *lock(&self.free));
         let home = self.root.parent().map(|p| p.join("tasks"));
+        let cpu_home = (self.cpu_tasks.as_deref())
+            .and_then(|tasks| Some(tasks.parent()?.parent()?.join("tasks")));
         for slot in free {
             let (done, finished) = mpsc::sync_channel(1);
             let home = home.clone();
+            let cpu_home = cpu_home.clone();
             let _ = slot.work.send(Box::new(move || {
-                if let Some(home) = home {
+                for home in [home, cpu_home].into_iter().flatten() {
                     let _ = std::fs::write(home, "0");
                 }
                 let _ = done.send(());

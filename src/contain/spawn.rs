@@ -390,7 +390,11 @@ impl Prepared {
                 if matches!(
                     e.raw_os_error(),
                     Some(libc::ENOSYS | libc::EPERM | libc::E2BIG)
-                ) => {}
+                ) =>
+            {
+                static TOLD: std::sync::Once = std::sync::Once::new();
+                TOLD.call_once(|| tracing::debug!(error = %e, "clone3 refused; forking instead"));
+            }
             cloned => return cloned,
         }
         if self.report.is_none() {

@@ -7,6 +7,7 @@
 //! - `*<tag> <cgroup-root|-> <keep> <pids-root|->`: the server's marker prefix, its
 //!   cgroup v2 directory for calls, whether background jobs of answered calls outlive
 //!   it (`1`) or not (`0`), and its directory in the v1 `pids` hierarchy;
+//! - `c<cpu-root>`: its directory in the v1 `cpu` hierarchy, which calls share;
 //! - `+<marker> <pgid> <cgroup|->`: a call started;
 //! - `-<marker>`: it was answered.
 //!
@@ -44,6 +45,7 @@ struct Orders {
     root: Option<PathBuf>,
     keep: bool,
     pids_root: Option<PathBuf>,
+    cpu_root: Option<PathBuf>,
     running: HashMap<String, (libc::pid_t, Option<PathBuf>)>,
 }
 
@@ -67,6 +69,8 @@ impl Orders {
                 let pgid = pgid.parse().unwrap_or(0);
                 self.running.insert(marker.to_owned(), (pgid, cgroup(dir)));
             }
+        } else if let Some(root) = line.strip_prefix('c') {
+            self.cpu_root = cgroup(root);
         } else if let Some(marker) = line.strip_prefix('-') {
             self.running.remove(marker);
         }
@@ -100,7 +104,10 @@ impl Orders {
         for dir in cgroups {
             let _ = std::fs::remove_dir(&dir);
         }
-        for root in [&self.root, &self.pids_root].into_iter().flatten() {
+        for root in [&self.root, &self.pids_root, &self.cpu_root]
+            .into_iter()
+            .flatten()
+        {
             cgroup::remove_tree(root);
         }
     }

@@ -34,6 +34,9 @@ pub struct Options {
     /// Start the server through this command (its words, then the binary and its
     /// arguments): `unshare -m …` to give it a mount namespace, say.
     pub through: Vec<String>,
+    /// Refuse `clone3` to the server ([`refuse_clone3`]); also with
+    /// `FORGE_BASH_TEST_REFUSE_CLONE3` set in the tests' environment.
+    pub refuse_clone3: bool,
 }
 
 impl Options {
@@ -163,6 +166,33 @@ pub fn own_uids(command: &mut Command, dir: &Path) {
     }
 }
 
+/// Whether every server the tests start is refused `clone3` ([`refuse_clone3`]).
+pub fn refusing_clone3() -> bool {
+    std::env::var_os("FORGE_BASH_TEST_REFUSE_CLONE3").is_some()
+}
+
+/// Starts `command` under a seccomp filter that refuses `clone3` with ENOSYS, as the
+/// default profiles of older container runtimes do: the server spawns through its fork
+/// fallback. With `FORGE_BASH_TEST_REFUSE_CLONE3` set, every server the tests start is.
+pub fn refuse_clone3(command: &mut Command) {
+    use seccompiler::{BpfProgram, SeccompAction, SeccompFilter};
+    use std::os::unix::process::CommandExt;
+    let filter = SeccompFilter::new(
+        [(libc::SYS_clone3, vec![])].into_iter().collect(),
+        SeccompAction::Allow,
+        SeccompAction::Errno(libc::ENOSYS as u32),
+        std::env::consts::ARCH.try_into().unwrap(),
+    )
+    .unwrap();
+    let program = BpfProgram::try_from(filter).unwrap();
+    // SAFETY: between fork and exec the hook only makes the prctl and seccomp system
+    // calls, on a program made before the fork.
+    unsafe {
+        command
+            .pre_exec(move || seccompiler::apply_filter(&program).map_err(std::io::Error::other));
+    }
+}
+
 /// A running forge-bash with its own directories.
 pub struct Server {
     pub child: Child,
@@ -205,6 +235,9 @@ impl Server {
             }
         };
         own_uids(&mut command, dir.path());
+        if options.refuse_clone3 || refusing_clone3() {
+            refuse_clone3(&mut command);
+        }
         command
             .arg("--workdir")
             .arg(&workdir)
