@@ -28,9 +28,9 @@ use crate::background::{Background, Log};
 use crate::capture::{self, Captured, Sink, Spiller};
 use crate::contain::spawn::{Child, Command};
 use crate::contain::{Call, Containment, Scope};
-use crate::exit;
 use crate::sandbox::Sandbox;
 use crate::users::Identity;
+use crate::{exit, unattended};
 
 /// How long to keep reading after the shell exits while its background children still
 /// hold the pipes. Long enough for output already in the pipe, short enough that a
@@ -241,6 +241,7 @@ fn spawn(job: &Job<'_>, call: &Call) -> Result<Child, Error> {
         .arg("-c")
         .arg(job.command)
         .current_dir(job.workdir)
+        .envs(unattended::env().iter().copied())
         .env(marker, id);
     if let Some(identity) = job.identity {
         run_as(&mut command, identity);

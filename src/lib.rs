@@ -31,7 +31,8 @@
 //! (the default `http` feature) serves the same server over Streamable HTTP, behind
 //! a bearer token and the same checks, with a [`workspace`] per user; a root server
 //! runs each user's commands under a uid of their own ([`users`]).
-//! [`config`] and [`environ`] are read once at start-up.
+//! [`config`] and [`environ`] are read once at start-up; [`unattended`] is what every
+//! command's environment gets so that no editor, pager or prompt waits for a person.
 
 pub mod audit;
 pub mod background;
@@ -55,6 +56,7 @@ pub mod sandbox;
 pub mod server;
 pub mod state;
 pub mod stdio;
+pub mod unattended;
 pub mod users;
 pub mod worker;
 pub mod workspace;
