@@ -29,6 +29,7 @@ use crate::capture::{self, Captured, Sink, Spiller};
 use crate::contain::spawn::{Child, Command};
 use crate::contain::{Call, Containment, Scope};
 use crate::sandbox::Sandbox;
+use crate::tail::Tail;
 use crate::users::Identity;
 use crate::{exit, unattended};
 
@@ -101,6 +102,9 @@ pub struct Job<'a> {
     /// The client session the call belongs to, when its transport has sessions: what
     /// the call leaves in the background ends with the session.
     pub scope: Option<&'a Scope>,
+    /// Where the last bytes of each stream go while the call runs, when its progress
+    /// notifications show the last line.
+    pub tail: Option<&'a Arc<Tail>>,
 }
 
 /// Why the server stops a command early, other than its own limits.
@@ -420,6 +424,8 @@ impl Readers {
         let reader = |pipe, stream| {
             let sink = Sink::new(stream, job.cap, job.spiller.clone());
             let reader = Reader {
+                stream,
+                tail: job.tail.cloned(),
                 cap: job.cap,
                 call: call.clone(),
                 capped: capped.clone(),
@@ -457,6 +463,9 @@ impl Pipe {
 
 /// What one pipe's reader needs besides the pipe.
 struct Reader {
+    stream: capture::Stream,
+    /// Given each chunk too, until the answer.
+    tail: Option<Arc<Tail>>,
     cap: u64,
     call: Arc<Call>,
     /// Fired by the reader when its stream reaches the cap.
@@ -496,7 +505,12 @@ impl Reader {
                 };
                 match n {
                     Ok(0) | Err(_) => break,
-                    Ok(n) => sink.push(&buf[..n]),
+                    Ok(n) => {
+                        sink.push(&buf[..n]);
+                        if let Some(tail) = &reader.tail {
+                            tail.push(reader.stream, &buf[..n]);
+                        }
+                    }
                 }
                 if sink.capped() {
                     reader.capped.cancel();

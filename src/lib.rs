@@ -27,7 +27,8 @@
 //! [`server`] ties them into an rmcp `ServerHandler`; [`stdio`] is its transport, so
 //! that piped input is fully answered before exit, malformed lines get a JSON-RPC
 //! error ([`check`] judges each message) and SIGTERM stops every running command
-//! cleanly. [`backlog`] bounds what waits for a client that does not read. `http`
+//! cleanly. A call's progress notifications carry the last line it wrote ([`tail`]).
+//! [`backlog`] bounds what waits for a client that does not read. `http`
 //! (the default `http` feature) serves the same server over Streamable HTTP, behind
 //! a bearer token and the same checks, with a [`workspace`] per user; a root server
 //! runs each user's commands under a uid of their own ([`users`]).
@@ -56,6 +57,7 @@ pub mod sandbox;
 pub mod server;
 pub mod state;
 pub mod stdio;
+pub mod tail;
 pub mod unattended;
 pub mod users;
 pub mod worker;

@@ -33,6 +33,7 @@ use crate::contain::{Containment, Scope};
 use crate::present::Answer;
 use crate::sandbox::Sandbox;
 use crate::state::StateDir;
+use crate::tail::Tail;
 use crate::users::Identity;
 use crate::{audit, exec, exit, guard, present, retention};
 
@@ -230,6 +231,7 @@ impl Server {
         cancel: CancellationToken,
         backlog: Option<&Backlog>,
         scope: Option<&Scope>,
+        tail: Option<&Arc<Tail>>,
     ) -> Answer {
         let shared = &self.inner.shared;
         let _running = shared.calls.token();
@@ -263,6 +265,7 @@ impl Server {
             sandbox: self.inner.sandbox.as_ref(),
             identity: self.inner.identity.as_ref(),
             scope,
+            tail,
         };
         let result = exec::run(job, stop).await;
         let ms = started.elapsed().as_millis();
@@ -435,9 +438,12 @@ impl ServerHandler for Server {
             }
         };
         // The ticker never delays or outlives the result: it is aborted on drop.
-        let _progress = ctx.meta.get_progress_token().map(|token| {
+        let token = ctx.meta.get_progress_token();
+        let tail = token.is_some().then(|| Arc::new(Tail::default()));
+        let _progress = token.zip(tail.clone()).map(|(token, tail)| {
             let every = self.inner.config.progress_interval();
-            AbortOnDropHandle::new(tokio::spawn(progress(ctx.peer.clone(), token, every)))
+            let ticker = progress(ctx.peer.clone(), token, every, tail);
+            AbortOnDropHandle::new(tokio::spawn(ticker))
         });
         let backlog = ctx.extensions.get::<Arc<Backlog>>();
         let scope = ctx.extensions.get::<Arc<Scope>>();
@@ -447,6 +453,7 @@ impl ServerHandler for Server {
                 ctx.ct.clone(),
                 backlog.map(Arc::as_ref),
                 scope.map(Arc::as_ref),
+                tail.as_ref(),
             )
             .await;
         let content = vec![ContentBlock::text(answer.text)];
@@ -459,10 +466,11 @@ impl ServerHandler for Server {
     }
 }
 
-/// Sends `notifications/progress` every `every` with the elapsed seconds. The values
-/// strictly increase even when the server was stalled (stopped, or a busy runtime):
-/// missed ticks are not sent in a burst, and no value repeats.
-async fn progress(peer: Peer<RoleServer>, token: ProgressToken, every: Duration) {
+/// Sends `notifications/progress` every `every` with the elapsed seconds, and as its
+/// message the last line the command wrote (`running for N s` before it wrote one).
+/// The values strictly increase even when the server was stalled (stopped, or a busy
+/// runtime): missed ticks are not sent in a burst, and no value repeats.
+async fn progress(peer: Peer<RoleServer>, token: ProgressToken, every: Duration, tail: Arc<Tail>) {
     let started = tokio::time::Instant::now();
     let mut ticks = tokio::time::interval_at(started + every, every);
     ticks.set_missed_tick_behavior(MissedTickBehavior::Delay);
@@ -473,8 +481,11 @@ async fn progress(peer: Peer<RoleServer>, token: ProgressToken, every: Duration)
         // Seconds to the millisecond, and always at least a millisecond more.
         let value = (elapsed.as_millis() as f64 / 1000.0).max(last + 0.001);
         last = value;
-        let param = ProgressNotificationParam::new(token.clone(), value)
-            .with_message(format!("running for {} s", elapsed.as_secs()));
+        let message = tail
+            .last()
+            .and_then(|bytes| present::last_line(&bytes))
+            .unwrap_or_else(|| format!("running for {} s", elapsed.as_secs()));
+        let param = ProgressNotificationParam::new(token.clone(), value).with_message(message);
         if peer.notify_progress(param).await.is_err() {
             return;
         }

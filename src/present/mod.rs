@@ -600,6 +600,27 @@ fn key_rows(view: &View, shown: &[KeyRows<'_>]) -> Vec<(u64, String)> {
     rows
 }
 
+/// Characters of the line a progress message carries, at most.
+pub const PROGRESS_CHARS: usize = 200;
+
+/// The last line with text in it of `bytes` (the last bytes a stream wrote), as the
+/// answer would show it, at most [`PROGRESS_CHARS`] characters: for a progress message.
+pub fn last_line(bytes: &[u8]) -> Option<String> {
+    let rendered = crate::render::render(
+        bytes,
+        crate::render::Keep {
+            head: 2 * bytes.len(),
+        },
+    );
+    let line = rendered.head.lines().rev().find(|l| !l.trim().is_empty())?;
+    Some(
+        visible(line.trim_end())
+            .chars()
+            .take(PROGRESS_CHARS)
+            .collect(),
+    )
+}
+
 /// `text` with every character a terminal does not show but a model reads, or that
 /// reorders what it reads, written out as `<U+XXXX>`: control characters but TAB and
 /// LF, DEL and the C1 controls, Unicode tag characters, bidi controls, zero-width
