@@ -8,7 +8,8 @@
 //! are streamed through [`capture::Sink`]s, so memory stays bounded whatever the
 //! command writes. Processes that still hold them when the call is answered (`server
 //! &`) keep their output: from then on it goes to a [`background::Log`], a file the
-//! answer names, still against the cap.
+//! answer names, still against the cap. With `--yield-after`, a call still running at
+//! its yield time is answered early and goes on the same way (see [`Yielding`]).
 
 use std::future::Future;
 use std::io;
@@ -17,12 +18,13 @@ use std::path::{Path, PathBuf};
 use std::pin::Pin;
 use std::process::ExitStatus;
 use std::sync::Arc;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use tokio::io::AsyncReadExt;
 use tokio::net::unix::pipe;
 use tokio::sync::{oneshot, watch};
 use tokio_util::sync::CancellationToken;
+use tokio_util::task::TaskTracker;
 
 use crate::background::{Background, Log};
 use crate::capture::{self, Captured, Sink, Spiller};
@@ -31,7 +33,11 @@ use crate::contain::{Call, Containment, Scope};
 use crate::sandbox::Sandbox;
 use crate::tail::Tail;
 use crate::users::Identity;
+
+mod yielded;
+
 use crate::{exit, unattended};
+pub use yielded::{Finished, Rest, Yielding};
 
 /// How long to keep reading after the shell exits while its background children still
 /// hold the pipes. Long enough for output already in the pipe, short enough that a
@@ -105,6 +111,8 @@ pub struct Job<'a> {
     /// Where the last bytes of each stream go while the call runs, when its progress
     /// notifications show the last line.
     pub tail: Option<&'a Arc<Tail>>,
+    /// Answer early when the command still runs after a while (`--yield-after`).
+    pub yielding: Option<Yielding>,
 }
 
 /// Why the server stops a command early, other than its own limits.
@@ -122,6 +130,9 @@ pub enum Ending {
     TimedOut,
     Cancelled,
     ShutDown,
+    /// Still running at its yield time: answered with what it wrote so far, it goes on,
+    /// writing the rest to a file.
+    Yielded,
 }
 
 /// What Layer 1 hands to Layer 2.
@@ -136,6 +147,8 @@ pub struct Output {
     /// Processes of the call still held its pipes when it was answered: they run on,
     /// and what they write goes to a file.
     pub background: Option<Background>,
+    /// A call answered early: how it ends, once it does.
+    pub rest: Option<Rest>,
 }
 
 /// Why a command could not be run at all.
@@ -164,11 +177,23 @@ pub async fn run(job: Job<'_>, stop: impl Future<Output = Stop>) -> Result<Outpu
         scope.keep(&call);
     }
     let mut child = spawn(&job, &call)?;
+    let started = Instant::now();
     // Until the call is answered, dropping it (the runtime going away) kills it.
     let guard = KillOnDrop(Some(call.clone()));
     let (readers, after) = Readers::start(&mut child, &job, &call);
     tokio::pin!(stop);
-    let (status, mut ending) = wait(&mut child, &job, &readers, &call, stop.as_mut()).await;
+    let Some((status, mut ending)) = wait(&mut child, &job, &readers, &call, stop.as_mut()).await
+    else {
+        let taken = yielded::Taken {
+            call,
+            child,
+            guard,
+            readers,
+            after,
+            started,
+        };
+        return Ok(yielded::answer(&job, taken).await);
+    };
     let status = status.map_err(Error::Wait)?;
     // A call stopped already (timeout, cancel, shutdown) keeps its ending.
     let listen = ending == Ending::Exited;
@@ -195,6 +220,7 @@ pub async fn run(job: Job<'_>, stop: impl Future<Output = Stop>) -> Result<Outpu
         Ending::TimedOut => exit::TIMEOUT,
         Ending::Cancelled => exit::CANCELLED,
         Ending::ShutDown => exit::SHUTDOWN,
+        Ending::Yielded => unreachable!("a yielded call was answered above"),
     };
     Ok(Output {
         stdout,
@@ -202,6 +228,7 @@ pub async fn run(job: Job<'_>, stop: impl Future<Output = Stop>) -> Result<Outpu
         code,
         ending,
         background,
+        rest: None,
     })
 }
 
@@ -219,7 +246,12 @@ fn keep_output(job: &Job<'_>, call: &Arc<Call>) -> (Option<Arc<Log>>, Background
         }
     };
     let pgid = call.pgid();
-    (log, Background { pgid, file })
+    let background = Background {
+        pgid,
+        file,
+        wait_secs: None,
+    };
+    (log, background)
 }
 
 fn validate(job: &Job<'_>) -> Result<(), Error> {
@@ -284,29 +316,30 @@ fn run_as(command: &mut Command, identity: &Identity) {
 }
 
 /// Waits for the shell to exit, or kills the call at its timeout, at the output cap,
-/// or when `stop` fires.
+/// or when `stop` fires; `None` at its yield time (nothing is killed).
 async fn wait(
     child: &mut Child,
     job: &Job<'_>,
     readers: &Readers,
     call: &Call,
     stop: Pin<&mut impl Future<Output = Stop>>,
-) -> (io::Result<ExitStatus>, Ending) {
+) -> Option<(io::Result<ExitStatus>, Ending)> {
     let ending = tokio::select! {
         status = child.wait() => {
             call.reaped(status.as_ref().is_ok_and(|s| s.code().is_some()));
-            return (status, Ending::Exited);
+            return Some((status, Ending::Exited));
         }
         () = tokio::time::sleep(job.timeout) => Ending::TimedOut,
         () = readers.capped.cancelled() => Ending::Exited,
         stop = stop => stop.into(),
+        () = yielded::time(job) => return None,
     };
     if let Err(e) = call.kill() {
         tracing::warn!(error = %e, "cannot kill the command's processes");
     }
     let status = child.wait().await;
     call.reaped(false);
-    (status, ending)
+    Some((status, ending))
 }
 
 /// Both captures, once the shell is gone.
@@ -402,6 +435,8 @@ struct Readers {
     capped: CancellationToken,
     /// Tells the readers to hand over what they have (the grace is over).
     cut: CancellationToken,
+    /// The readers' tasks: they end when every writer of their pipe is gone.
+    tasks: TaskTracker,
 }
 
 /// What a reader hands over at the answer.
@@ -420,6 +455,7 @@ impl Readers {
     fn start(child: &mut Child, job: &Job<'_>, call: &Arc<Call>) -> (Readers, After) {
         let capped = CancellationToken::new();
         let cut = CancellationToken::new();
+        let tasks = TaskTracker::new();
         let (after, then) = watch::channel(None);
         let reader = |pipe, stream| {
             let sink = Sink::new(stream, job.cap, job.spiller.clone());
@@ -432,7 +468,7 @@ impl Readers {
                 cut: cut.clone(),
                 then: then.clone(),
             };
-            reader.start(pipe, sink)
+            reader.start(pipe, sink, &tasks)
         };
         let stdout = reader(child.stdout.take().map(Pipe::Out), capture::Stream::Stdout);
         let stderr = reader(child.stderr.take().map(Pipe::Err), capture::Stream::Stderr);
@@ -441,6 +477,7 @@ impl Readers {
             stderr,
             capped,
             cut,
+            tasks,
         };
         (readers, after)
     }
@@ -481,9 +518,14 @@ impl Reader {
     /// capture at end of stream, at the cap, or when `cut` fires. A pipe still held
     /// then is read on until every writer is gone: into the call's background file,
     /// or, when it has none, read and dropped, still counting against the cap.
-    fn start(self, pipe: Option<Pipe>, mut sink: Sink) -> oneshot::Receiver<Piped> {
+    fn start(
+        self,
+        pipe: Option<Pipe>,
+        mut sink: Sink,
+        tasks: &TaskTracker,
+    ) -> oneshot::Receiver<Piped> {
         let (tx, rx) = oneshot::channel();
-        tokio::spawn(async move {
+        tasks.spawn(async move {
             let mut reader = self;
             let Some(mut pipe) = pipe else {
                 let _ = tx.send(Piped {

@@ -266,11 +266,15 @@ impl Server {
             identity: self.inner.identity.as_ref(),
             scope,
             tail,
+            yielding: config.yield_after().map(|after| exec::Yielding {
+                after,
+                shutdown: shared.shutdown.clone(),
+            }),
         };
         let result = exec::run(job, stop).await;
         let ms = started.elapsed().as_millis();
         let answer = match result {
-            Ok(out) => self.finished(command, out, ms),
+            Ok(out) => self.finished(command, out, started),
             Err(e) => {
                 self.audit(command, exit::FAILURE, ms);
                 present::failure(&e.to_string(), ms)
@@ -302,7 +306,8 @@ impl Server {
 
     /// The answer to a command that ran: shown, audited, and the overflow files it
     /// names spared by the retention pass that follows.
-    fn finished(&self, command: &str, mut out: exec::Output, ms: u128) -> Answer {
+    fn finished(&self, command: &str, mut out: exec::Output, started: Instant) -> Answer {
+        let ms = started.elapsed().as_millis();
         let config = &self.inner.config;
         if !present::shows_stderr(&out, config.stderr) {
             out.stderr.discard_spill();
@@ -314,7 +319,10 @@ impl Server {
             config.max_output_bytes,
             config.stderr,
         );
-        self.audit_row(command, out.code, ms, out.background.is_some());
+        match out.rest.take() {
+            Some(rest) => self.audit_at_the_end(command, rest, started),
+            None => self.audit_row(command, out.code, ms, out.background.is_some()),
+        }
         let named = [&out.stdout.spill, &out.stderr.spill];
         let named: Vec<String> = named
             .into_iter()
@@ -353,6 +361,19 @@ impl Server {
         });
     }
 
+    /// The row of a call answered early, written when its command ends, with its exit
+    /// code; the server's shutdown waits for it as for a running call.
+    fn audit_at_the_end(&self, command: &str, rest: exec::Rest, started: Instant) {
+        let running = self.inner.shared.calls.token();
+        let (server, command) = (self.clone(), command.to_owned());
+        tokio::spawn(async move {
+            let finished = rest.finished().await;
+            let ms = started.elapsed().as_millis();
+            server.audit_row(&command, finished.code, ms, true);
+            drop(running);
+        });
+    }
+
     /// A call cancelled (or shut down) while it waited for its turn: audited, not run.
     fn never_started(&self, command: &str, stop: exec::Stop) -> Answer {
         let ending = exec::Ending::from(stop);
@@ -365,6 +386,7 @@ impl Server {
             },
             ending,
             background: None,
+            rest: None,
         };
         self.audit(command, out.code, 0);
         let config = &self.inner.config;

@@ -68,11 +68,17 @@ pub fn show(out: &Output, ms: u128, timeout_secs: u64, cap: u64, stderr: Stderr)
         Ending::TimedOut => Some(format!("ERROR: Command timed out after {timeout_secs} s.")),
         Ending::Cancelled => Some("ERROR: Command cancelled by the client.".to_owned()),
         Ending::ShutDown => Some("ERROR: Server shutting down; command stopped.".to_owned()),
+        Ending::Yielded => None,
+    };
+    // Answered early: no exit code yet.
+    let end = match out.ending {
+        Ending::Yielded => format!("\n[running | {ms}ms]"),
+        _ => footer(out.code, ms),
     };
     // A job left running: one line before the footer says where its output goes.
     let footer = match &out.background {
-        Some(background) => format!("\n{}{}", background.line(), footer(out.code, ms)),
-        None => footer(out.code, ms),
+        Some(background) => format!("\n{}{end}", background.line()),
+        None => end,
     };
     let text = match headline {
         None => format!("{body}{footer}"),
@@ -80,7 +86,7 @@ pub fn show(out: &Output, ms: u128, timeout_secs: u64, cap: u64, stderr: Stderr)
         Some(line) => format!("{line}\n{body}{footer}"),
     };
     let capped = out.stdout.capped || out.stderr.capped;
-    let is_error = binary || capped || out.ending != Ending::Exited;
+    let is_error = binary || capped || !matches!(out.ending, Ending::Exited | Ending::Yielded);
     Answer { text, is_error }
 }
 

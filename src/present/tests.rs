@@ -26,6 +26,7 @@ impl Fixture {
             code,
             ending: Ending::Exited,
             background: None,
+            rest: None,
         }
     }
 
@@ -452,6 +453,7 @@ fn binary_output_that_cannot_be_kept_says_why() {
         code: 0,
         ending: Ending::Exited,
         background: None,
+        rest: None,
     };
     let answer = show(&out, 5, 300, CAP, Stderr::Always);
     assert!(
