@@ -27,6 +27,9 @@ pub struct Background {
     pub pgid: i32,
     /// The file its output goes to, or why there is none.
     pub file: Result<PathBuf, String>,
+    /// The call was answered early (`--yield-after`): the line names a wait of at most
+    /// this many seconds.
+    pub wait_secs: Option<u64>,
 }
 
 impl Background {
@@ -37,8 +40,15 @@ impl Background {
             Ok(path) => format!("its output goes to {}", path.display()),
             Err(why) => format!("its output is not kept ({why})"),
         };
+        let wait = match (&self.file, self.wait_secs) {
+            (Ok(path), Some(secs)) => format!(
+                "wait for it with: timeout {secs} tail -n +1 --pid={pgid} -f {}; ",
+                path.display()
+            ),
+            _ => String::new(),
+        };
         format!(
-            "[still running in the background (process group {pgid}); {goes} — stop it with: kill -- -{pgid}]"
+            "[still running in the background (process group {pgid}); {goes} — {wait}stop it with: kill -- -{pgid}]"
         )
     }
 }
@@ -50,12 +60,29 @@ pub enum End {
     Capped(u64),
     /// The server, or the call's session, stopped.
     Stopped(Stopping),
+    /// A call answered early ended: its exit code and duration, as an answer's footer
+    /// shows them; `timed_out` names its timeout in seconds when that ended it.
+    Ended {
+        code: i32,
+        ms: u128,
+        timed_out: Option<u64>,
+    },
 }
 
 impl End {
     /// The line written at the end of the file.
     pub fn line(self) -> String {
         let why = match self {
+            End::Ended {
+                code,
+                ms,
+                timed_out,
+            } => {
+                let timed_out = timed_out
+                    .map(|secs| format!("ERROR: Command timed out after {secs} s.\n"))
+                    .unwrap_or_default();
+                return format!("{timed_out}[exit:{code} | {ms}ms]\n");
+            }
             End::Capped(cap) => format!(
                 "output limit of {cap} bytes reached; every process of the call was stopped"
             ),
@@ -152,6 +179,12 @@ impl Log {
     pub fn end(&self, why: End) {
         lock(&self.file).end(why);
     }
+
+    /// Writes the line of `why` (the shell of a call answered early ended), and keeps
+    /// the file for what processes of the call that still hold its pipes write.
+    pub fn note(&self, why: End) {
+        lock(&self.file).line(why);
+    }
 }
 
 impl Told for Log {
@@ -178,6 +211,11 @@ impl Writer {
     }
 
     fn end(&mut self, why: End) {
+        self.line(why);
+        self.file = None;
+    }
+
+    fn line(&mut self, why: End) {
         if self.file.is_none() {
             return;
         }
@@ -185,7 +223,6 @@ impl Writer {
             self.put(b"\n");
         }
         self.put(why.line().as_bytes());
-        self.file = None;
     }
 }
 
@@ -245,10 +282,42 @@ mod tests {
     }
 
     #[test]
+    fn a_call_answered_early_notes_its_end_and_keeps_the_file() {
+        let (_dir, log) = log(1000);
+        log.write(b"b");
+        log.note(End::Ended {
+            code: 124,
+            ms: 3007,
+            timed_out: Some(3),
+        });
+        log.write(b"from a job still holding the pipe\n");
+        log.note(End::Ended {
+            code: 0,
+            ms: 6003,
+            timed_out: None,
+        });
+        assert_eq!(
+            std::fs::read_to_string(log.path()).unwrap(),
+            "b\nERROR: Command timed out after 3 s.\n[exit:124 | 3007ms]\nfrom a job still holding the pipe\n[exit:0 | 6003ms]\n"
+        );
+        let line = Background {
+            pgid: 42,
+            file: Ok(PathBuf::from("/s/cmd-1.bg.txt")),
+            wait_secs: Some(45),
+        }
+        .line();
+        assert_eq!(
+            line,
+            "[still running in the background (process group 42); its output goes to /s/cmd-1.bg.txt — wait for it with: timeout 45 tail -n +1 --pid=42 -f /s/cmd-1.bg.txt; stop it with: kill -- -42]"
+        );
+    }
+
+    #[test]
     fn the_line_names_the_file_and_the_group() {
         let line = Background {
             pgid: 4242,
             file: Ok(PathBuf::from("/tmp/forge-bash/cmd-7.bg.txt")),
+            wait_secs: None,
         }
         .line();
         assert_eq!(
@@ -258,6 +327,7 @@ mod tests {
         let unkept = Background {
             pgid: 7,
             file: Err("/s: No space left on device".to_owned()),
+            wait_secs: None,
         };
         assert_eq!(
             unkept.line(),

@@ -239,6 +239,13 @@ pub struct Config {
           action = clap::ArgAction::SetTrue)]
     pub allow_shared_uid: bool,
 
+    /// Seconds after which a call still running is answered with what it wrote so far
+    /// and the file the rest goes to, for clients that give up on long calls; the
+    /// command goes on under its timeout. Off by default.
+    #[arg(long, env = "FORGE_BASH_YIELD_AFTER", value_name = "SECS",
+          value_parser = clap::value_parser!(u64).range(1..))]
+    pub yield_after: Option<u64>,
+
     /// Milliseconds between progress notifications for calls that ask for them.
     #[arg(long, env = "FORGE_BASH_PROGRESS_INTERVAL_MS", default_value_t = 5_000,
           value_parser = clap::value_parser!(u64).range(1..), hide = true)]
@@ -271,6 +278,10 @@ impl Config {
             overflow_age: Duration::from_secs(self.overflow_retention_days.saturating_mul(86_400)),
             audit_days: self.audit_retention_days,
         }
+    }
+
+    pub fn yield_after(&self) -> Option<Duration> {
+        self.yield_after.map(Duration::from_secs)
     }
 
     pub fn progress_interval(&self) -> Duration {

@@ -8,7 +8,8 @@
 //! are streamed through [`capture::Sink`]s, so memory stays bounded whatever the
 //! command writes. Processes that still hold them when the call is answered (`server
 //! &`) keep their output: from then on it goes to a [`background::Log`], a file the
-//! answer names, still against the cap.
+//! answer names, still against the cap. With `--yield-after`, a call still running at
+//! its yield time is answered early and goes on the same way (see [`Yielding`]).
 
 use std::future::Future;
 use std::io;
@@ -17,20 +18,26 @@ use std::path::{Path, PathBuf};
 use std::pin::Pin;
 use std::process::ExitStatus;
 use std::sync::Arc;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use tokio::io::AsyncReadExt;
 use tokio::net::unix::pipe;
 use tokio::sync::{oneshot, watch};
 use tokio_util::sync::CancellationToken;
+use tokio_util::task::TaskTracker;
 
 use crate::background::{Background, Log};
 use crate::capture::{self, Captured, Sink, Spiller};
 use crate::contain::spawn::{Child, Command};
 use crate::contain::{Call, Containment, Scope};
-use crate::exit;
 use crate::sandbox::Sandbox;
+use crate::tail::Tail;
 use crate::users::Identity;
+
+mod yielded;
+
+use crate::{exit, unattended};
+pub use yielded::{Finished, Rest, Yielding};
 
 /// How long to keep reading after the shell exits while its background children still
 /// hold the pipes. Long enough for output already in the pipe, short enough that a
@@ -108,6 +115,11 @@ pub struct Job<'a> {
     /// The client session the call belongs to, when its transport has sessions: what
     /// the call leaves in the background ends with the session.
     pub scope: Option<&'a Scope>,
+    /// Where the last bytes of each stream go while the call runs, when its progress
+    /// notifications show the last line.
+    pub tail: Option<&'a Arc<Tail>>,
+    /// Answer early when the command still runs after a while (`--yield-after`).
+    pub yielding: Option<Yielding>,
 }
 
 /// Why the server stops a command early, other than its own limits.
@@ -125,6 +137,9 @@ pub enum Ending {
     TimedOut,
     Cancelled,
     ShutDown,
+    /// Still running at its yield time: answered with what it wrote so far, it goes on,
+    /// writing the rest to a file.
+    Yielded,
 }
 
 /// What Layer 1 hands to Layer 2.
@@ -139,6 +154,8 @@ pub struct Output {
     /// Processes of the call still held its pipes when it was answered: they run on,
     /// and what they write goes to a file.
     pub background: Option<Background>,
+    /// A call answered early: how it ends, once it does.
+    pub rest: Option<Rest>,
 }
 
 /// Why a command could not be run at all.
@@ -174,11 +191,23 @@ pub async fn run(job: Job<'_>, stop: impl Future<Output = Stop>) -> Result<Outpu
             return Err(e);
         }
     };
+    let started = Instant::now();
     // Until the call is answered, dropping it (the runtime going away) kills it.
     let guard = KillOnDrop(Some(call.clone()));
     let (readers, after) = Readers::start(&mut child, &job, &call);
     tokio::pin!(stop);
-    let (status, mut ending) = wait(&mut child, &job, &readers, &call, stop.as_mut()).await;
+    let Some((status, mut ending)) = wait(&mut child, &job, &readers, &call, stop.as_mut()).await
+    else {
+        let taken = yielded::Taken {
+            call,
+            child,
+            guard,
+            readers,
+            after,
+            started,
+        };
+        return Ok(yielded::answer(&job, taken).await);
+    };
     let status = status.map_err(Error::Wait)?;
     // A call stopped already (timeout, cancel, shutdown) keeps its ending.
     let listen = ending == Ending::Exited;
@@ -205,6 +234,7 @@ pub async fn run(job: Job<'_>, stop: impl Future<Output = Stop>) -> Result<Outpu
         Ending::TimedOut => exit::TIMEOUT,
         Ending::Cancelled => exit::CANCELLED,
         Ending::ShutDown => exit::SHUTDOWN,
+        Ending::Yielded => unreachable!("a yielded call was answered above"),
     };
     Ok(Output {
         stdout,
@@ -212,6 +242,7 @@ pub async fn run(job: Job<'_>, stop: impl Future<Output = Stop>) -> Result<Outpu
         code,
         ending,
         background,
+        rest: None,
     })
 }
 
@@ -229,7 +260,12 @@ fn keep_output(job: &Job<'_>, call: &Arc<Call>) -> (Option<Arc<Log>>, Background
         }
     };
     let pgid = call.pgid();
-    (log, Background { pgid, file })
+    let background = Background {
+        pgid,
+        file,
+        wait_secs: None,
+    };
+    (log, background)
 }
 
 fn validate(job: &Job<'_>) -> Result<(), Error> {
@@ -255,6 +291,7 @@ async fn spawn(job: &Job<'_>, call: &Arc<Call>) -> Result<Child, Error> {
         .arg("-c")
         .arg(job.command)
         .current_dir(job.workdir)
+        .envs(unattended::env().iter().copied())
         .env(marker, id);
     if let Some(identity) = job.identity {
         run_as(&mut command, identity);
@@ -296,22 +333,23 @@ fn run_as(command: &mut Command, identity: &Identity) {
 }
 
 /// Waits for the shell to exit, or kills the call at its timeout, at the output cap,
-/// or when `stop` fires.
+/// or when `stop` fires; `None` at its yield time (nothing is killed).
 async fn wait(
     child: &mut Child,
     job: &Job<'_>,
     readers: &Readers,
     call: &Arc<Call>,
     stop: Pin<&mut impl Future<Output = Stop>>,
-) -> (io::Result<ExitStatus>, Ending) {
+) -> Option<(io::Result<ExitStatus>, Ending)> {
     let ending = tokio::select! {
         status = child.wait() => {
             call.reaped(status.as_ref().is_ok_and(|s| s.code().is_some()));
-            return (status, Ending::Exited);
+            return Some((status, Ending::Exited));
         }
         () = tokio::time::sleep(job.timeout) => Ending::TimedOut,
         () = readers.capped.cancelled() => Ending::Exited,
         stop = stop => stop.into(),
+        () = yielded::time(job) => return None,
     };
     if let Err(e) = call.kill() {
         tracing::warn!(error = %e, "cannot kill the command's processes");
@@ -327,7 +365,7 @@ async fn wait(
         }
         Err(_) => Ok(ExitStatus::from_raw(libc::SIGKILL)),
     };
-    (status, ending)
+    Some((status, ending))
 }
 
 /// Both captures, once the shell is gone.
@@ -426,6 +464,8 @@ struct Readers {
     capped: CancellationToken,
     /// Tells the readers to hand over what they have (the grace is over).
     cut: CancellationToken,
+    /// The readers' tasks: they end when every writer of their pipe is gone.
+    tasks: TaskTracker,
 }
 
 /// What a reader hands over at the answer.
@@ -444,17 +484,20 @@ impl Readers {
     fn start(child: &mut Child, job: &Job<'_>, call: &Arc<Call>) -> (Readers, After) {
         let capped = CancellationToken::new();
         let cut = CancellationToken::new();
+        let tasks = TaskTracker::new();
         let (after, then) = watch::channel(None);
         let reader = |pipe, stream| {
             let sink = Sink::new(stream, job.cap, job.spiller.clone());
             let reader = Reader {
+                stream,
+                tail: job.tail.cloned(),
                 cap: job.cap,
                 call: call.clone(),
                 capped: capped.clone(),
                 cut: cut.clone(),
                 then: then.clone(),
             };
-            reader.start(pipe, sink)
+            reader.start(pipe, sink, &tasks)
         };
         let stdout = reader(child.stdout.take().map(Pipe::Out), capture::Stream::Stdout);
         let stderr = reader(child.stderr.take().map(Pipe::Err), capture::Stream::Stderr);
@@ -463,6 +506,7 @@ impl Readers {
             stderr,
             capped,
             cut,
+            tasks,
         };
         (readers, after)
     }
@@ -493,6 +537,9 @@ impl Pipe {
 
 /// What one pipe's reader needs besides the pipe.
 struct Reader {
+    stream: capture::Stream,
+    /// Given each chunk too, until the answer.
+    tail: Option<Arc<Tail>>,
     cap: u64,
     call: Arc<Call>,
     /// Fired by the reader when its stream reaches the cap.
@@ -508,9 +555,14 @@ impl Reader {
     /// capture at end of stream, at the cap, or when `cut` fires. A pipe still held
     /// then is read on until every writer is gone: into the call's background file,
     /// or, when it has none, read and dropped, still counting against the cap.
-    fn start(self, pipe: Option<Pipe>, mut sink: Sink) -> oneshot::Receiver<Piped> {
+    fn start(
+        self,
+        pipe: Option<Pipe>,
+        mut sink: Sink,
+        tasks: &TaskTracker,
+    ) -> oneshot::Receiver<Piped> {
         let (tx, rx) = oneshot::channel();
-        tokio::spawn(async move {
+        tasks.spawn(async move {
             let mut reader = self;
             let Some(mut pipe) = pipe else {
                 let _ = tx.send(Piped {
@@ -533,7 +585,12 @@ impl Reader {
                 };
                 match n {
                     Ok(0) | Err(_) => break,
-                    Ok(n) => sink.push(&buf[..n]),
+                    Ok(n) => {
+                        sink.push(&buf[..n]);
+                        if let Some(tail) = &reader.tail {
+                            tail.push(reader.stream, &buf[..n]);
+                        }
+                    }
                 }
                 if sink.capped() {
                     reader.capped.cancel();

@@ -27,11 +27,13 @@
 //! [`server`] ties them into an rmcp `ServerHandler`; [`stdio`] is its transport, so
 //! that piped input is fully answered before exit, malformed lines get a JSON-RPC
 //! error ([`check`] judges each message) and SIGTERM stops every running command
-//! cleanly. [`backlog`] bounds what waits for a client that does not read. `http`
+//! cleanly. A call's progress notifications carry the last line it wrote ([`tail`]).
+//! [`backlog`] bounds what waits for a client that does not read. `http`
 //! (the default `http` feature) serves the same server over Streamable HTTP, behind
 //! a bearer token and the same checks, with a [`workspace`] per user; a root server
 //! runs each user's commands under a uid of their own ([`users`]).
-//! [`config`] and [`environ`] are read once at start-up.
+//! [`config`] and [`environ`] are read once at start-up; [`unattended`] is what every
+//! command's environment gets so that no editor, pager or prompt waits for a person.
 
 pub mod audit;
 pub mod background;
@@ -55,6 +57,8 @@ pub mod sandbox;
 pub mod server;
 pub mod state;
 pub mod stdio;
+pub mod tail;
+pub mod unattended;
 pub mod users;
 pub mod worker;
 pub mod workspace;

@@ -33,6 +33,7 @@ use crate::contain::{Containment, Scope};
 use crate::present::Answer;
 use crate::sandbox::Sandbox;
 use crate::state::StateDir;
+use crate::tail::Tail;
 use crate::users::Identity;
 use crate::{audit, exec, exit, guard, present, retention};
 
@@ -230,6 +231,7 @@ impl Server {
         cancel: CancellationToken,
         backlog: Option<&Backlog>,
         scope: Option<&Scope>,
+        tail: Option<&Arc<Tail>>,
     ) -> Answer {
         let shared = &self.inner.shared;
         let _running = shared.calls.token();
@@ -263,11 +265,16 @@ impl Server {
             sandbox: self.inner.sandbox.as_ref(),
             identity: self.inner.identity.as_ref(),
             scope,
+            tail,
+            yielding: config.yield_after().map(|after| exec::Yielding {
+                after,
+                shutdown: shared.shutdown.clone(),
+            }),
         };
         let result = exec::run(job, stop).await;
         let ms = started.elapsed().as_millis();
         let answer = match result {
-            Ok(out) => self.finished(command, out, ms),
+            Ok(out) => self.finished(command, out, started),
             Err(e) => {
                 self.audit(command, exit::FAILURE, ms);
                 present::failure(&e.to_string(), ms)
@@ -299,7 +306,8 @@ impl Server {
 
     /// The answer to a command that ran: shown, audited, and the overflow files it
     /// names spared by the retention pass that follows.
-    fn finished(&self, command: &str, mut out: exec::Output, ms: u128) -> Answer {
+    fn finished(&self, command: &str, mut out: exec::Output, started: Instant) -> Answer {
+        let ms = started.elapsed().as_millis();
         let config = &self.inner.config;
         if !present::shows_stderr(&out, config.stderr) {
             out.stderr.discard_spill();
@@ -311,7 +319,10 @@ impl Server {
             config.max_output_bytes,
             config.stderr,
         );
-        self.audit_row(command, out.code, ms, out.background.is_some());
+        match out.rest.take() {
+            Some(rest) => self.audit_at_the_end(command, rest, started),
+            None => self.audit_row(command, out.code, ms, out.background.is_some()),
+        }
         let named = [&out.stdout.spill, &out.stderr.spill];
         let named: Vec<String> = named
             .into_iter()
@@ -350,6 +361,19 @@ impl Server {
         });
     }
 
+    /// The row of a call answered early, written when its command ends, with its exit
+    /// code; the server's shutdown waits for it as for a running call.
+    fn audit_at_the_end(&self, command: &str, rest: exec::Rest, started: Instant) {
+        let running = self.inner.shared.calls.token();
+        let (server, command) = (self.clone(), command.to_owned());
+        tokio::spawn(async move {
+            let finished = rest.finished().await;
+            let ms = started.elapsed().as_millis();
+            server.audit_row(&command, finished.code, ms, true);
+            drop(running);
+        });
+    }
+
     /// A call cancelled (or shut down) while it waited for its turn: audited, not run.
     fn never_started(&self, command: &str, stop: exec::Stop) -> Answer {
         let ending = exec::Ending::from(stop);
@@ -362,6 +386,7 @@ impl Server {
             },
             ending,
             background: None,
+            rest: None,
         };
         self.audit(command, out.code, 0);
         let config = &self.inner.config;
@@ -435,9 +460,12 @@ impl ServerHandler for Server {
             }
         };
         // The ticker never delays or outlives the result: it is aborted on drop.
-        let _progress = ctx.meta.get_progress_token().map(|token| {
+        let token = ctx.meta.get_progress_token();
+        let tail = token.is_some().then(|| Arc::new(Tail::default()));
+        let _progress = token.zip(tail.clone()).map(|(token, tail)| {
             let every = self.inner.config.progress_interval();
-            AbortOnDropHandle::new(tokio::spawn(progress(ctx.peer.clone(), token, every)))
+            let ticker = progress(ctx.peer.clone(), token, every, tail);
+            AbortOnDropHandle::new(tokio::spawn(ticker))
         });
         let backlog = ctx.extensions.get::<Arc<Backlog>>();
         let scope = ctx.extensions.get::<Arc<Scope>>();
@@ -447,6 +475,7 @@ impl ServerHandler for Server {
                 ctx.ct.clone(),
                 backlog.map(Arc::as_ref),
                 scope.map(Arc::as_ref),
+                tail.as_ref(),
             )
             .await;
         let content = vec![ContentBlock::text(answer.text)];
@@ -459,10 +488,11 @@ impl ServerHandler for Server {
     }
 }
 
-/// Sends `notifications/progress` every `every` with the elapsed seconds. The values
-/// strictly increase even when the server was stalled (stopped, or a busy runtime):
-/// missed ticks are not sent in a burst, and no value repeats.
-async fn progress(peer: Peer<RoleServer>, token: ProgressToken, every: Duration) {
+/// Sends `notifications/progress` every `every` with the elapsed seconds, and as its
+/// message the last line the command wrote (`running for N s` before it wrote one).
+/// The values strictly increase even when the server was stalled (stopped, or a busy
+/// runtime): missed ticks are not sent in a burst, and no value repeats.
+async fn progress(peer: Peer<RoleServer>, token: ProgressToken, every: Duration, tail: Arc<Tail>) {
     let started = tokio::time::Instant::now();
     let mut ticks = tokio::time::interval_at(started + every, every);
     ticks.set_missed_tick_behavior(MissedTickBehavior::Delay);
@@ -473,8 +503,11 @@ async fn progress(peer: Peer<RoleServer>, token: ProgressToken, every: Duration)
         // Seconds to the millisecond, and always at least a millisecond more.
         let value = (elapsed.as_millis() as f64 / 1000.0).max(last + 0.001);
         last = value;
-        let param = ProgressNotificationParam::new(token.clone(), value)
-            .with_message(format!("running for {} s", elapsed.as_secs()));
+        let message = tail
+            .last()
+            .and_then(|bytes| present::last_line(&bytes))
+            .unwrap_or_else(|| format!("running for {} s", elapsed.as_secs()));
+        let param = ProgressNotificationParam::new(token.clone(), value).with_message(message);
         if peer.notify_progress(param).await.is_err() {
             return;
         }

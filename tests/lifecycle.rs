@@ -172,6 +172,36 @@ fn progress_notifications_while_running() {
 }
 
 #[test]
+fn progress_messages_carry_the_last_line_as_the_answer_shows_it() {
+    let mut server = Options::default()
+        .env("FORGE_BASH_PROGRESS_INTERVAL_MS", "150")
+        .start();
+    server.initialize();
+    let command = "sleep 0.6; echo first; sleep 0.8; \
+        printf 'step two\\r\\033[32mstep 2 of 3\\033[0m\\n\\n' >&2; sleep 0.8; echo done";
+    let id = progress_call(&mut server, command, "tok-line");
+    let answer = text(&server.response(id));
+    assert!(answer.starts_with("first\ndone\n"), "{answer}");
+    let mut messages: Vec<String> = server
+        .drain_buffered()
+        .into_iter()
+        .filter(|m| m["method"] == "notifications/progress")
+        .map(|m| m["params"]["message"].as_str().unwrap().to_owned())
+        .collect();
+    messages.dedup();
+    // Before any output, the elapsed time; then each last line, rendered (a tick may
+    // come between the last echo and the answer).
+    if messages.last().is_some_and(|m| m == "done") {
+        messages.pop();
+    }
+    assert_eq!(
+        messages,
+        ["running for 0 s", "first", "step 2 of 3"],
+        "{messages:?}"
+    );
+}
+
+#[test]
 fn progress_strictly_increases_even_after_the_server_was_stopped() {
     let mut server = Options::default()
         .env("FORGE_BASH_PROGRESS_INTERVAL_MS", "200")

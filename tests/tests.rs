@@ -15,6 +15,10 @@ mod config;
 mod environ;
 // Layer 1: workdir, stdin, timeout, process groups, background children, exit codes.
 mod execution;
+// Nothing waits for a person: editors, vim and git prompts end at once.
+mod unattended;
+// --yield-after: a long call answers early; the rest goes to a file.
+mod yield_after;
 // Containment: escapees, cap after the answer, server death, concurrency limit.
 mod containment;
 // Layer 2 through the real binary: the spec's examples, overflow files, binary output.

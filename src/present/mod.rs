@@ -68,11 +68,17 @@ pub fn show(out: &Output, ms: u128, timeout_secs: u64, cap: u64, stderr: Stderr)
         Ending::TimedOut => Some(format!("ERROR: Command timed out after {timeout_secs} s.")),
         Ending::Cancelled => Some("ERROR: Command cancelled by the client.".to_owned()),
         Ending::ShutDown => Some("ERROR: Server shutting down; command stopped.".to_owned()),
+        Ending::Yielded => None,
+    };
+    // Answered early: no exit code yet.
+    let end = match out.ending {
+        Ending::Yielded => format!("\n[running | {ms}ms]"),
+        _ => footer(out.code, ms),
     };
     // A job left running: one line before the footer says where its output goes.
     let footer = match &out.background {
-        Some(background) => format!("\n{}{}", background.line(), footer(out.code, ms)),
-        None => footer(out.code, ms),
+        Some(background) => format!("\n{}{end}", background.line()),
+        None => end,
     };
     let text = match headline {
         None => format!("{body}{footer}"),
@@ -80,7 +86,7 @@ pub fn show(out: &Output, ms: u128, timeout_secs: u64, cap: u64, stderr: Stderr)
         Some(line) => format!("{line}\n{body}{footer}"),
     };
     let capped = out.stdout.capped || out.stderr.capped;
-    let is_error = binary || capped || out.ending != Ending::Exited;
+    let is_error = binary || capped || !matches!(out.ending, Ending::Exited | Ending::Yielded);
     Answer { text, is_error }
 }
 
@@ -598,6 +604,27 @@ fn key_rows(view: &View, shown: &[KeyRows<'_>]) -> Vec<(u64, String)> {
     rows.sort_by_key(|(line, _)| *line);
     rows.dedup_by_key(|(line, _)| *line);
     rows
+}
+
+/// Characters of the line a progress message carries, at most.
+pub const PROGRESS_CHARS: usize = 200;
+
+/// The last line with text in it of `bytes` (the last bytes a stream wrote), as the
+/// answer would show it, at most [`PROGRESS_CHARS`] characters: for a progress message.
+pub fn last_line(bytes: &[u8]) -> Option<String> {
+    let rendered = crate::render::render(
+        bytes,
+        crate::render::Keep {
+            head: 2 * bytes.len(),
+        },
+    );
+    let line = rendered.head.lines().rev().find(|l| !l.trim().is_empty())?;
+    Some(
+        visible(line.trim_end())
+            .chars()
+            .take(PROGRESS_CHARS)
+            .collect(),
+    )
 }
 
 /// `text` with every character a terminal does not show but a model reads, or that

@@ -26,6 +26,7 @@ impl Fixture {
             code,
             ending: Ending::Exited,
             background: None,
+            rest: None,
         }
     }
 
@@ -452,6 +453,7 @@ fn binary_output_that_cannot_be_kept_says_why() {
         code: 0,
         ending: Ending::Exited,
         background: None,
+        rest: None,
     };
     let answer = show(&out, 5, 300, CAP, Stderr::Always);
     assert!(
@@ -462,4 +464,46 @@ fn binary_output_that_cannot_be_kept_says_why() {
         answer.text
     );
     assert!(answer.is_error);
+}
+
+mod progress {
+    use super::*;
+
+    fn last(writes: &[(crate::capture::Stream, &[u8])]) -> Option<String> {
+        let tail = crate::tail::Tail::default();
+        for (stream, bytes) in writes {
+            tail.push(*stream, bytes);
+        }
+        tail.last().and_then(|bytes| last_line(&bytes))
+    }
+
+    #[test]
+    fn the_last_line_of_the_stream_that_wrote_last_as_the_answer_shows_it() {
+        use crate::capture::Stream::{Stderr, Stdout};
+        assert_eq!(last(&[]), None);
+        assert_eq!(last(&[(Stdout, b"\n\n")]), None);
+        assert_eq!(last(&[(Stdout, b"one\ntwo\n")]).as_deref(), Some("two"));
+        assert_eq!(
+            last(&[(Stdout, b"one\npart"), (Stdout, b"ial")]).as_deref(),
+            Some("partial")
+        );
+        assert_eq!(
+            last(&[(Stdout, b"out\n"), (Stderr, b"warning: x\n\n")]).as_deref(),
+            Some("warning: x")
+        );
+        assert_eq!(
+            last(&[(Stdout, b"\x1b[32m 10%\r 50%\r\x1b[0m 90%")]).as_deref(),
+            Some(" 90%")
+        );
+        assert_eq!(
+            last(&[(Stdout, "tag\u{e0041}\n".as_bytes())]).as_deref(),
+            Some("tag<U+E0041>")
+        );
+        let long = "x".repeat(10_000);
+        assert_eq!(last(&[(Stdout, long.as_bytes())]), Some("x".repeat(200)));
+        let many: Vec<u8> = (0..2000)
+            .flat_map(|n| format!("line {n}\n").into_bytes())
+            .collect();
+        assert_eq!(last(&[(Stdout, &many)]).as_deref(), Some("line 1999"));
+    }
 }

@@ -117,6 +117,7 @@ pub fn answer_now(case: &Case, dir: &Path) -> String {
         code: case.code,
         ending: Ending::Exited,
         background: None,
+        rest: None,
     };
     present::show(&out, 5, 300, CAP, present::Stderr::Always).text
 }
