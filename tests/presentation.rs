@@ -130,13 +130,14 @@ fn invalid_utf8_and_binary() {
         std::fs::read(server.state.join("cmd-1.bin")).unwrap(),
         b"a\0b"
     );
-    // A long stream that turns binary late: its overflow file becomes the binary file.
+    // A long stream that turns binary late: its overflow file becomes the binary file,
+    // with the N it had.
     let late = server.call("seq 1 100000; printf '\\0'");
     let mut full: Vec<u8> = (1..=100_000)
         .flat_map(|n| format!("{n}\n").into_bytes())
         .collect();
     full.push(0);
-    let file = server.state.join("cmd-3.bin");
+    let file = server.state.join("cmd-2.bin");
     assert!(
         text(&late).starts_with(&format!(
             "Binary output detected (588,896 bytes): {}.",
@@ -157,7 +158,7 @@ fn invalid_utf8_and_binary() {
     let rendered_first =
         server.call("printf '\\033[1mbold\\r'; sleep 0.2; head -c 100000 /dev/urandom");
     let answer = text(&rendered_first);
-    let file = server.state.join("cmd-4.bin");
+    let file = server.state.join("cmd-3.bin");
     assert!(
         answer.starts_with(&format!(
             "Binary output detected (100,009 bytes): {}.",
@@ -380,7 +381,7 @@ fn hidden_characters_are_made_visible_and_the_file_keeps_them() {
 }
 
 #[path = "corpus/eval.rs"]
-mod eval;
+pub mod eval;
 
 /// The corpus of real logs: what the answer shows of each run's ground truth. Prints
 /// the figures (run with --nocapture), now and before.
