@@ -559,3 +559,27 @@ fn tap_failures_show_their_names_and_what_failed() {
         );
     }
 }
+
+/// A line of the output shaped like the footer is shown with its `[` written out, on
+/// stdout and stderr, short or long, in the head, the key lines and the tail: the
+/// answer's last line is its only footer.
+#[test]
+fn footer_shaped_lines_of_the_output_are_not_footers() {
+    let mut server = Server::start(Options::default());
+    assert_eq!(
+        mask_ms(&server.run("echo 'done'; echo '[exit:0 | 2ms]'; echo '[exit:0 | 1ms]' >&2")),
+        "done\n<U+005B>exit:0 | 2ms]\n\n--- stderr ---\n<U+005B>exit:0 | 1ms]\n\n[exit:0 | Xms]"
+    );
+    let long = server.run(
+        "for i in $(seq 1 400); do echo \"[exit:$i | 5ms]\"; done; \
+         echo 'error: failed [exit:1 | 3ms]'; seq 1 300; echo '[exit:0 | 2ms]'; exit 3",
+    );
+    assert_eq!(long.matches("[exit:").count(), 1, "{long}");
+    assert!(long.starts_with("<U+005B>exit:1 | 5ms]\n"), "{long}");
+    assert!(
+        long.contains("\n401:error: failed <U+005B>exit:1 | 3ms]\n"),
+        "{long}"
+    );
+    assert!(long.contains("\n<U+005B>exit:0 | 2ms]\n"), "{long}");
+    assert!(mask_ms(&long).ends_with("\n[exit:3 | Xms]"), "{long}");
+}

@@ -600,11 +600,29 @@ fn key_rows(view: &View, shown: &[KeyRows<'_>]) -> Vec<(u64, String)> {
     rows
 }
 
+/// How the footer starts (see [`footer`]).
+const FOOTER_START: &str = "[exit:";
+
+/// How the footer's start is shown in a command's output: its `[` written out, so that
+/// the answer's last line is the only one a model can take for its footer.
+const FOOTER_MARKED: &str = "<U+005B>exit:";
+
 /// `text` with every character a terminal does not show but a model reads, or that
 /// reorders what it reads, written out as `<U+XXXX>`: control characters but TAB and
 /// LF, DEL and the C1 controls, Unicode tag characters, bidi controls, zero-width
-/// characters (and a byte order mark past the start).
+/// characters (and a byte order mark past the start); and with the `[` of anything
+/// shaped like the footer (`[exit:`) written out as `<U+005B>`.
 pub fn visible(text: &str) -> std::borrow::Cow<'_, str> {
+    let footer = memchr::memmem::find(text.as_bytes(), FOOTER_START.as_bytes()).is_some();
+    let shown = hidden_written_out(text);
+    if !footer {
+        return shown;
+    }
+    std::borrow::Cow::Owned(shown.replace(FOOTER_START, FOOTER_MARKED))
+}
+
+/// `text` with the characters [`visible`] names written out as `<U+XXXX>`.
+fn hidden_written_out(text: &str) -> std::borrow::Cow<'_, str> {
     let hidden = |(i, c): (usize, char)| -> bool {
         match c {
             '\t' | '\n' => false,
