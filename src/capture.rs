@@ -333,6 +333,9 @@ impl Sink {
             &held,
             lost > 0,
         ));
+        if let Some(renderer) = &mut self.renderer {
+            renderer.watch(crate::keylines::is_key);
+        }
     }
 
     /// Plain text: the last lines are held back from the digest, since a cursor

@@ -115,7 +115,7 @@ fn made_runs() -> Vec<Run> {
     for i in 0..=60 {
         bars.push_str(&format!("layer a {i}%\nlayer b {}%\n\x1b[2A", 60 - i));
     }
-    bars.push_str("\x1b[2B");
+    bars.push_str("FAIL: flaky\n\x1b[1A\x1b[2Kretried\n\x1b[2B");
     bars.push_str(&lines(150, "extract"));
     bars.push_str("\x1b[1;10r\x1b[5;1Hin region\n\x1b[r");
     bars.push_str(&lines(250, "error: late"));

@@ -583,3 +583,29 @@ fn footer_shaped_lines_of_the_output_are_not_footers() {
     assert!(long.contains("\n<U+005B>exit:0 | 2ms]\n"), "{long}");
     assert!(mask_ms(&long).ends_with("\n[exit:3 | Xms]"), "{long}");
 }
+
+/// A failure the command printed and then erased (a clear-screen, a cursor-up and a
+/// line over it) is still shown, after what a terminal shows, with its line number.
+#[test]
+fn a_redraw_does_not_hide_a_printed_failure() {
+    let mut server = Server::start(Options::default());
+    assert_eq!(
+        mask_ms(&server.run("printf 'FAIL: test_parse\\n'; printf '\\033[2J\\033[Hall good\\n'")),
+        "all good\n[printed, then erased by the command's redraws:]\n1:FAIL: test_parse\n\n\
+         [exit:0 | Xms]"
+    );
+    assert_eq!(
+        mask_ms(&server.run(
+            "printf 'test a ... FAILED\\ntest b ... ok\\n'; \
+             printf '\\033[2A\\033[2Ktest a ... ok\\n\\033[2Ktest b ... ok\\n'"
+        )),
+        "test a ... ok\ntest b ... ok\n[printed, then erased by the command's redraws:]\n\
+         1:test a ... FAILED\n\n[exit:0 | Xms]"
+    );
+    // What stays on the screen is not shown twice; a redraw of ordinary lines adds
+    // nothing.
+    assert_eq!(
+        mask_ms(&server.run("printf 'FAIL: kept\\nstep 1\\n'; printf '\\033[1A\\033[2Kstep 2\\n'")),
+        "FAIL: kept\nstep 2\n\n[exit:0 | Xms]"
+    );
+}

@@ -219,6 +219,11 @@ pub fn classify(line: &str) -> Class {
     Class::Plain
 }
 
+/// A key line (an error, a failure…): it holds a trigger word and [`classify`] says so.
+pub fn is_key(line: &str) -> bool {
+    rules().triggers.find(line).is_some() && classify(line) == Class::Key
+}
+
 /// A summary that counts no failure: `test result: ok. 9 passed; 0 failed`.
 fn only_zero_failures(line: &str) -> bool {
     let rules = rules();

@@ -195,9 +195,11 @@ fn push_stdout(body: &mut String, stdout: &Captured, budget: Budget) {
     let text = shown_text(stdout);
     if !stdout.overflows() {
         body.push_str(&visible(&text));
+        push_erased(body, stdout);
         return;
     }
     body.push_str(&overflow_view(&text, stdout, budget));
+    push_erased(body, stdout);
     match &stdout.spill {
         Some(Spill::Written(path)) => body.push_str(&format!(
             "Output truncated. Full output written to {}",
@@ -214,9 +216,41 @@ fn push_stderr(body: &mut String, stderr: &Captured, budget: Budget) {
     let text = shown_text(stderr);
     if !stderr.overflows() {
         body.push_str(&visible(&text));
+        push_erased(body, stderr);
         return;
     }
     body.push_str(&overflow_view(&text, stderr, budget));
+    push_erased(body, stderr);
+}
+
+/// The key lines a rendered stream printed that its rendering erased or redrew (a
+/// clear-screen, a cursor-up and a new line over them): shown after what `body` shows
+/// of the stream, with their line numbers, so that the rendering hides no failure.
+/// Those the answer or the stream's key lines hold already are left out.
+fn push_erased(body: &mut String, captured: &Captured) {
+    let Some(rendered) = &captured.rendered else {
+        return;
+    };
+    if rendered.printed.is_empty() {
+        return;
+    }
+    let mut seen: std::collections::HashSet<&str> = body.lines().map(str::trim_end).collect();
+    seen.extend(captured.summary.keys.iter().map(|k| k.first.text.as_str()));
+    let erased: Vec<&(u64, String)> = rendered
+        .printed
+        .iter()
+        .filter(|(_, text)| !seen.contains(visible(text).as_ref()) && !seen.contains(text.as_str()))
+        .collect();
+    if erased.is_empty() {
+        return;
+    }
+    if !body.is_empty() && !body.ends_with('\n') {
+        body.push('\n');
+    }
+    body.push_str("[printed, then erased by the command's redraws:]\n");
+    for (line, text) in erased {
+        body.push_str(&format!("{line}:{}\n", visible(text)));
+    }
 }
 
 /// The start of the text shown: rendered, or the raw bytes.
