@@ -139,7 +139,7 @@ fn made_runs() -> Vec<Run> {
 /// What a capture gave, as comparable bytes: the capture (spill files named, not
 /// placed), the answer, and each file in the state dir with its content.
 #[derive(Debug, PartialEq, Eq)]
-struct Result {
+struct Outcome {
     captured: [String; 2],
     answer: String,
     files: Vec<(String, Vec<u8>)>,
@@ -147,7 +147,7 @@ struct Result {
 
 /// Captures `run`, each stream cut into chunks of the sizes `sizes` gives (cycled),
 /// and presents it, in a fresh state dir.
-fn capture(run: &Run, sizes: &[usize]) -> Result {
+fn capture(run: &Run, sizes: &[usize]) -> Outcome {
     let dir = tempfile::tempdir().unwrap();
     let spiller = Spiller::new(Arc::new(StateDir::open(dir.path())));
     let stream = |which: Stream, bytes: &[u8]| {
@@ -180,7 +180,7 @@ fn capture(run: &Run, sizes: &[usize]) -> Result {
         });
         format!("{captured:#?}")
     };
-    Result {
+    Outcome {
         captured: [named(&out.stdout), named(&out.stderr)],
         answer: answer.replace(&place, "STATE"),
         files: files(dir.path()),
@@ -201,7 +201,7 @@ fn files(dir: &Path) -> Vec<(String, Vec<u8>)> {
 }
 
 /// Where two results part, for a readable failure.
-fn differ(name: &str, chunks: &str, whole: &Result, got: &Result) -> String {
+fn differ(name: &str, chunks: &str, whole: &Outcome, got: &Outcome) -> String {
     for (i, (a, b)) in whole.captured.iter().zip(&got.captured).enumerate() {
         if a != b {
             let at = a.lines().zip(b.lines()).position(|(x, y)| x != y);
