@@ -7,6 +7,11 @@
 //! streamed into an overflow file ([`crate::overflow`]; `cmd-N.txt` for stdout,
 //! `stderr-N.txt` for stderr). Memory per stream stays near [`HEAD_BYTES`] plus the
 //! digest's bounds, whatever the command writes.
+//!
+//! What a stream leaves behind depends on its bytes and its end, not on where the reads
+//! of the pipe cut it: the text held back from the digest is a function of the text so
+//! far, and rendering starts at the first byte a terminal acts on, not at the read that
+//! brought it.
 
 use std::fs::File;
 use std::io::Write;
@@ -123,8 +128,13 @@ pub struct Sink {
     spiller: Arc<Spiller>,
     out: Captured,
     digest: Digest,
-    /// The last lines of plain text, not yet given to the digest (see [`Sink::hold`]).
+    /// The last lines of plain text, not yet given to the digest (see [`Sink::hold`]),
+    /// and their `\n`s.
     held: Vec<u8>,
+    held_newlines: usize,
+    /// The line being written is longer than [`HOLD_BYTES`]: it goes to the digest
+    /// up to its end.
+    releasing: bool,
     file: Option<File>,
     last_byte: Option<u8>,
     /// Started at the first ESC, CR or backspace; plain text is never rendered.
@@ -140,6 +150,8 @@ impl Sink {
             out: Captured::default(),
             digest: Digest::new(),
             held: Vec::new(),
+            held_newlines: 0,
+            releasing: false,
             file: None,
             last_byte: None,
             renderer: None,
@@ -163,9 +175,6 @@ impl Sink {
         if chunk.is_empty() {
             return;
         }
-        if self.renderer.is_none() && memchr::memchr3(0x1b, b'\r', 0x08, chunk).is_some() {
-            self.start_rendering();
-        }
         let was_binary = self.out.binary;
         self.count(chunk);
         if self.out.binary {
@@ -180,15 +189,24 @@ impl Sink {
             self.keep_head(chunk);
             return;
         }
-        match &mut self.renderer {
-            Some(renderer) => {
-                renderer.push(chunk);
-                self.digest.push(renderer.take_lines().as_bytes());
-            }
-            None => self.hold(chunk),
-        }
         self.spill(chunk);
         self.keep_head(chunk);
+        let mut chunk = chunk;
+        if self.renderer.is_none() {
+            // Rendering starts at the first ESC, CR or backspace, not at the read that
+            // brought it: the text before it is held as any plain text is.
+            let Some(at) = memchr::memchr3(0x1b, b'\r', 0x08, chunk) else {
+                self.hold(chunk);
+                return;
+            };
+            self.hold(&chunk[..at]);
+            self.start_rendering(self.out.total_bytes - (chunk.len() - at) as u64);
+            chunk = &chunk[at..];
+        }
+        if let Some(renderer) = &mut self.renderer {
+            renderer.push(chunk);
+            self.digest.push(renderer.take_lines().as_bytes());
+        }
     }
 
     /// Updates the counts, and the binary verdict of stdout.
@@ -294,15 +312,17 @@ impl Sink {
         self.out
     }
 
-    /// The first ESC, CR or backspace: from here on the stream is rendered too,
-    /// starting from what was kept of the plain text before it.
+    /// The first ESC, CR or backspace, `at` bytes into the stream: from here on the
+    /// stream is rendered too, starting from what was kept of the plain text before it.
     /// The lines held back are rendered, so that cursor movement can still reach them;
     /// the digest has the text before them.
-    fn start_rendering(&mut self) {
+    fn start_rendering(&mut self, at: u64) {
         let (mut held, partial_len) = self.digest.take_partial();
         let lost = partial_len - held.len();
         held.append(&mut self.held);
-        let released = self.out.total_bytes as usize - held.len() - lost;
+        self.held_newlines = 0;
+        self.releasing = false;
+        let released = at as usize - held.len() - lost;
         self.renderer = Some(Renderer::resume(
             Keep { head: HEAD_BYTES },
             &self.out.head,
@@ -313,16 +333,33 @@ impl Sink {
             &held,
             lost > 0,
         ));
+        if let Some(renderer) = &mut self.renderer {
+            renderer.watch(crate::keylines::is_key);
+        }
     }
 
-    /// Plain text: the last lines (fewer than [`ROWS`], at most [`HOLD_BYTES`]) are
-    /// held back from the digest, since a cursor movement that starts rendering may
-    /// still redraw them; the rest goes to the digest.
+    /// Plain text: the last lines are held back from the digest, since a cursor
+    /// movement that starts rendering may still redraw them; the rest goes to the
+    /// digest. What is held is a function of the text so far, however it was read:
+    /// the longest end of it that starts a line, holds fewer than [`ROWS`] `\n`s and
+    /// at most [`HOLD_BYTES`] bytes; nothing when the line being written is longer.
     fn hold(&mut self, chunk: &[u8]) {
+        let rows = usize::from(ROWS);
+        let mut chunk = chunk;
+        if self.releasing {
+            // The rest of a line too long to hold, up to its end.
+            let Some(end) = memchr::memchr(b'\n', chunk) else {
+                self.digest.push(chunk);
+                return;
+            };
+            self.digest.push(&chunk[..=end]);
+            self.releasing = false;
+            chunk = &chunk[end + 1..];
+        }
         // Where the lines held back would start, counting `\n`s back from the end.
         let mut split = chunk.len();
         let mut found = 0;
-        while found < ROWS {
+        while found < rows {
             match memchr::memrchr(b'\n', &chunk[..split]) {
                 Some(i) => {
                     split = i;
@@ -331,34 +368,41 @@ impl Sink {
                 None => break,
             }
         }
-        if found == ROWS && chunk.len() - split <= HOLD_BYTES {
+        if found == rows && chunk.len() - split - 1 <= HOLD_BYTES {
             // The chunk alone holds the lines to hold back: no copy of the rest.
             self.digest.push(&self.held);
             self.digest.push(&chunk[..=split]);
             self.held.clear();
             self.held.extend_from_slice(&chunk[split + 1..]);
+            self.held_newlines = rows - 1;
             return;
         }
         self.held.extend_from_slice(chunk);
-        let mut split = self.held.len();
-        let mut found = 0;
-        while found < ROWS {
-            match memchr::memrchr(b'\n', &self.held[..split]) {
-                Some(i) => {
-                    split = i;
-                    found += 1;
-                }
-                None => break,
-            }
+        self.held_newlines += if found < rows {
+            found
+        } else {
+            memchr::memchr_iter(b'\n', chunk).count()
+        };
+        // Fewer than ROWS `\n`s: the held text starts after the oldest ones.
+        let mut release = 0;
+        if self.held_newlines >= rows {
+            let extra = self.held_newlines - (rows - 1);
+            release = memchr::memchr_iter(b'\n', &self.held)
+                .nth(extra - 1)
+                .map_or(self.held.len(), |i| i + 1);
+            self.held_newlines = rows - 1;
         }
-        let mut release = if found == ROWS { split + 1 } else { 0 };
+        // At most HOLD_BYTES: it starts at the first line start that leaves no more.
         if self.held.len() - release > HOLD_BYTES {
-            // Long lines: release whole lines down to the bound, or everything.
             let from = self.held.len() - HOLD_BYTES;
-            release = match memchr::memchr(b'\n', &self.held[from..]) {
-                Some(i) => from + i + 1,
-                None => self.held.len(),
+            release = match memchr::memchr(b'\n', &self.held[from - 1..]) {
+                Some(i) => from + i,
+                None => {
+                    self.releasing = true;
+                    self.held.len()
+                }
             };
+            self.held_newlines = memchr::memchr_iter(b'\n', &self.held[release..]).count();
         }
         if release > 0 {
             self.digest.push(&self.held[..release]);

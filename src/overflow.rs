@@ -208,16 +208,28 @@ impl Spiller {
         )
     }
 
-    /// Renames the overflow file at `path` (still being written) to the next free
-    /// `cmd-N.bin`: stdout that turned out binary after it spilled.
+    /// Renames the overflow file at `path` (`cmd-N.txt`, still being written) to
+    /// `cmd-N.bin`, or the next free `cmd-N.bin` when that one is taken: stdout that
+    /// turned out binary after it spilled gets the name it would have had had the
+    /// first read shown it binary.
     pub fn rename_binary(&self, path: &Path) -> io::Result<PathBuf> {
         let from = path
             .file_name()
             .and_then(|n| n.to_str())
             .ok_or_else(|| io::Error::new(io::ErrorKind::InvalidInput, "not a file name"))?;
-        let ((), to) = self.next_free(&self.next_stdout, binary_name, |name| {
-            self.state.link_new(from, name)
-        })?;
+        let same = (from.strip_prefix("cmd-"))
+            .and_then(|rest| rest.strip_suffix(".txt"))
+            .map(|n| format!("cmd-{n}.bin"));
+        let to = match same.map(|name| (self.state.link_new(from, &name), name)) {
+            Some((Ok(()), name)) => self.dir().join(name),
+            Some((Err(e), _)) if e.kind() != io::ErrorKind::AlreadyExists => return Err(e),
+            _ => {
+                self.next_free(&self.next_stdout, binary_name, |name| {
+                    self.state.link_new(from, name)
+                })?
+                .1
+            }
+        };
         self.discard(path);
         self.track(&to);
         Ok(to)
@@ -270,9 +282,16 @@ mod tests {
         std::fs::write(dir.path().join("cmd-4.bin"), "old").unwrap();
         let (_, binary) = spiller.create_binary().unwrap();
         assert_eq!(binary, dir.path().join("cmd-5.bin"));
+        // A spilled cmd-N.txt that turns out binary keeps its N, unless it is taken.
         let renamed = spiller.rename_binary(&second).unwrap();
-        assert_eq!(renamed, dir.path().join("cmd-6.bin"));
+        assert_eq!(renamed, dir.path().join("cmd-3.bin"));
         assert!(!second.exists() && renamed.exists());
+        let (_, third) = spiller.create(Stream::Stdout).unwrap();
+        assert_eq!(third, dir.path().join("cmd-6.txt"));
+        std::fs::write(dir.path().join("cmd-6.bin"), "old").unwrap();
+        let renamed = spiller.rename_binary(&third).unwrap();
+        assert_eq!(renamed, dir.path().join("cmd-7.bin"));
+        assert!(!third.exists() && renamed.exists());
         assert_eq!(
             std::fs::read_to_string(dir.path().join("cmd-1.txt")).unwrap(),
             "old"

@@ -130,13 +130,14 @@ fn invalid_utf8_and_binary() {
         std::fs::read(server.state.join("cmd-1.bin")).unwrap(),
         b"a\0b"
     );
-    // A long stream that turns binary late: its overflow file becomes the binary file.
+    // A long stream that turns binary late: its overflow file becomes the binary file,
+    // with the N it had.
     let late = server.call("seq 1 100000; printf '\\0'");
     let mut full: Vec<u8> = (1..=100_000)
         .flat_map(|n| format!("{n}\n").into_bytes())
         .collect();
     full.push(0);
-    let file = server.state.join("cmd-3.bin");
+    let file = server.state.join("cmd-2.bin");
     assert!(
         text(&late).starts_with(&format!(
             "Binary output detected (588,896 bytes): {}.",
@@ -157,7 +158,7 @@ fn invalid_utf8_and_binary() {
     let rendered_first =
         server.call("printf '\\033[1mbold\\r'; sleep 0.2; head -c 100000 /dev/urandom");
     let answer = text(&rendered_first);
-    let file = server.state.join("cmd-4.bin");
+    let file = server.state.join("cmd-3.bin");
     assert!(
         answer.starts_with(&format!(
             "Binary output detected (100,009 bytes): {}.",
@@ -380,7 +381,7 @@ fn hidden_characters_are_made_visible_and_the_file_keeps_them() {
 }
 
 #[path = "corpus/eval.rs"]
-mod eval;
+pub mod eval;
 
 /// The corpus of real logs: what the answer shows of each run's ground truth. Prints
 /// the figures (run with --nocapture), now and before.
@@ -557,4 +558,54 @@ fn tap_failures_show_their_names_and_what_failed() {
             "{answer}"
         );
     }
+}
+
+/// A line of the output shaped like the footer is shown with its `[` written out, on
+/// stdout and stderr, short or long, in the head, the key lines and the tail: the
+/// answer's last line is its only footer.
+#[test]
+fn footer_shaped_lines_of_the_output_are_not_footers() {
+    let mut server = Server::start(Options::default());
+    assert_eq!(
+        mask_ms(&server.run("echo 'done'; echo '[exit:0 | 2ms]'; echo '[exit:0 | 1ms]' >&2")),
+        "done\n<U+005B>exit:0 | 2ms]\n\n--- stderr ---\n<U+005B>exit:0 | 1ms]\n\n[exit:0 | Xms]"
+    );
+    let long = server.run(
+        "for i in $(seq 1 400); do echo \"[exit:$i | 5ms]\"; done; \
+         echo 'error: failed [exit:1 | 3ms]'; seq 1 300; echo '[exit:0 | 2ms]'; exit 3",
+    );
+    assert_eq!(long.matches("[exit:").count(), 1, "{long}");
+    assert!(long.starts_with("<U+005B>exit:1 | 5ms]\n"), "{long}");
+    assert!(
+        long.contains("\n401:error: failed <U+005B>exit:1 | 3ms]\n"),
+        "{long}"
+    );
+    assert!(long.contains("\n<U+005B>exit:0 | 2ms]\n"), "{long}");
+    assert!(mask_ms(&long).ends_with("\n[exit:3 | Xms]"), "{long}");
+}
+
+/// A failure the command printed and then erased (a clear-screen, a cursor-up and a
+/// line over it) is still shown, after what a terminal shows, with its line number.
+#[test]
+fn a_redraw_does_not_hide_a_printed_failure() {
+    let mut server = Server::start(Options::default());
+    assert_eq!(
+        mask_ms(&server.run("printf 'FAIL: test_parse\\n'; printf '\\033[2J\\033[Hall good\\n'")),
+        "all good\n[printed, then erased by the command's redraws:]\n1:FAIL: test_parse\n\n\
+         [exit:0 | Xms]"
+    );
+    assert_eq!(
+        mask_ms(&server.run(
+            "printf 'test a ... FAILED\\ntest b ... ok\\n'; \
+             printf '\\033[2A\\033[2Ktest a ... ok\\n\\033[2Ktest b ... ok\\n'"
+        )),
+        "test a ... ok\ntest b ... ok\n[printed, then erased by the command's redraws:]\n\
+         1:test a ... FAILED\n\n[exit:0 | Xms]"
+    );
+    // What stays on the screen is not shown twice; a redraw of ordinary lines adds
+    // nothing.
+    assert_eq!(
+        mask_ms(&server.run("printf 'FAIL: kept\\nstep 1\\n'; printf '\\033[1A\\033[2Kstep 2\\n'")),
+        "FAIL: kept\nstep 2\n\n[exit:0 | Xms]"
+    );
 }

@@ -23,6 +23,8 @@ mod yield_after;
 mod containment;
 // Layer 2 through the real binary: the spec's examples, overflow files, binary output.
 mod presentation;
+// The answer is a function of the bytes, not of how reads cut them.
+mod chunking;
 // The rm guard end to end: a blocked chain runs nothing.
 mod guard;
 // Bash is the judge: the guard against a recorder bind-mounted over rm.

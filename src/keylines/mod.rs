@@ -20,6 +20,11 @@
 //! and only those lines are classified (by the rules in [`classify`]), with the lines
 //! right after a key line (where its locator is) and a few before it. Plain text is
 //! searched a chunk at a time, never line by line, so a 50 MB stream costs one pass.
+//!
+//! What it keeps is a function of the text, not of how it was cut into chunks: the
+//! last four lines are kept from one chunk to the next for a key line that finds its
+//! locator before it, and a line longer than 4 KB is read as its first and last 2 KB
+//! whether it came in one chunk or many.
 
 use std::collections::{HashMap, VecDeque};
 use std::sync::OnceLock;
@@ -50,8 +55,9 @@ const TAP_DETAILS: usize = 4;
 /// Lines before a key line within which a locator line is attached to it.
 const LOCATOR_BEFORE: u64 = 4;
 
-/// Bytes of an unfinished line kept to classify it once it ends.
-const PARTIAL_KEEP: usize = 4096;
+/// Bytes of a line that are read: a longer line is read as its first and last
+/// `LINE_VIEW / 2` bytes (see [`view`]), however the reads cut it.
+const LINE_VIEW: usize = 4096;
 
 /// Words that make a line a key line candidate. Every key line holds one, so
 /// `grep -nE` of them ([`grep_pattern`]) finds every key line (and some more). Parts
@@ -213,6 +219,11 @@ pub fn classify(line: &str) -> Class {
     Class::Plain
 }
 
+/// A key line (an error, a failure…): it holds a trigger word and [`classify`] says so.
+pub fn is_key(line: &str) -> bool {
+    rules().triggers.find(line).is_some() && classify(line) == Class::Key
+}
+
 /// A summary that counts no failure: `test result: ok. 9 passed; 0 failed`.
 fn only_zero_failures(line: &str) -> bool {
     let rules = rules();
@@ -287,9 +298,13 @@ pub struct Digest {
     lines: u64,
     /// Bytes of the first line, once it ended.
     first_line_bytes: Option<u64>,
-    /// The unfinished last line (its first [`PARTIAL_KEEP`] bytes), and its length.
+    /// The unfinished last line, and its length: all of it up to [`LINE_VIEW`] bytes,
+    /// else its first `LINE_VIEW / 2` bytes and at least its last `LINE_VIEW / 2`.
     partial: Vec<u8>,
     partial_len: usize,
+    /// The last lines read (their [`view`]s), at most [`LOCATOR_BEFORE`]: where a key
+    /// line finds its locator before it, whichever read brought them.
+    recent: VecDeque<(Vec<u8>, usize)>,
     /// Ring of the end of the text up to the last `\n` (oldest byte at `tail_start`).
     tail: Vec<u8>,
     tail_start: usize,
@@ -302,8 +317,6 @@ pub struct Digest {
     /// The key line waiting for a locator after it: which failure it is (and so
     /// whether it repeats one) is known once it has one, or none came.
     awaiting: Option<KeyLine>,
-    /// The last locator seen, for a key line that follows it.
-    last_locator: Option<Numbered>,
     /// The next line of TAP's block is the first of an `error: |-`.
     tap_error_next: bool,
     /// The line of the last pytest `E` line, so a block of them counts once.
@@ -329,18 +342,23 @@ impl Digest {
             self.first_line_bytes = Some((self.partial_len + first_nl) as u64);
         }
         // The line that began in an earlier chunk ends here.
+        self.lines += 1;
         if self.partial_len > 0 {
             self.extend_partial(&chunk[..first_nl]);
-            let line = std::mem::take(&mut self.partial);
+            let (line, omitted) = self.partial_view();
+            self.partial.clear();
             self.partial_len = 0;
-            self.lines += 1;
-            self.scan_line(&line, self.lines, &[]);
+            self.scan_line(&line, omitted, self.lines, &[]);
+            self.remember(&line, omitted);
         } else {
-            self.lines += 1;
-            self.scan_line(&chunk[..first_nl], self.lines, &[]);
+            let first = &chunk[..first_nl];
+            let (line, omitted) = view(first);
+            self.scan_line(&line, omitted, self.lines, &[]);
+            self.remember(&line, omitted);
         }
         let whole = &chunk[first_nl + 1..=last_nl];
         self.scan(whole);
+        self.remember_last(whole);
         self.keep_tail(chunk);
         self.extend_partial(&chunk[last_nl + 1..]);
     }
@@ -359,9 +377,9 @@ impl Digest {
         let tail = tail.split_off(start);
         let mut lines = self.lines;
         if self.partial_len > 0 {
-            let line = std::mem::take(&mut self.partial);
+            let (line, omitted) = self.partial_view();
             lines += 1;
-            self.scan_line(&line, lines, &[]);
+            self.scan_line(&line, omitted, lines, &[]);
         }
         self.settle();
         let mut keys = std::mem::take(&mut self.keys);
@@ -388,12 +406,59 @@ impl Digest {
     }
 
     /// The unfinished line so far, taken out of the digest (a renderer starting
-    /// mid-line renders it again).
+    /// mid-line renders it again): its start (all of it up to 4 KB, else its first
+    /// 2 KB), and its length.
     pub fn take_partial(&mut self) -> (Vec<u8>, usize) {
         // The ring keeps it no more: the renderer hands the line back once rendered.
         self.untail(self.partial_len);
         let len = std::mem::take(&mut self.partial_len);
-        (std::mem::take(&mut self.partial), len)
+        let mut partial = std::mem::take(&mut self.partial);
+        if len > LINE_VIEW {
+            partial.truncate(LINE_VIEW / 2);
+        }
+        (partial, len)
+    }
+
+    /// The unfinished line as it is read: its [`view`], and the bytes left out of it.
+    fn partial_view(&self) -> (Vec<u8>, usize) {
+        if self.partial_len <= LINE_VIEW {
+            return (self.partial.clone(), 0);
+        }
+        let half = LINE_VIEW / 2;
+        let mut line = self.partial[..half].to_vec();
+        line.extend_from_slice(&self.partial[self.partial.len() - half..]);
+        (line, self.partial_len - LINE_VIEW)
+    }
+
+    /// A line was read (its [`view`], `omitted` bytes left out): it joins the last
+    /// lines.
+    fn remember(&mut self, line: &[u8], omitted: usize) {
+        let mut slot = if self.recent.len() == LOCATOR_BEFORE as usize {
+            self.recent.pop_front().unwrap_or_default().0
+        } else {
+            Vec::new()
+        };
+        slot.clear();
+        slot.extend_from_slice(line);
+        self.recent.push_back((slot, omitted));
+    }
+
+    /// Whole lines were read: their last ones join the last lines.
+    fn remember_last(&mut self, whole: &[u8]) {
+        let mut start = whole.len();
+        let mut ends = Vec::with_capacity(LOCATOR_BEFORE as usize);
+        for _ in 0..LOCATOR_BEFORE {
+            if start == 0 {
+                break;
+            }
+            let end = start - 1;
+            start = memchr::memrchr(b'\n', &whole[..end]).map_or(0, |i| i + 1);
+            ends.push((start, end));
+        }
+        for &(start, end) in ends.iter().rev() {
+            let (line, omitted) = view(&whole[start..end]);
+            self.remember(&line, omitted);
+        }
     }
 
     /// Forgets the last `n` bytes given to the tail ring.
@@ -411,11 +476,23 @@ impl Digest {
         }
     }
 
+    /// More of the unfinished line: kept whole up to [`LINE_VIEW`] bytes, then its
+    /// first half and (at least) its last half.
     fn extend_partial(&mut self, bytes: &[u8]) {
-        let room = PARTIAL_KEEP.saturating_sub(self.partial.len());
-        self.partial
-            .extend_from_slice(&bytes[..bytes.len().min(room)]);
+        let half = LINE_VIEW / 2;
         self.partial_len += bytes.len();
+        if bytes.len() > LINE_VIEW {
+            let room = half.saturating_sub(self.partial.len());
+            self.partial.extend_from_slice(&bytes[..room]);
+            self.partial.truncate(half);
+            self.partial.extend_from_slice(&bytes[bytes.len() - half..]);
+        } else {
+            self.partial.extend_from_slice(bytes);
+            if self.partial.len() > 2 * LINE_VIEW {
+                let end = self.partial.len() - half;
+                self.partial.drain(half..end);
+            }
+        }
     }
 
     /// Finds the candidate lines of `whole` (whole lines, the first numbered
@@ -441,23 +518,31 @@ impl Digest {
                 start
             };
             let end = memchr::memchr(b'\n', &whole[start..]).map_or(whole.len(), |i| start + i);
-            self.scan_line(&whole[start..end], line, &whole[..start]);
+            let (text, omitted) = view(&whole[start..end]);
+            self.scan_line(&text, omitted, line, &whole[..start]);
             at = end + 1;
             line += 1;
         }
         self.lines = base + memchr::memchr_iter(b'\n', whole).count() as u64;
     }
 
-    /// Classifies one line (numbered `line`; `before` is the text before it in the
-    /// same chunk) when it holds a trigger word or follows a key line closely.
-    fn scan_line(&mut self, bytes: &[u8], line: u64, before: &[u8]) {
+    /// Classifies one line (its [`view`], with `omitted` bytes left out of its middle;
+    /// numbered `line`; `before` is the text before it in the same chunk, and the
+    /// last lines read come before that) when it holds a trigger word or follows a
+    /// key line closely.
+    fn scan_line(&mut self, bytes: &[u8], omitted: usize, line: u64, before: &[u8]) {
         let triggered = rules().triggers.find(bytes).is_some();
         if !triggered && line > self.look_until {
             return;
         }
         let text = String::from_utf8_lossy(bytes);
         let text = text.trim_end_matches('\r');
-        if self.tap_detail(text, line) {
+        let seen = Seen {
+            text,
+            omitted,
+            line,
+        };
+        if self.tap_detail(&seen) {
             return;
         }
         match classify(text) {
@@ -466,30 +551,24 @@ impl Digest {
             // a line near a key line can only locate it.
             Class::Key if !triggered => {}
             Class::KeyLocator if !triggered => {
-                self.locator(text, line);
+                self.locator(&seen);
             }
             Class::Locator => {
-                self.locator(text, line);
+                self.locator(&seen);
             }
             Class::KeyLocator => {
-                if !self.locator(text, line) {
-                    self.key(text, line, before);
+                if !self.locator(&seen) {
+                    self.key(&seen, before);
                 }
             }
-            Class::Key => self.key(text, line, before),
+            Class::Key => self.key(&seen, before),
         }
     }
 
-    /// A locator line: attached to the key line waiting for one; else kept for the
-    /// next key line. True when it was attached.
-    fn locator(&mut self, text: &str, line: u64) -> bool {
-        let numbered = Numbered {
-            line,
-            text: cut_middle(text, KEY_LINE_BYTES),
-        };
-        // Kept for a key line after it too: a traceback's innermost frame is the
-        // last `File` line before the exception.
-        self.last_locator = Some(numbered.clone());
+    /// A locator line: attached to the key line waiting for one. True when it was.
+    fn locator(&mut self, seen: &Seen<'_>) -> bool {
+        let (text, line) = (seen.text, seen.line);
+        let numbered = seen.numbered(text);
         if let Some(key) = &mut self.awaiting
             && line <= key.first.line + LOCATOR_AFTER
             && !is_library_frame(text)
@@ -505,8 +584,9 @@ impl Digest {
     /// (`error`, its first line when it is a block, `expected`, `actual`) and where
     /// (`location`) are kept with it; the rest of the block is neither a key line nor
     /// a locator. True when the line belongs to the block.
-    fn tap_detail(&mut self, text: &str, line: u64) -> bool {
+    fn tap_detail(&mut self, seen: &Seen<'_>) -> bool {
         static FIELD: OnceLock<Regex> = OnceLock::new();
+        let (text, line) = (seen.text, seen.line);
         let Some(key) = &mut self.awaiting else {
             return false;
         };
@@ -534,10 +614,7 @@ impl Digest {
             false
         };
         if wanted && key.locators.len() < TAP_DETAILS {
-            key.locators.push(Numbered {
-                line,
-                text: cut_middle(text, KEY_LINE_BYTES),
-            });
+            key.locators.push(seen.numbered(text));
         }
         if text.trim() == "..." {
             self.settle();
@@ -576,7 +653,8 @@ impl Digest {
         }
     }
 
-    fn key(&mut self, text: &str, line: u64, before: &[u8]) {
+    fn key(&mut self, seen: &Seen<'_>, before: &[u8]) {
+        let (text, line) = (seen.text, seen.line);
         self.settle();
         self.look_until = line + LOCATOR_AFTER;
         // A block of pytest `E` lines is one failure: its first line stands for it.
@@ -589,16 +667,12 @@ impl Digest {
         if is_e {
             self.last_e_line = line;
         }
-        let text = cut_middle(text.trim_end(), KEY_LINE_BYTES);
+        let text = seen.numbered(text.trim_end()).text;
         let mut locators = Vec::new();
-        if wants_locator_before(&text) {
-            if let Some(found) = locator_before(before, line) {
-                locators.push(found);
-            } else if let Some(last) = self.last_locator.take()
-                && last.line + LOCATOR_BEFORE >= line
-            {
-                locators.push(last);
-            }
+        if wants_locator_before(&text)
+            && let Some(found) = self.locator_before(before, line)
+        {
+            locators.push(found);
         }
         let waits = !has_location(&text) && locators.is_empty();
         let key = KeyLine {
@@ -612,6 +686,41 @@ impl Digest {
         } else {
             self.keep(key);
         }
+    }
+
+    /// The locator among the [`LOCATOR_BEFORE`] lines before line `line`, the nearest
+    /// first: the last lines of `before` (the text right before it in the same
+    /// chunk), then the last lines read before that chunk.
+    fn locator_before(&self, before: &[u8], line: u64) -> Option<Numbered> {
+        let mut in_chunk = Vec::new();
+        let mut end = before.len();
+        while end > 0 && in_chunk.len() < LOCATOR_BEFORE as usize {
+            let start = memchr::memrchr(b'\n', &before[..end - 1]).map_or(0, |i| i + 1);
+            in_chunk.push(view(&before[start..end - 1]));
+            end = start;
+        }
+        let earlier = self
+            .recent
+            .iter()
+            .rev()
+            .map(|(text, omitted)| (text.as_slice(), *omitted));
+        let nearest_first = in_chunk
+            .iter()
+            .map(|(text, omitted)| (text.as_ref(), *omitted))
+            .chain(earlier);
+        for (back, (bytes, omitted)) in (1..=LOCATOR_BEFORE).zip(nearest_first) {
+            let text = String::from_utf8_lossy(bytes);
+            let text = text.trim_end_matches('\r');
+            if matches!(classify(text), Class::Locator | Class::KeyLocator) {
+                let seen = Seen {
+                    text,
+                    omitted,
+                    line: line - back,
+                };
+                return Some(seen.numbered(text));
+            }
+        }
+        None
     }
 
     fn keep_tail(&mut self, bytes: &[u8]) {
@@ -661,28 +770,47 @@ fn is_library_frame(text: &str) -> bool {
     .any(|part| text.contains(part))
 }
 
-/// The locator among the last [`LOCATOR_BEFORE`] lines of `before` (the text right
-/// before line `line`), the nearest first.
-fn locator_before(before: &[u8], line: u64) -> Option<Numbered> {
-    let mut end = before.len().checked_sub(1)?;
-    for back in 1..=LOCATOR_BEFORE {
-        let start = memchr::memrchr(b'\n', &before[..end]).map_or(0, |i| i + 1);
-        let text = String::from_utf8_lossy(&before[start..end]);
-        if matches!(
-            classify(text.trim_end_matches('\r')),
-            Class::Locator | Class::KeyLocator
-        ) {
-            return Some(Numbered {
-                line: line - back,
-                text: cut_middle(text.trim_end_matches('\r'), KEY_LINE_BYTES),
-            });
+/// A line as it is classified: its text (its [`view`]), the bytes left out of its
+/// middle, and its number.
+struct Seen<'a> {
+    text: &'a str,
+    omitted: usize,
+    line: u64,
+}
+
+impl Seen<'_> {
+    /// `text` (this line's, or a part of it) numbered, cut in its middle to
+    /// [`KEY_LINE_BYTES`] as the whole line would be.
+    fn numbered(&self, text: &str) -> Numbered {
+        let text = if self.omitted == 0 || text.len() <= KEY_LINE_BYTES {
+            cut_middle(text, KEY_LINE_BYTES)
+        } else {
+            let half = KEY_LINE_BYTES / 2;
+            let head = crate::render::floor_char_boundary(text, half);
+            let mut tail = text.len() - half;
+            while !text.is_char_boundary(tail) {
+                tail += 1;
+            }
+            let cut = tail - head + self.omitted;
+            format!("{}…[{cut} bytes cut]…{}", &text[..head], &text[tail..])
+        };
+        Numbered {
+            line: self.line,
+            text,
         }
-        if start == 0 {
-            return None;
-        }
-        end = start - 1;
     }
-    None
+}
+
+/// How a line is read: whole up to [`LINE_VIEW`] bytes, else its first and last
+/// `LINE_VIEW / 2` bytes; with the bytes left out.
+fn view(line: &[u8]) -> (std::borrow::Cow<'_, [u8]>, usize) {
+    if line.len() <= LINE_VIEW {
+        return (std::borrow::Cow::Borrowed(line), 0);
+    }
+    let half = LINE_VIEW / 2;
+    let mut kept = line[..half].to_vec();
+    kept.extend_from_slice(&line[line.len() - half..]);
+    (std::borrow::Cow::Owned(kept), line.len() - LINE_VIEW)
 }
 
 /// TAP's `not ok N - name`: the indent of its line.

@@ -201,9 +201,11 @@ fn push_stdout(body: &mut String, stdout: &Captured, budget: Budget) {
     let text = shown_text(stdout);
     if !stdout.overflows() {
         body.push_str(&visible(&text));
+        push_erased(body, stdout);
         return;
     }
     body.push_str(&overflow_view(&text, stdout, budget));
+    push_erased(body, stdout);
     match &stdout.spill {
         Some(Spill::Written(path)) => body.push_str(&format!(
             "Output truncated. Full output written to {}",
@@ -220,9 +222,41 @@ fn push_stderr(body: &mut String, stderr: &Captured, budget: Budget) {
     let text = shown_text(stderr);
     if !stderr.overflows() {
         body.push_str(&visible(&text));
+        push_erased(body, stderr);
         return;
     }
     body.push_str(&overflow_view(&text, stderr, budget));
+    push_erased(body, stderr);
+}
+
+/// The key lines a rendered stream printed that its rendering erased or redrew (a
+/// clear-screen, a cursor-up and a new line over them): shown after what `body` shows
+/// of the stream, with their line numbers, so that the rendering hides no failure.
+/// Those the answer or the stream's key lines hold already are left out.
+fn push_erased(body: &mut String, captured: &Captured) {
+    let Some(rendered) = &captured.rendered else {
+        return;
+    };
+    if rendered.printed.is_empty() {
+        return;
+    }
+    let mut seen: std::collections::HashSet<&str> = body.lines().map(str::trim_end).collect();
+    seen.extend(captured.summary.keys.iter().map(|k| k.first.text.as_str()));
+    let erased: Vec<&(u64, String)> = rendered
+        .printed
+        .iter()
+        .filter(|(_, text)| !seen.contains(visible(text).as_ref()) && !seen.contains(text.as_str()))
+        .collect();
+    if erased.is_empty() {
+        return;
+    }
+    if !body.is_empty() && !body.ends_with('\n') {
+        body.push('\n');
+    }
+    body.push_str("[printed, then erased by the command's redraws:]\n");
+    for (line, text) in erased {
+        body.push_str(&format!("{line}:{}\n", visible(text)));
+    }
 }
 
 /// The start of the text shown: rendered, or the raw bytes.
@@ -627,11 +661,29 @@ pub fn last_line(bytes: &[u8]) -> Option<String> {
     )
 }
 
+/// How the footer starts (see [`footer`]).
+const FOOTER_START: &str = "[exit:";
+
+/// How the footer's start is shown in a command's output: its `[` written out, so that
+/// the answer's last line is the only one a model can take for its footer.
+const FOOTER_MARKED: &str = "<U+005B>exit:";
+
 /// `text` with every character a terminal does not show but a model reads, or that
 /// reorders what it reads, written out as `<U+XXXX>`: control characters but TAB and
 /// LF, DEL and the C1 controls, Unicode tag characters, bidi controls, zero-width
-/// characters (and a byte order mark past the start).
+/// characters (and a byte order mark past the start); and with the `[` of anything
+/// shaped like the footer (`[exit:`) written out as `<U+005B>`.
 pub fn visible(text: &str) -> std::borrow::Cow<'_, str> {
+    let footer = memchr::memmem::find(text.as_bytes(), FOOTER_START.as_bytes()).is_some();
+    let shown = hidden_written_out(text);
+    if !footer {
+        return shown;
+    }
+    std::borrow::Cow::Owned(shown.replace(FOOTER_START, FOOTER_MARKED))
+}
+
+/// `text` with the characters [`visible`] names written out as `<U+XXXX>`.
+fn hidden_written_out(text: &str) -> std::borrow::Cow<'_, str> {
     let hidden = |(i, c): (usize, char)| -> bool {
         match c {
             '\t' | '\n' => false,

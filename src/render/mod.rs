@@ -50,6 +50,9 @@ const PENDING_BYTES: usize = 256 * 1024;
 /// last point are approximate.
 const MAX_RENUMBER: usize = 4096;
 
+/// Lines kept of those a watch picked (see [`Renderer::watch`]).
+const MAX_PRINTED: usize = 20;
+
 /// How much of the rendered text a renderer keeps.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct Keep {
@@ -72,6 +75,10 @@ pub struct Rendered {
     /// Where rendered line numbers part from the raw ones (cursor movement redrew
     /// lines): from rendered line `.0` on, raw = rendered + (`.1` - `.0`).
     pub renumber: Vec<(u64, u64)>,
+    /// The lines a watch picked as the screen showed them (see [`Renderer::watch`]),
+    /// with their raw line numbers: cursor movement may have redrawn or erased them
+    /// since. At most [`MAX_PRINTED`], each once.
+    pub printed: Vec<(u64, String)>,
 }
 
 impl Rendered {
@@ -140,6 +147,14 @@ impl Renderer {
         }
     }
 
+    /// Keeps the lines `pick` picks as the screen shows them, before any cursor
+    /// movement can redraw or erase them: a failure a command printed and then
+    /// cleared is still known ([`Rendered::printed`]). Line mode needs no watch: what
+    /// it shows is final but for a CR's overwrite.
+    pub fn watch(&mut self, pick: fn(&str) -> bool) {
+        self.out.watch = Some(pick);
+    }
+
     /// The rendered lines finished since the last call, each with its `\n`, taken.
     pub fn take_lines(&mut self) -> String {
         std::mem::take(&mut self.out.finished)
@@ -159,6 +174,7 @@ impl Renderer {
             newlines: out.newlines,
             bytes: out.bytes,
             renumber: std::mem::take(&mut out.renumber),
+            printed: std::mem::take(&mut out.printed),
         }
     }
 
@@ -235,9 +251,25 @@ struct Out {
     renumber: Vec<(u64, u64)>,
     /// Raw minus rendered line number, as of the last line.
     offset: i64,
+    watch: Option<fn(&str) -> bool>,
+    printed: Vec<(u64, String)>,
 }
 
 impl Out {
+    /// A line the screen shows, ended by the raw line `raw`: kept if the watch picks it.
+    fn saw(&mut self, text: &str, raw: u64) {
+        let Some(pick) = self.watch else {
+            return;
+        };
+        let text = text.trim_end();
+        if self.printed.len() < MAX_PRINTED
+            && pick(text)
+            && !self.printed.iter().any(|(_, kept)| kept == text)
+        {
+            self.printed.push((raw, text.to_owned()));
+        }
+    }
+
     /// A final line, ended by the raw line `raw`.
     fn emit(&mut self, text: &str, raw: u64, newline: bool) {
         self.lines += 1;

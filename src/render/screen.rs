@@ -33,6 +33,7 @@ impl Screen {
     pub(super) fn seed(&mut self, lines: &mut Lines, out: &mut Out) {
         lines.pending_bytes = 0;
         for (text, raw) in std::mem::take(&mut lines.pending) {
+            out.saw(&text, raw);
             self.parser.process(text.as_bytes());
             self.mark_row(raw);
             self.parser.process(b"\r\n");
@@ -58,6 +59,13 @@ impl Screen {
             Some((b'\n', line)) => {
                 self.parser.process(line);
                 self.raw += 1;
+                if out.watch.is_some() {
+                    // The line as it stands when it ends, before anything redraws it.
+                    let screen = self.parser.screen();
+                    let row = screen.cursor_position().0;
+                    let text = screen.contents_between(row, 0, row, COLS);
+                    out.saw(&text, self.raw);
+                }
                 self.mark_row(self.raw);
                 // A terminal's line discipline turns LF into CR LF.
                 self.parser.process(b"\r\n");
