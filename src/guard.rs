@@ -34,6 +34,7 @@ mod glob;
 mod judge;
 mod parse;
 mod printf;
+mod runners;
 mod special;
 mod tcl;
 mod wrappers;

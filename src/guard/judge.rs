@@ -412,7 +412,8 @@ enum Step {
 /// Variables whose value a program started here runs or expands as code: a shell's
 /// `PROMPT_COMMAND` and the prompts of an interactive or `-x` shell; the editors,
 /// pagers and helpers that git, man, crontab and others run (`GIT_SSH`, a program,
-/// is read as a script too), and the values of git's settings given in the
+/// is read as a script too), rsync's remote shell, less's input filters
+/// (`LESSOPEN='|rm x %s'` reads as a pipe into rm), and the values of git's settings given in the
 /// environment (`GIT_CONFIG_VALUE_<n>`), whatever their key.
 fn runs_value(name: &str) -> bool {
     name.starts_with("GIT_CONFIG_VALUE_")
@@ -436,7 +437,23 @@ fn runs_value(name: &str) -> bool {
                 | "GIT_ASKPASS"
                 | "SSH_ASKPASS"
                 | "GIT_PROXY_COMMAND"
+                | "RSYNC_RSH"
+                | "RSYNC_CONNECT_PROG"
+                | "LESSOPEN"
+                | "LESSCLOSE"
+                | "BROWSER"
         )
+}
+
+/// Variables whose value a program reads as options given before its own:
+/// `TAR_OPTIONS`, `ZIPOPT` and `MANOPT`. The program they belong to.
+fn options_of(name: &str) -> Option<&'static str> {
+    match name {
+        "TAR_OPTIONS" => Some("tar"),
+        "ZIPOPT" => Some("zip"),
+        "MANOPT" => Some("man"),
+        _ => None,
+    }
 }
 
 impl Step {
@@ -475,6 +492,12 @@ fn step(word: &Word, rest: &[Word], stdin: Option<&str>, cx: &Cx) -> Step {
             // Hooks, editors and pagers a program started here runs: checked as scripts.
             Some((name, value)) if !rest.is_empty() && runs_value(name) => {
                 Step::rm_if(script_runs_rm(value, cx)).or_skip()
+            }
+            // Options a program started here reads from the environment, as if given
+            // first: `TAR_OPTIONS='--to-command=…' tar -xf a.tar`.
+            Some((name, value)) if !rest.is_empty() && options_of(name).is_some() => {
+                let program = options_of(name).unwrap_or_default();
+                Step::rm_if(script_runs_rm(&format!("{program} {value}"), cx)).or_skip()
             }
             // The start-up file of a shell started here, when its text is in sight.
             Some(("BASH_ENV" | "ENV", file)) if !rest.is_empty() => {

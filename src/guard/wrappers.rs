@@ -400,6 +400,28 @@ pub(super) const WRAPPERS: &[Wrapper] = &[
         ..wrapper(&["npm"], Then::Command)
     },
     wrapper(&["busybox", "toybox"], Then::Command),
+    // The dynamic loader runs the program it is given, by any of its names (see
+    // [`is_loader`]); `--list` and `--verify` only load it.
+    Wrapper {
+        long: &[
+            "library-path",
+            "glibc-hwcaps-prepend",
+            "glibc-hwcaps-mask",
+            "inhibit-rpath",
+            "audit",
+            "preload",
+            "argv0",
+        ],
+        lookup: &[
+            "--list",
+            "--verify",
+            "--list-tunables",
+            "--list-diagnostics",
+            "--help",
+            "--version",
+        ],
+        ..wrapper(&[LOADER], Then::Command)
+    },
     Wrapper {
         short: "nqs",
         long: &["interval", "equexit", "shotsdir"],
@@ -450,6 +472,15 @@ pub(super) const WRAPPERS: &[Wrapper] = &[
     wrapper(&["find"], Then::Find),
 ];
 
+/// The name the table knows the dynamic loader by.
+const LOADER: &str = "ld.so";
+
+/// The dynamic loader, as a path names it: `ld.so`, `ld-linux-x86-64.so.2`,
+/// `ld-linux.so.2`, `ld64.so.2`, `ld-musl-x86_64.so.1`, `ld-2.31.so`.
+fn is_loader(name: &str) -> bool {
+    name.starts_with("ld") && name.contains(".so")
+}
+
 /// The length of the longest name of the table (`dbus-run-session`).
 pub(super) const LONGEST_NAME: usize = 16;
 
@@ -466,6 +497,9 @@ pub(super) fn find(name: &str) -> Option<&'static Wrapper> {
         }
         by_name
     });
+    if is_loader(name) {
+        return BY_NAME.get(LOADER).copied();
+    }
     // No name of the table is longer: a long word is not hashed at all, and nor is
     // one whose shape no name of the table has.
     if name.len() > LONGEST_NAME || !NAMES.may_hold(name) {
