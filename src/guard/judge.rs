@@ -126,8 +126,8 @@ impl Visitor for Judge {
         ControlFlow::Continue(())
     }
 
-    fn printed(&mut self, words: &[Word]) -> Option<String> {
-        printed(words)
+    fn printed(&mut self, words: &[Word], stdin: Option<&str>) -> Option<String> {
+        printed(words, stdin)
     }
 
     fn function(&mut self, name: &str) {
@@ -205,7 +205,7 @@ impl Judge {
         {
             return false;
         }
-        let written = match printed(command.words) {
+        let written = match printed(command.words, None) {
             Some(printed) => Some(printed),
             None if passes_stdin(command.words) => command.stdin.map(str::to_owned),
             None => None,
@@ -338,18 +338,47 @@ struct Cx<'a> {
     wrappers: &'a [String],
 }
 
-/// What `echo` or `printf` with literal arguments writes, near enough to read it
-/// as a script: `echo 'rm x' | bash`, `printf 'r\x6d %s' x | bash`.
-fn printed(words: &[Word]) -> Option<String> {
+/// What a command writes, near enough to read it as a script, when it is in sight:
+/// `echo` or `printf` with literal arguments (`echo 'rm x' | bash`, `printf 'r\x6d
+/// %s' x | bash`), `yes` (one of its lines), and what passes its `stdin` on (`cat`,
+/// `tee`, `head`, …: see [`passes_stdin`]).
+fn printed(words: &[Word], stdin: Option<&str>) -> Option<String> {
+    let words = skip_prefixes(words);
     let words = skip_builtin(words);
     let (name, args) = words.split_first()?;
-    // Asked of every command: the others are told apart before anything is built.
+    // Asked of every command piped on: the others are told apart before anything is
+    // built.
     let print: fn(&[&str]) -> String = match base_name(&name.text) {
         "echo" => printf::echo,
         "printf" => printf::printf,
+        "yes" => yes,
+        _ if passes_stdin(words) => return stdin.map(str::to_owned),
         _ => return None,
     };
     Some(print(&texts(args)))
+}
+
+/// A line of what `yes` prints, forever: its arguments, or `y`.
+fn yes(args: &[&str]) -> String {
+    let args = match args.first() {
+        Some(&"--") => &args[1..],
+        _ => args,
+    };
+    if args.is_empty() {
+        "y\n".to_owned()
+    } else {
+        format!("{}\n", args.join(" "))
+    }
+}
+
+/// A command's words after the keywords and assignments before its name: the
+/// commands of a compound start with its keyword (`{ echo …`, `then echo …`).
+fn skip_prefixes(words: &[Word]) -> &[Word] {
+    let start = words
+        .iter()
+        .position(|w| !(w.is_assignment() || w.is_plain() && is_keyword(&w.text)))
+        .unwrap_or(words.len());
+    &words[start..]
 }
 
 /// `builtin echo`, `command echo`: the command itself.
@@ -364,16 +393,81 @@ fn skip_builtin(words: &[Word]) -> &[Word] {
     }
 }
 
-/// `cat` with no file, or `-`, passes its stdin on: `cat <<'EOF' | bash`.
+/// Whether a command writes its stdin on (`cat <<'EOF' | bash`, `echo … | tee log |
+/// bash`): `tee`, and `cat`, `head`, `tail`, `sort`, `uniq` and `tac` given no file
+/// but `-`. Those that keep some lines, or change their order, are taken to pass
+/// all of them.
 fn passes_stdin(words: &[Word]) -> bool {
-    let Some((name, args)) = skip_builtin(words).split_first() else {
+    let Some((name, args)) = skip_builtin(skip_prefixes(words)).split_first() else {
         return false;
     };
-    base_name(&name.text) == "cat"
-        && args
-            .iter()
-            .all(|w| w.text == "-" || w.text.starts_with('-'))
+    let name = base_name(&name.text);
+    if name == "tee" {
+        return true;
+    }
+    let Some((_, short, long)) = PASSERS.iter().find(|(passer, ..)| *passer == name) else {
+        return false;
+    };
+    // A word that is no option, nor an option's value, is a file.
+    let mut takes_value = false;
+    args.iter().all(|w| {
+        let text = w.text.as_str();
+        let value = std::mem::take(&mut takes_value);
+        if value || text == "-" {
+            return true;
+        }
+        if let Some(name) = text.strip_prefix("--") {
+            takes_value = long.contains(&name);
+            return true;
+        }
+        if let Some(letters) = text.strip_prefix('-') {
+            // The letter that takes a value takes the rest of the word, or the next.
+            takes_value = letters
+                .char_indices()
+                .find(|&(_, c)| short.contains(c))
+                .is_some_and(|(at, c)| at + c.len_utf8() == letters.len());
+            return true;
+        }
+        false
+    })
 }
+
+/// The commands that write their stdin on when given no file, with their options
+/// that take a value (short letters, long names): `head -n 1`, `sort -k 2`.
+const PASSERS: &[(&str, &str, &[&str])] = &[
+    ("cat", "", &[]),
+    ("head", "nc", &["lines", "bytes"]),
+    (
+        "tail",
+        "ncs",
+        &[
+            "lines",
+            "bytes",
+            "pid",
+            "sleep-interval",
+            "max-unchanged-stats",
+        ],
+    ),
+    (
+        "sort",
+        "ktoST",
+        &[
+            "key",
+            "field-separator",
+            "output",
+            "buffer-size",
+            "temporary-directory",
+            "batch-size",
+            "compress-program",
+            "files0-from",
+            "parallel",
+            "random-source",
+            "sort",
+        ],
+    ),
+    ("uniq", "fsw", &["skip-fields", "skip-chars", "check-chars"]),
+    ("tac", "s", &["separator"]),
+];
 
 /// A script handed to a shell or wrapper, read one level deeper.
 fn script_runs_rm(script: &str, cx: &Cx) -> bool {

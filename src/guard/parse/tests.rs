@@ -49,7 +49,7 @@ impl Visitor for Record {
         self.functions.push(name.to_owned());
     }
 
-    fn printed(&mut self, words: &[Word]) -> Option<String> {
+    fn printed(&mut self, words: &[Word], _stdin: Option<&str>) -> Option<String> {
         let (name, args) = words.split_first()?;
         let args: Vec<&str> = args.iter().map(|w| w.text.as_str()).collect();
         (name.text == "print").then(|| args.join(" "))
