@@ -24,18 +24,24 @@ pub(super) fn find_rm(text: &str, depth: usize) -> Option<String> {
 /// As [`find_rm`], with the names of wrappers (functions that run their arguments)
 /// the text that hands this script on has defined.
 fn find_rm_with(text: &str, depth: usize, wrappers: &[String]) -> Option<String> {
+    judged(text, depth, wrappers).found
+}
+
+/// The judge, once it has read `text` (nested `depth` deep, with the wrappers of
+/// the text that hands it on): a text nested too deep is taken to run rm.
+fn judged(text: &str, depth: usize, wrappers: &[String]) -> Judge {
     let mut judge = Judge {
         wrappers: wrappers.to_vec(),
         ..Judge::default()
     };
     let parsed = parse::parse(text, depth, &mut judge);
     if parsed.too_deep {
-        return Some(format!(
+        judge.found = Some(format!(
             "(nested more than {} levels deep)",
             parse::MAX_DEPTH
         ));
     }
-    judge.found
+    judge
 }
 
 /// Judges each simple command the parser finds, and stops it at the first that runs
@@ -48,6 +54,8 @@ struct Judge {
     functions: Vec<String>,
     /// A command of this call runs positional parameters (`"$@"`, `exec "$1"`).
     runs_args: bool,
+    /// One reads them as a script: `eval "$1"`, or unquoted and split (`$1`).
+    evals_args: bool,
     /// Names that run their arguments: once some body runs `"$@"`, every function
     /// defined in the call (and those of the text that handed this one on).
     wrappers: Vec<String>,
@@ -176,9 +184,12 @@ impl Judge {
             }
             _ => {}
         }
-        if !self.runs_args && runs_positional(words) {
-            self.runs_args = true;
-            self.wrappers.extend(self.functions.iter().cloned());
+        if !self.evals_args && runs_positional(words) {
+            self.evals_args = evals_positional(words);
+            if !self.runs_args {
+                self.runs_args = true;
+                self.wrappers.extend(self.functions.iter().cloned());
+            }
         }
     }
 
@@ -329,6 +340,18 @@ fn runs_positional(words: &[Word]) -> bool {
     let name = base_name(&first.text);
     let loops = first.is_plain() && matches!(name, "for" | "select");
     rest.any(|w| w.positional) && (loops || wrappers::find(name).is_some())
+}
+
+/// Whether a command that runs positional parameters reads them as a script: `eval
+/// "$@"`, or a parameter unquoted, which bash splits (`$1`).
+fn evals_positional(words: &[Word]) -> bool {
+    let words = skip_prefixes(words);
+    words
+        .first()
+        .is_some_and(|w| w.is_plain() && w.text == "eval")
+        || words
+            .iter()
+            .any(|w| w.positional && w.before_split().is_some())
 }
 
 /// What a command is judged in: its nesting, and the functions of the call that run
@@ -715,10 +738,26 @@ fn names_rm(word: &Word) -> bool {
 /// `$SHELL -c SCRIPT`: whatever the shell, the script is checked.
 fn computed_shell_runs_rm(args: &[Word], cx: &Cx) -> bool {
     let texts = texts(args);
-    matches!(
-        wrappers::shell_input(&texts),
-        ShellInput::Script(script) if script_runs_rm(script, cx)
-    )
+    match wrappers::shell_input(&texts) {
+        ShellInput::Script(script, at) => shell_script_runs_rm(script, args.get(at..), cx),
+        _ => false,
+    }
+}
+
+/// A shell's `-c SCRIPT`, given the words after it (`$0`, `$1`, …): the script is
+/// checked, and when it runs its positional parameters (`"$@"`, `"$0" "$1"`), so
+/// are those words, as a command from `$0` or from `$1`; when it reads them as a
+/// script (`eval "$1"`, `$1`), each of them is one (`bash -c 'eval "$1"' _ 'rm x'`).
+fn shell_script_runs_rm(script: &str, args: Option<&[Word]>, cx: &Cx) -> bool {
+    let judge = judged(script, cx.depth + 1, cx.wrappers);
+    if judge.found.is_some() {
+        return true;
+    }
+    let args = args.unwrap_or_default();
+    judge.runs_args
+        && (function_runs_rm(args, cx)
+            || args.get(1..).is_some_and(|rest| function_runs_rm(rest, cx))
+            || judge.evals_args && args.iter().any(|arg| script_runs_rm(&arg.text, cx)))
 }
 
 /// A function of the call that runs its arguments may take counts and options
@@ -805,7 +844,7 @@ fn input_runs_rm(
     let rm = match then {
         Then::Shell if rcfile_runs_rm(args, stdin, cx) => true,
         Then::Shell => match wrappers::shell_input(texts) {
-            ShellInput::Script(text) => script(text),
+            ShellInput::Script(text, at) => shell_script_runs_rm(text, args.get(at..), cx),
             ShellInput::Stdin => stdin.is_some_and(script),
             ShellInput::File(at) => file_in_sight(&args[at], stdin).is_some_and(script),
             ShellInput::NoExec => false,

@@ -764,8 +764,9 @@ pub(super) fn file_in_sight<'a>(word: &'a Word, stdin: Option<&'a str>) -> Optio
 /// Where a shell's commands come from.
 #[derive(Debug, PartialEq, Eq)]
 pub(super) enum ShellInput<'a> {
-    /// `-c SCRIPT` (a missing script is empty).
-    Script(&'a str),
+    /// `-c SCRIPT` (a missing script is empty), and where the words it is given
+    /// start (`$0`, then `$1`, …).
+    Script(&'a str, usize),
     /// No script file: stdin (`bash <<< …`, `sh -s <<EOF`).
     Stdin,
     /// A script file, the argument at this index: out of reach unless its text is
@@ -815,7 +816,7 @@ pub(super) fn shell_input<'a>(args: &[&'a str]) -> ShellInput<'a> {
     if noexec && !interactive {
         ShellInput::NoExec
     } else if command {
-        ShellInput::Script(args.get(i).copied().unwrap_or(""))
+        ShellInput::Script(args.get(i).copied().unwrap_or(""), i + 1)
     } else if i < args.len() && !from_stdin && !STDIN_FILES.contains(&args[i]) {
         ShellInput::File(i)
     } else {
