@@ -56,6 +56,11 @@ struct Judge {
     runs_args: bool,
     /// One reads them as a script: `eval "$1"`, or unquoted and split (`$1`).
     evals_args: bool,
+    /// The first positional parameter of such a command is `$0` (`"$0" "$1"`), or
+    /// another (`"$@"`, `$1`): a `-c` script's command starts at its first word,
+    /// or at its second.
+    runs_from_zeroth: bool,
+    runs_from_first: bool,
     /// Names that run their arguments: once some body runs `"$@"`, every function
     /// defined in the call (and those of the text that handed this one on).
     wrappers: Vec<String>,
@@ -184,8 +189,14 @@ impl Judge {
             }
             _ => {}
         }
-        if !self.evals_args && runs_positional(words) {
-            self.evals_args = evals_positional(words);
+        if runs_positional(words) {
+            let zeroth = words
+                .iter()
+                .find(|w| w.positional)
+                .is_some_and(|w| w.zeroth);
+            self.runs_from_zeroth |= zeroth;
+            self.runs_from_first |= !zeroth;
+            self.evals_args |= evals_positional(words);
             if !self.runs_args {
                 self.runs_args = true;
                 self.wrappers.extend(self.functions.iter().cloned());
@@ -754,10 +765,9 @@ fn shell_script_runs_rm(script: &str, args: Option<&[Word]>, cx: &Cx) -> bool {
         return true;
     }
     let args = args.unwrap_or_default();
-    judge.runs_args
-        && (function_runs_rm(args, cx)
-            || args.get(1..).is_some_and(|rest| function_runs_rm(rest, cx))
-            || judge.evals_args && args.iter().any(|arg| script_runs_rm(&arg.text, cx)))
+    judge.runs_from_zeroth && function_runs_rm(args, cx)
+        || judge.runs_from_first && args.get(1..).is_some_and(|rest| function_runs_rm(rest, cx))
+        || judge.evals_args && args.iter().any(|arg| script_runs_rm(&arg.text, cx))
 }
 
 /// A function of the call that runs its arguments may take counts and options

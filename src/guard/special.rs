@@ -159,14 +159,21 @@ fn git_runs_rm(
 }
 
 /// git's `ext::` transport runs the command its URL names, wherever the URL
-/// stands (an argument, `-c remote.NAME.url=…`, an `insteadOf` key): its words
-/// split at spaces, `% ` a space and `%%` a `%` (`ext::sh -c rm% x`). It runs
-/// once `protocol.ext.allow` lets it, which a config file may do: it is checked
-/// whether or not `-c` allows it here.
+/// stands (an argument, `-c remote.NAME.url=…`, an `url.<base>.insteadOf` key):
+/// its words split at spaces, `% ` a space and `%%` a `%` (`ext::sh -c rm% x`).
+/// It runs once `protocol.ext.allow` lets it, which a config file may do: it is
+/// checked whether or not `-c` allows it here.
 fn ext_url_runs_rm(arg: &str, script: &dyn Fn(&str) -> bool) -> bool {
-    let Some((_, command)) = arg.split_once("ext::") else {
+    // The transport is what a URL starts with: the word, or a value after `=`, or
+    // the base of an `url.` key.
+    let Some(at) = arg
+        .match_indices("ext::")
+        .map(|(at, _)| at)
+        .find(|&at| at == 0 || arg[..at].ends_with(['=', '.']))
+    else {
         return false;
     };
+    let command = &arg[at + "ext::".len()..];
     let mut words = Vec::new();
     let mut word = String::new();
     let mut chars = command.chars();

@@ -83,8 +83,9 @@ pub(super) trait Visitor {
     /// ignore them.
     fn command(&mut self, command: &Command<'_>) -> ControlFlow<()>;
 
-    /// What a command with these words, given `stdin`, writes to a pipe, when the
-    /// visitor can tell: the next command of the pipeline gets it as its stdin.
+    /// What a command with these words (after any keyword before it), given
+    /// `stdin`, writes to a pipe, when the visitor can tell: the next command of the
+    /// pipeline gets it as its stdin.
     fn printed(&mut self, _words: &[Word], _stdin: Option<&str>) -> Option<String> {
         None
     }
@@ -208,6 +209,13 @@ fn is_prefix_keyword(word: &Word) -> bool {
         )
 }
 
+/// A command's words after the keywords before it: what a compound's commands
+/// print is what the command after `{`, `then` or `do` prints.
+fn after_keywords(words: &[Word]) -> &[Word] {
+    let start = words.iter().take_while(|w| is_prefix_keyword(w)).count();
+    &words[start..]
+}
+
 /// What the last complete command printed. Most commands' output goes to no pipe:
 /// the visitor is asked only when a pipe or a process substitution takes it.
 #[derive(Debug)]
@@ -260,6 +268,8 @@ struct Parser<'v> {
     printed: Printed,
     /// The `${…}` just read names a positional parameter.
     positional_name: bool,
+    /// It names `$0`.
+    zeroth_name: bool,
     /// The last command waits for a heredoc and passes its stdin on (`cat <<EOF |`).
     passing: Option<usize>,
     /// The stdin piped into the subshell being read (`echo … | (bash)`).
@@ -311,6 +321,7 @@ impl<'v> Parser<'v> {
             waiting: Vec::new(),
             printed: Printed::Nothing,
             positional_name: false,
+            zeroth_name: false,
             passing: None,
             group_stdin: None,
             outputs: Vec::new(),
@@ -398,7 +409,8 @@ impl<'v> Parser<'v> {
             span: (start, current.end.max(start)),
         };
         if pending || simple.stdin_from.is_some() {
-            let printed = closed.or_else(|| self.visitor.printed(&simple.words, None));
+            let printed =
+                closed.or_else(|| self.visitor.printed(after_keywords(&simple.words), None));
             self.print_in_compound(printed.map_or(Printed::Nothing, Printed::Known));
             let reader = self.waiting.len();
             for doc in &mut self.heredocs {
@@ -422,13 +434,15 @@ impl<'v> Parser<'v> {
     /// take it, and a compound it stands in prints it too.
     fn print_in_compound(&mut self, printed: Printed) {
         let depth = self.depth;
-        if !self.outputs.last().is_some_and(|o| o.depth == depth) {
+        if self.outputs.last().is_none_or(|o| o.depth != depth) {
             self.set_printed(printed);
             return;
         }
         let printed = match printed {
             Printed::Words(words, stdin) => {
-                let text = self.visitor.printed(&words, stdin.as_deref());
+                let text = self
+                    .visitor
+                    .printed(after_keywords(&words), stdin.as_deref());
                 self.reuse(words);
                 text.map_or(Printed::Nothing, Printed::Known)
             }
@@ -477,7 +491,9 @@ impl<'v> Parser<'v> {
             Printed::Nothing => None,
             Printed::Known(text) => Some(text),
             Printed::Words(words, stdin) => {
-                let printed = self.visitor.printed(&words, stdin.as_deref());
+                let printed = self
+                    .visitor
+                    .printed(after_keywords(&words), stdin.as_deref());
                 self.reuse(words);
                 printed
             }

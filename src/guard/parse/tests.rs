@@ -157,6 +157,32 @@ fn heredocs_and_here_strings_are_stdin() {
     }
 }
 
+/// A compound piped on writes what its own commands print, in order; not what a
+/// substitution in them prints, nor a compound not piped.
+#[test]
+fn compounds_print_what_their_commands_print() {
+    for (text, stdin) in [
+        ("{ print a; } | cat", "a"),
+        ("(print a) | cat", "a"),
+        ("{ print a; print b; } | cat", "ab"),
+        ("if x; then print a; fi | cat", "a"),
+        ("for i in 1; do print a; done | cat", "a"),
+        ("while x; do print a; done | cat", "a"),
+        ("{ { print a; }; print b; } | cat", "ab"),
+        ("(print a; (print b)) | cat", "ab"),
+        ("{ print $(print a) b; } | cat", " b"),
+        ("{ print a; } 2> /dev/null | cat", "a"),
+    ] {
+        let (record, _) = visit(text);
+        let last = record.stdin.last().cloned().flatten();
+        assert_eq!(last.as_deref(), Some(stdin), "stdin in {text:?}");
+    }
+    for text in ["{ print a; }; cat", "(print a); cat", "{ print a; } && cat"] {
+        let (record, _) = visit(text);
+        assert_eq!(record.stdin.last(), Some(&None), "no stdin in {text:?}");
+    }
+}
+
 #[test]
 fn arithmetic_is_data() {
     table(&[
