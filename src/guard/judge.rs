@@ -84,7 +84,7 @@ struct Judge {
 
 impl Visitor for Judge {
     fn command(&mut self, command: &Command<'_>) -> ControlFlow<()> {
-        self.learn(command.words);
+        self.learn(command);
         let words = command.words;
         if let [exec] = words
             && exec.is_plain()
@@ -168,7 +168,8 @@ impl Judge {
 
     /// What a command defines: `function NAME`, `alias NAME=VALUE`, and whether it
     /// runs positional parameters (then every function of the call is a wrapper).
-    fn learn(&mut self, words: &[Word]) {
+    fn learn(&mut self, command: &Command<'_>) {
+        let words = command.words;
         let first = words
             .first()
             .filter(|w| w.is_plain())
@@ -190,10 +191,7 @@ impl Judge {
             _ => {}
         }
         if runs_positional(words) {
-            let zeroth = words
-                .iter()
-                .find(|w| w.positional)
-                .is_some_and(|w| w.zeroth);
+            let zeroth = zeroth_first(&command.source());
             self.runs_from_zeroth |= zeroth;
             self.runs_from_first |= !zeroth;
             self.evals_args |= evals_positional(words);
@@ -351,6 +349,20 @@ fn runs_positional(words: &[Word]) -> bool {
     let name = base_name(&first.text);
     let loops = first.is_plain() && matches!(name, "for" | "select");
     rest.any(|w| w.positional) && (loops || wrappers::find(name).is_some())
+}
+
+/// Whether the first positional parameter a command expands is `$0` (`"$0" "$1"`),
+/// not `$1` or `"$@"`.
+fn zeroth_first(source: &str) -> bool {
+    let zeroth = ["$0", "${0}"].iter().filter_map(|p| source.find(p)).min();
+    let others = source.match_indices('$').map(|(at, _)| at).find(|&at| {
+        let rest = source[at + 1..].trim_start_matches('{');
+        rest.starts_with(|c: char| c.is_ascii_digit() && c != '0' || c == '@' || c == '*')
+    });
+    match (zeroth, others) {
+        (Some(zeroth), Some(others)) => zeroth < others,
+        (zeroth, _) => zeroth.is_some(),
+    }
 }
 
 /// Whether a command that runs positional parameters reads them as a script: `eval

@@ -11,7 +11,7 @@
 //! so taking it for the one that runs a command only refuses what would fail.
 
 use super::parse::Word;
-use super::wrappers::in_sight;
+use super::wrappers::{Shapes, in_sight};
 
 /// A program whose options may run a command.
 pub(super) struct Runner {
@@ -190,10 +190,26 @@ pub(super) const OPTIONS_OF_GIT: &[(&str, Runner)] = &[
     ),
 ];
 
-/// The entry of a program that runs its options' values, by its name.
+/// The entry of a program that runs its options' values, by its name. Asked of
+/// nearly every command: most names have a shape none of the table's has, told
+/// without comparing them.
 pub(super) fn find(name: &str) -> Option<&'static Runner> {
+    if !NAMES.may_hold(name) {
+        return None;
+    }
     RUNNERS.iter().find(|runner| runner.names.contains(&name))
 }
+
+/// The shapes of the table's names.
+const NAMES: Shapes = {
+    let mut shapes = Shapes::EMPTY;
+    let mut k = 0;
+    while k < RUNNERS.len() {
+        shapes = shapes.and(RUNNERS[k].names);
+        k += 1;
+    }
+    shapes
+};
 
 /// Whether the options of `runner`, in `args` (with the command's `stdin`), run rm,
 /// `script` telling whether a script does.

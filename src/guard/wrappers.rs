@@ -518,10 +518,13 @@ const NAMES: Shapes = Shapes::of_table(false);
 pub(super) struct Shapes([u64; 16]);
 
 impl Shapes {
+    /// No name at all.
+    pub(super) const EMPTY: Shapes = Shapes([0; 16]);
+
     /// The names of the table; with `readers`, only of the entries that read a
     /// script (shells, `source`) or start a shell given no command.
     pub(super) const fn of_table(readers: bool) -> Shapes {
-        let mut shapes = Shapes([0; 16]);
+        let mut shapes = Shapes::EMPTY;
         let mut k = 0;
         while k < WRAPPERS.len() {
             let wrapper = &WRAPPERS[k];

@@ -63,7 +63,6 @@ impl Parser<'_> {
             Some(c @ ('0'..='9' | '@' | '*' | '#' | '?' | '$' | '!' | '-')) => {
                 self.bump(2);
                 word.positional |= c.is_ascii_digit() || matches!(c, '@' | '*');
-                word.zeroth |= c == '0';
                 word.expansion(quoted, !quoted || c == '@');
             }
             _ => return false,
@@ -78,7 +77,6 @@ impl Parser<'_> {
     fn parameter(&mut self, word: &mut Word, quoted: bool) {
         let all = self.parameter_name();
         word.positional |= std::mem::take(&mut self.positional_name);
-        word.zeroth |= std::mem::take(&mut self.zeroth_name);
         word.expansion(quoted, !quoted || all);
         let colon = usize::from(self.peek() == Some(':'));
         let alternative = matches!(self.peek_at(colon), Some('-' | '=' | '+'));
@@ -102,7 +100,6 @@ impl Parser<'_> {
         let mut all = name == ['@'];
         let positional = name == ['*'] || !name.is_empty() && name.iter().all(char::is_ascii_digit);
         self.positional_name = all || positional;
-        self.zeroth_name = name == ['0'];
         if self.peek() == Some('[') {
             all |= self.starts_with("[@]");
             let close = self.matching(self.i + 1, '[', ']');

@@ -268,8 +268,6 @@ struct Parser<'v> {
     printed: Printed,
     /// The `${…}` just read names a positional parameter.
     positional_name: bool,
-    /// It names `$0`.
-    zeroth_name: bool,
     /// The last command waits for a heredoc and passes its stdin on (`cat <<EOF |`).
     passing: Option<usize>,
     /// The stdin piped into the subshell being read (`echo … | (bash)`).
@@ -321,7 +319,6 @@ impl<'v> Parser<'v> {
             waiting: Vec::new(),
             printed: Printed::Nothing,
             positional_name: false,
-            zeroth_name: false,
             passing: None,
             group_stdin: None,
             outputs: Vec::new(),

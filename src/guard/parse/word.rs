@@ -25,9 +25,6 @@ pub(in crate::guard) struct Word {
     /// A positional parameter is expanded in it (`"$@"`, `$1`, `${*}`): a function
     /// whose body runs such a word runs its arguments.
     pub positional: bool,
-    /// `$0` is expanded in it: a shell's name, or the first word given to a `-c`
-    /// script (`sh -c '"$0" "$1"' rm x`).
-    pub zeroth: bool,
     /// What the process substitutions `<(…)` in it print, when that is known: a file
     /// a command may read as a script (`bash <(…)`, `BASH_ENV=<(…)`).
     pub fed: Option<String>,
