@@ -3,7 +3,9 @@
 //! core.pager=…`, `alias.X='!…'`) and its options and subcommands that run one,
 //! make given a makefile in sight (`-f -`, `-f <(…)`, `--eval`), `start-stop-daemon
 //! --exec PATH`, tmux's commands (`new-session`, `split-window`, `run-shell`, … and
-//! `-c`) and the keys `send-keys` types, and Tcl's interpreters (in [`tcl`]).
+//! `-c`) and the keys `send-keys` types, Tcl's interpreters (in [`tcl`]), and the
+//! programs whose options run a command (in [`runners`]: `tar --to-command`, `ssh -o
+//! ProxyCommand=…`, git's `grep -O` and `difftool -x`).
 
 use std::borrow::Cow;
 
