@@ -5,8 +5,9 @@
 //! every simple command it could start: in chains, pipelines, subshells, groups,
 //! function bodies, `case` items, command and process substitutions (also inside
 //! double quotes and unquoted heredoc bodies). The judge parses again the scripts
-//! handed to wrappers (`bash -c`, `eval`, `su -c`, `trap`, a shell fed by `<<<` or a
-//! heredoc, `find -exec`).
+//! handed to wrappers (`bash -c`, `eval`, `su -c`, `trap`, a shell fed by `<<<`, a
+//! heredoc or a pipe from a producer in sight, `find -exec`) and to programs' options
+//! (`tar --to-command`).
 //! Arithmetic, `[[ ]]`, `case` patterns, comments and heredoc bodies are data.
 //!
 //! For each simple command the judge skips assignments, keywords and wrapper commands
@@ -25,6 +26,8 @@
 //! `guard/wrappers.rs` the wrapper table, `guard/special.rs` git's settings, options
 //! and subcommands that run a command, tmux's commands (and the keys `send-keys`
 //! types), the makefiles make reads in sight and `start-stop-daemon`,
+//! `guard/runners.rs` the options of tar, zip, ssh, rsync, man, sort and git's
+//! subcommands that run a command (`tar --to-command`, `ssh -o ProxyCommand=…`),
 //! `guard/tcl.rs` Tcl scripts in sight (`tclsh <<< 'exec …'`), `guard/glob.rs`
 //! globs, extended globs and braces against `rm`,
 //! `guard/corpus.rs` the commands the unit tests (`guard/tests.rs`) and the oracle
@@ -34,6 +37,7 @@ mod glob;
 mod judge;
 mod parse;
 mod printf;
+mod runners;
 mod special;
 mod tcl;
 mod wrappers;

@@ -135,13 +135,18 @@ fn cannot_run() -> Option<String> {
 }
 
 /// Programs the corpus runs that are no part of every machine: where one is missing,
-/// its commands confirm nothing (`.ci/run` installs GNU parallel, tmux, tini, tclsh and
-/// ssh-agent).
+/// its commands confirm nothing (`.ci/run` installs GNU parallel, tmux, tini, tclsh,
+/// ssh and ssh-agent, zip and unzip, and rsync).
 const PROGRAMS: &[&str] = &[
     "parallel",
     "tmux",
     "tclsh",
     "ssh-agent",
+    "ssh",
+    "zip",
+    "unzip",
+    "rsync",
+    "man",
     "gdb",
     "vim",
     "ed",

@@ -24,18 +24,24 @@ pub(super) fn find_rm(text: &str, depth: usize) -> Option<String> {
 /// As [`find_rm`], with the names of wrappers (functions that run their arguments)
 /// the text that hands this script on has defined.
 fn find_rm_with(text: &str, depth: usize, wrappers: &[String]) -> Option<String> {
+    judged(text, depth, wrappers).found
+}
+
+/// The judge, once it has read `text` (nested `depth` deep, with the wrappers of
+/// the text that hands it on): a text nested too deep is taken to run rm.
+fn judged(text: &str, depth: usize, wrappers: &[String]) -> Judge {
     let mut judge = Judge {
         wrappers: wrappers.to_vec(),
         ..Judge::default()
     };
     let parsed = parse::parse(text, depth, &mut judge);
     if parsed.too_deep {
-        return Some(format!(
+        judge.found = Some(format!(
             "(nested more than {} levels deep)",
             parse::MAX_DEPTH
         ));
     }
-    judge.found
+    judge
 }
 
 /// Judges each simple command the parser finds, and stops it at the first that runs
@@ -48,6 +54,13 @@ struct Judge {
     functions: Vec<String>,
     /// A command of this call runs positional parameters (`"$@"`, `exec "$1"`).
     runs_args: bool,
+    /// One reads them as a script: `eval "$1"`, or unquoted and split (`$1`).
+    evals_args: bool,
+    /// The first positional parameter of such a command is `$0` (`"$0" "$1"`), or
+    /// another (`"$@"`, `$1`): a `-c` script's command starts at its first word,
+    /// or at its second.
+    runs_from_zeroth: bool,
+    runs_from_first: bool,
     /// Names that run their arguments: once some body runs `"$@"`, every function
     /// defined in the call (and those of the text that handed this one on).
     wrappers: Vec<String>,
@@ -71,7 +84,7 @@ struct Judge {
 
 impl Visitor for Judge {
     fn command(&mut self, command: &Command<'_>) -> ControlFlow<()> {
-        self.learn(command.words);
+        self.learn(command);
         let words = command.words;
         if let [exec] = words
             && exec.is_plain()
@@ -126,8 +139,8 @@ impl Visitor for Judge {
         ControlFlow::Continue(())
     }
 
-    fn printed(&mut self, words: &[Word]) -> Option<String> {
-        printed(words)
+    fn printed(&mut self, words: &[Word], stdin: Option<&str>) -> Option<String> {
+        printed(words, stdin)
     }
 
     fn function(&mut self, name: &str) {
@@ -155,7 +168,8 @@ impl Judge {
 
     /// What a command defines: `function NAME`, `alias NAME=VALUE`, and whether it
     /// runs positional parameters (then every function of the call is a wrapper).
-    fn learn(&mut self, words: &[Word]) {
+    fn learn(&mut self, command: &Command<'_>) {
+        let words = command.words;
         let first = words
             .first()
             .filter(|w| w.is_plain())
@@ -176,9 +190,15 @@ impl Judge {
             }
             _ => {}
         }
-        if !self.runs_args && runs_positional(words) {
-            self.runs_args = true;
-            self.wrappers.extend(self.functions.iter().cloned());
+        if runs_positional(words) {
+            let zeroth = zeroth_first(&command.source());
+            self.runs_from_zeroth |= zeroth;
+            self.runs_from_first |= !zeroth;
+            self.evals_args |= evals_positional(words);
+            if !self.runs_args {
+                self.runs_args = true;
+                self.wrappers.extend(self.functions.iter().cloned());
+            }
         }
     }
 
@@ -205,7 +225,7 @@ impl Judge {
         {
             return false;
         }
-        let written = match printed(command.words) {
+        let written = match printed(command.words, None) {
             Some(printed) => Some(printed),
             None if passes_stdin(command.words) => command.stdin.map(str::to_owned),
             None => None,
@@ -331,6 +351,32 @@ fn runs_positional(words: &[Word]) -> bool {
     rest.any(|w| w.positional) && (loops || wrappers::find(name).is_some())
 }
 
+/// Whether the first positional parameter a command expands is `$0` (`"$0" "$1"`),
+/// not `$1` or `"$@"`.
+fn zeroth_first(source: &str) -> bool {
+    let zeroth = ["$0", "${0}"].iter().filter_map(|p| source.find(p)).min();
+    let others = source.match_indices('$').map(|(at, _)| at).find(|&at| {
+        let rest = source[at + 1..].trim_start_matches('{');
+        rest.starts_with(|c: char| c.is_ascii_digit() && c != '0' || c == '@' || c == '*')
+    });
+    match (zeroth, others) {
+        (Some(zeroth), Some(others)) => zeroth < others,
+        (zeroth, _) => zeroth.is_some(),
+    }
+}
+
+/// Whether a command that runs positional parameters reads them as a script: `eval
+/// "$@"`, or a parameter unquoted, which bash splits (`$1`).
+fn evals_positional(words: &[Word]) -> bool {
+    let words = skip_prefixes(words);
+    words
+        .first()
+        .is_some_and(|w| w.is_plain() && w.text == "eval")
+        || words
+            .iter()
+            .any(|w| w.positional && w.before_split().is_some())
+}
+
 /// What a command is judged in: its nesting, and the functions of the call that run
 /// their arguments.
 struct Cx<'a> {
@@ -338,18 +384,47 @@ struct Cx<'a> {
     wrappers: &'a [String],
 }
 
-/// What `echo` or `printf` with literal arguments writes, near enough to read it
-/// as a script: `echo 'rm x' | bash`, `printf 'r\x6d %s' x | bash`.
-fn printed(words: &[Word]) -> Option<String> {
+/// What a command writes, near enough to read it as a script, when it is in sight:
+/// `echo` or `printf` with literal arguments (`echo 'rm x' | bash`, `printf 'r\x6d
+/// %s' x | bash`), `yes` (one of its lines), and what passes its `stdin` on (`cat`,
+/// `tee`, `head`, …: see [`passes_stdin`]).
+fn printed(words: &[Word], stdin: Option<&str>) -> Option<String> {
+    let words = skip_prefixes(words);
     let words = skip_builtin(words);
     let (name, args) = words.split_first()?;
-    // Asked of every command: the others are told apart before anything is built.
+    // Asked of every command piped on: the others are told apart before anything is
+    // built.
     let print: fn(&[&str]) -> String = match base_name(&name.text) {
         "echo" => printf::echo,
         "printf" => printf::printf,
+        "yes" => yes,
+        _ if passes_stdin(words) => return stdin.map(str::to_owned),
         _ => return None,
     };
     Some(print(&texts(args)))
+}
+
+/// A line of what `yes` prints, forever: its arguments, or `y`.
+fn yes(args: &[&str]) -> String {
+    let args = match args.first() {
+        Some(&"--") => &args[1..],
+        _ => args,
+    };
+    if args.is_empty() {
+        "y\n".to_owned()
+    } else {
+        format!("{}\n", args.join(" "))
+    }
+}
+
+/// A command's words after the keywords and assignments before its name: the
+/// commands of a compound start with its keyword (`{ echo …`, `then echo …`).
+fn skip_prefixes(words: &[Word]) -> &[Word] {
+    let start = words
+        .iter()
+        .position(|w| !(w.is_assignment() || w.is_plain() && is_keyword(&w.text)))
+        .unwrap_or(words.len());
+    &words[start..]
 }
 
 /// `builtin echo`, `command echo`: the command itself.
@@ -364,16 +439,81 @@ fn skip_builtin(words: &[Word]) -> &[Word] {
     }
 }
 
-/// `cat` with no file, or `-`, passes its stdin on: `cat <<'EOF' | bash`.
+/// Whether a command writes its stdin on (`cat <<'EOF' | bash`, `echo … | tee log |
+/// bash`): `tee`, and `cat`, `head`, `tail`, `sort`, `uniq` and `tac` given no file
+/// but `-`. Those that keep some lines, or change their order, are taken to pass
+/// all of them.
 fn passes_stdin(words: &[Word]) -> bool {
-    let Some((name, args)) = skip_builtin(words).split_first() else {
+    let Some((name, args)) = skip_builtin(skip_prefixes(words)).split_first() else {
         return false;
     };
-    base_name(&name.text) == "cat"
-        && args
-            .iter()
-            .all(|w| w.text == "-" || w.text.starts_with('-'))
+    let name = base_name(&name.text);
+    if name == "tee" {
+        return true;
+    }
+    let Some((_, short, long)) = PASSERS.iter().find(|(passer, ..)| *passer == name) else {
+        return false;
+    };
+    // A word that is no option, nor an option's value, is a file.
+    let mut takes_value = false;
+    args.iter().all(|w| {
+        let text = w.text.as_str();
+        let value = std::mem::take(&mut takes_value);
+        if value || text == "-" {
+            return true;
+        }
+        if let Some(name) = text.strip_prefix("--") {
+            takes_value = long.contains(&name);
+            return true;
+        }
+        if let Some(letters) = text.strip_prefix('-') {
+            // The letter that takes a value takes the rest of the word, or the next.
+            takes_value = letters
+                .char_indices()
+                .find(|&(_, c)| short.contains(c))
+                .is_some_and(|(at, c)| at + c.len_utf8() == letters.len());
+            return true;
+        }
+        false
+    })
 }
+
+/// The commands that write their stdin on when given no file, with their options
+/// that take a value (short letters, long names): `head -n 1`, `sort -k 2`.
+const PASSERS: &[(&str, &str, &[&str])] = &[
+    ("cat", "", &[]),
+    ("head", "nc", &["lines", "bytes"]),
+    (
+        "tail",
+        "ncs",
+        &[
+            "lines",
+            "bytes",
+            "pid",
+            "sleep-interval",
+            "max-unchanged-stats",
+        ],
+    ),
+    (
+        "sort",
+        "ktoST",
+        &[
+            "key",
+            "field-separator",
+            "output",
+            "buffer-size",
+            "temporary-directory",
+            "batch-size",
+            "compress-program",
+            "files0-from",
+            "parallel",
+            "random-source",
+            "sort",
+        ],
+    ),
+    ("uniq", "fsw", &["skip-fields", "skip-chars", "check-chars"]),
+    ("tac", "s", &["separator"]),
+];
 
 /// A script handed to a shell or wrapper, read one level deeper.
 fn script_runs_rm(script: &str, cx: &Cx) -> bool {
@@ -412,7 +552,8 @@ enum Step {
 /// Variables whose value a program started here runs or expands as code: a shell's
 /// `PROMPT_COMMAND` and the prompts of an interactive or `-x` shell; the editors,
 /// pagers and helpers that git, man, crontab and others run (`GIT_SSH`, a program,
-/// is read as a script too), and the values of git's settings given in the
+/// is read as a script too), rsync's remote shell, less's input filters
+/// (`LESSOPEN='|rm x %s'` reads as a pipe into rm), and the values of git's settings given in the
 /// environment (`GIT_CONFIG_VALUE_<n>`), whatever their key.
 fn runs_value(name: &str) -> bool {
     name.starts_with("GIT_CONFIG_VALUE_")
@@ -436,7 +577,23 @@ fn runs_value(name: &str) -> bool {
                 | "GIT_ASKPASS"
                 | "SSH_ASKPASS"
                 | "GIT_PROXY_COMMAND"
+                | "RSYNC_RSH"
+                | "RSYNC_CONNECT_PROG"
+                | "LESSOPEN"
+                | "LESSCLOSE"
+                | "BROWSER"
         )
+}
+
+/// Variables whose value a program reads as options given before its own:
+/// `TAR_OPTIONS`, `ZIPOPT` and `MANOPT`. The program they belong to.
+fn options_of(name: &str) -> Option<&'static str> {
+    match name {
+        "TAR_OPTIONS" => Some("tar"),
+        "ZIPOPT" => Some("zip"),
+        "MANOPT" => Some("man"),
+        _ => None,
+    }
 }
 
 impl Step {
@@ -475,6 +632,12 @@ fn step(word: &Word, rest: &[Word], stdin: Option<&str>, cx: &Cx) -> Step {
             // Hooks, editors and pagers a program started here runs: checked as scripts.
             Some((name, value)) if !rest.is_empty() && runs_value(name) => {
                 Step::rm_if(script_runs_rm(value, cx)).or_skip()
+            }
+            // Options a program started here reads from the environment, as if given
+            // first: `TAR_OPTIONS='--to-command=…' tar -xf a.tar`.
+            Some((name, value)) if !rest.is_empty() && options_of(name).is_some() => {
+                let program = options_of(name).unwrap_or_default();
+                Step::rm_if(script_runs_rm(&format!("{program} {value}"), cx)).or_skip()
             }
             // The start-up file of a shell started here, when its text is in sight.
             Some(("BASH_ENV" | "ENV", file)) if !rest.is_empty() => {
@@ -598,10 +761,25 @@ fn names_rm(word: &Word) -> bool {
 /// `$SHELL -c SCRIPT`: whatever the shell, the script is checked.
 fn computed_shell_runs_rm(args: &[Word], cx: &Cx) -> bool {
     let texts = texts(args);
-    matches!(
-        wrappers::shell_input(&texts),
-        ShellInput::Script(script) if script_runs_rm(script, cx)
-    )
+    match wrappers::shell_input(&texts) {
+        ShellInput::Script(script, at) => shell_script_runs_rm(script, args.get(at..), cx),
+        _ => false,
+    }
+}
+
+/// A shell's `-c SCRIPT`, given the words after it (`$0`, `$1`, …): the script is
+/// checked, and when it runs its positional parameters (`"$@"`, `"$0" "$1"`), so
+/// are those words, as a command from `$0` or from `$1`; when it reads them as a
+/// script (`eval "$1"`, `$1`), each of them is one (`bash -c 'eval "$1"' _ 'rm x'`).
+fn shell_script_runs_rm(script: &str, args: Option<&[Word]>, cx: &Cx) -> bool {
+    let judge = judged(script, cx.depth + 1, cx.wrappers);
+    if judge.found.is_some() {
+        return true;
+    }
+    let args = args.unwrap_or_default();
+    judge.runs_from_zeroth && function_runs_rm(args, cx)
+        || judge.runs_from_first && args.get(1..).is_some_and(|rest| function_runs_rm(rest, cx))
+        || judge.evals_args && args.iter().any(|arg| script_runs_rm(&arg.text, cx))
 }
 
 /// A function of the call that runs its arguments may take counts and options
@@ -688,7 +866,7 @@ fn input_runs_rm(
     let rm = match then {
         Then::Shell if rcfile_runs_rm(args, stdin, cx) => true,
         Then::Shell => match wrappers::shell_input(texts) {
-            ShellInput::Script(text) => script(text),
+            ShellInput::Script(text, at) => shell_script_runs_rm(text, args.get(at..), cx),
             ShellInput::Stdin => stdin.is_some_and(script),
             ShellInput::File(at) => file_in_sight(&args[at], stdin).is_some_and(script),
             ShellInput::NoExec => false,

@@ -3,11 +3,14 @@
 //! core.pager=…`, `alias.X='!…'`) and its options and subcommands that run one,
 //! make given a makefile in sight (`-f -`, `-f <(…)`, `--eval`), `start-stop-daemon
 //! --exec PATH`, tmux's commands (`new-session`, `split-window`, `run-shell`, … and
-//! `-c`) and the keys `send-keys` types, and Tcl's interpreters (in [`tcl`]).
+//! `-c`) and the keys `send-keys` types, Tcl's interpreters (in [`tcl`]), and the
+//! programs whose options run a command (in [`runners`]: `tar --to-command`, `ssh -o
+//! ProxyCommand=…`, git's `grep -O` and `difftool -x`).
 
 use std::borrow::Cow;
 
 use super::parse::Word;
+use super::runners;
 use super::tcl;
 use super::wrappers::{STDIN_FILES, in_sight, spells_rm};
 
@@ -27,10 +30,13 @@ pub(super) fn runs_rm(
     if matches!(name, "wish" | "expect") || name.starts_with("tclsh") {
         return Some(tcl::runs_rm(name, rest, stdin, script));
     }
+    if let Some(runner) = runners::find(name) {
+        return Some(runners::runs_rm(runner, rest, stdin, script));
+    }
     let args: Vec<&str> = rest.iter().map(|w| w.text.as_str()).collect();
     let args = &args[..];
     let rm = match name {
-        "git" => git_runs_rm(args, script),
+        "git" => git_runs_rm(rest, args, stdin, script),
         "make" | "gmake" => make_runs_rm(rest, args, stdin, script),
         "start-stop-daemon" => values(args, &["-x", "-a"], &["--exec", "--startas"]).any(spells_rm),
         _ => tmux_runs_rm(args, script),
@@ -44,6 +50,7 @@ pub(super) fn knows(name: &str) -> bool {
         name,
         "git" | "make" | "gmake" | "start-stop-daemon" | "tmux" | "wish" | "expect"
     ) || name.starts_with("tclsh")
+        || runners::find(name).is_some()
 }
 
 /// The values of the options `short` (as the next word or attached) and `long` (as
@@ -110,11 +117,20 @@ const GIT_COMMANDS: &[&str] = &[
 
 /// `git`: the settings given with `-c KEY=VALUE` that git runs (whichever subcommand
 /// follows, any such value is checked), the options that name a program to run
-/// (`--upload-pack`, `--receive-pack`, `--exec`, `clone -u`, `rebase -x`), `bisect run CMD` and `submodule foreach CMD`.
-fn git_runs_rm(args: &[&str], script: &dyn Fn(&str) -> bool) -> bool {
+/// (`--upload-pack`, `--receive-pack`, `--exec`, `clone -u`, `rebase -x`, and those
+/// of [`runners::OPTIONS_OF_GIT`]: `grep -O`, `difftool -x`, `filter-branch`'s
+/// filters), the commands of `ext::` URLs, `bisect run CMD` and `submodule foreach
+/// CMD`.
+fn git_runs_rm(
+    words: &[Word],
+    args: &[&str],
+    stdin: Option<&str>,
+    script: &dyn Fn(&str) -> bool,
+) -> bool {
     let mut settings = values(args, &["-c"], &[]).filter_map(git_setting_command);
     if settings.any(|command| script(&command))
         || values(args, &[], &["--upload-pack", "--receive-pack", "--exec"]).any(script)
+        || args.iter().any(|arg| ext_url_runs_rm(arg, script))
     {
         return true;
     }
@@ -122,6 +138,12 @@ fn git_runs_rm(args: &[&str], script: &dyn Fn(&str) -> bool) -> bool {
         return false;
     };
     let rest = &args[at + 1..];
+    if let Some((_, runner)) = runners::OPTIONS_OF_GIT
+        .iter()
+        .find(|(sub, _)| *sub == args[at])
+    {
+        return runners::runs_rm(runner, &words[at + 1..], stdin, script);
+    }
     match args[at] {
         "clone" => values(rest, &["-u"], &[]).any(script),
         "rebase" => values(rest, &["-x"], &[]).any(script),
@@ -136,6 +158,46 @@ fn git_runs_rm(args: &[&str], script: &dyn Fn(&str) -> bool) -> bool {
         },
         _ => false,
     }
+}
+
+/// git's `ext::` transport runs the command its URL names, wherever the URL
+/// stands (an argument, `-c remote.NAME.url=…`, an `url.<base>.insteadOf` key):
+/// its words split at spaces, `% ` a space and `%%` a `%` (`ext::sh -c rm% x`).
+/// It runs once `protocol.ext.allow` lets it, which a config file may do: it is
+/// checked whether or not `-c` allows it here.
+fn ext_url_runs_rm(arg: &str, script: &dyn Fn(&str) -> bool) -> bool {
+    // The transport is what a URL starts with: the word, or a value after `=`, or
+    // the base of an `url.` key.
+    let Some(at) = arg
+        .match_indices("ext::")
+        .map(|(at, _)| at)
+        .find(|&at| at == 0 || arg[..at].ends_with(['=', '.']))
+    else {
+        return false;
+    };
+    let command = &arg[at + "ext::".len()..];
+    let mut words = Vec::new();
+    let mut word = String::new();
+    let mut chars = command.chars();
+    while let Some(c) = chars.next() {
+        match c {
+            '%' => match chars.next() {
+                Some(' ') => word.push(' '),
+                Some('%') | None => word.push('%'),
+                // `%s`, `%S`, `%G`: the service and the repository, placeholders.
+                Some(other) => word.extend(['%', other]),
+            },
+            ' ' => words.push(std::mem::take(&mut word)),
+            _ => word.push(c),
+        }
+    }
+    words.push(word);
+    // As a command of quoted words: what git runs, without a shell.
+    let quoted: Vec<String> = words
+        .iter()
+        .map(|word| format!("'{}'", word.replace('\'', r"'\''")))
+        .collect();
+    script(&quoted.join(" "))
 }
 
 /// Where git's subcommand stands, after its own options: `-c`, `-C`, `--git-dir`,

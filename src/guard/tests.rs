@@ -492,6 +492,60 @@ fn tmux_commands_are_read_by_their_own_letters() {
     }
 }
 
+/// Options whose value a program runs, read as getopt reads them: clusters up to the
+/// letter that takes a value, exact names before abbreviations, optional values only
+/// attached; ssh's configuration lines in any spelling; git's `ext::` URLs wherever
+/// they stand; the loader by any of its names.
+#[test]
+fn options_that_run_a_command_are_read_as_their_programs_read_them() {
+    for command in [
+        "tar -xvf a.tar --to-command rm",
+        "tar -C d -I rm -cf a.tar y",
+        "tar -cf a.tar --checkpoint-action=exec=rm y",
+        "tar -cf a.tar --checkpoint-action 'exec = rm x' y",
+        "TAR_OPTIONS=-Irm tar -cf a.tar y",
+        "ZIPOPT='-TT rm' zip -T z.zip y",
+        "ssh -o ' LocalCommand = rm x' h",
+        "ssh -F <(printf 'Host *\n  ProxyCommand=rm x\n') h",
+        "ssh -o 'match host h exec \"rm x\"' h",
+        "sftp -S rm h",
+        "scp -qS /usr/bin/rm y h:z",
+        "rsync -avze 'rm x' y h:z",
+        "rsync --rsh='rm x' y h:z",
+        "man -Prm ls",
+        "MANOPT='-P rm' man ls",
+        "git -c 'url.ext::sh -c rm% x.insteadOf=o:' fetch o:r",
+        "git ls-remote 'ext::rm x'",
+        "git grep --open='rm x' a",
+        "git filter-branch --msg-filter 'rm x'",
+        "ld-2.31.so /bin/rm x",
+        "ld64.so.2 --inhibit-cache /bin/rm x",
+    ] {
+        blocked(command);
+    }
+    for command in [
+        "tar -cf a.tar --checkpoint 1 y",
+        "tar -xfI a.tar",
+        "tar -f -I x",
+        "tar -cf a.tar --checkpoint-action=echo='rm x' y",
+        "zip -b /tmp z.zip rm",
+        "ssh -o 'SendEnv rm' h",
+        "ssh -o RemoteCommand=rm h",
+        "ssh -i rm h",
+        "scp -i rm y h:z",
+        "man -H ls",
+        "git grep -O rm",
+        "git grep -e -Orm",
+        "git difftool -t rm",
+        "git clone https://h/ext::rm",
+        "ld.so --list /usr/bin/rm",
+        "ldd /usr/bin/rm",
+        "sort -o rm f",
+    ] {
+        allowed(command);
+    }
+}
+
 /// Git's settings, variables and options that name a command, and the editors and
 /// pagers of other programs; forms the oracle cannot run here (no terminal, no
 /// remote, no attributes) are checked only for the verdict.

@@ -400,6 +400,28 @@ pub(super) const WRAPPERS: &[Wrapper] = &[
         ..wrapper(&["npm"], Then::Command)
     },
     wrapper(&["busybox", "toybox"], Then::Command),
+    // The dynamic loader runs the program it is given, by any of its names (see
+    // [`is_loader`]); `--list` and `--verify` only load it.
+    Wrapper {
+        long: &[
+            "library-path",
+            "glibc-hwcaps-prepend",
+            "glibc-hwcaps-mask",
+            "inhibit-rpath",
+            "audit",
+            "preload",
+            "argv0",
+        ],
+        lookup: &[
+            "--list",
+            "--verify",
+            "--list-tunables",
+            "--list-diagnostics",
+            "--help",
+            "--version",
+        ],
+        ..wrapper(&[LOADER], Then::Command)
+    },
     Wrapper {
         short: "nqs",
         long: &["interval", "equexit", "shotsdir"],
@@ -450,6 +472,15 @@ pub(super) const WRAPPERS: &[Wrapper] = &[
     wrapper(&["find"], Then::Find),
 ];
 
+/// The name the table knows the dynamic loader by.
+const LOADER: &str = "ld.so";
+
+/// The dynamic loader, as a path names it: `ld.so`, `ld-linux-x86-64.so.2`,
+/// `ld-linux.so.2`, `ld64.so.2`, `ld-musl-x86_64.so.1`, `ld-2.31.so`.
+fn is_loader(name: &str) -> bool {
+    name.starts_with("ld") && name.contains(".so")
+}
+
 /// The length of the longest name of the table (`dbus-run-session`).
 pub(super) const LONGEST_NAME: usize = 16;
 
@@ -466,6 +497,9 @@ pub(super) fn find(name: &str) -> Option<&'static Wrapper> {
         }
         by_name
     });
+    if is_loader(name) {
+        return BY_NAME.get(LOADER).copied();
+    }
     // No name of the table is longer: a long word is not hashed at all, and nor is
     // one whose shape no name of the table has.
     if name.len() > LONGEST_NAME || !NAMES.may_hold(name) {
@@ -484,10 +518,13 @@ const NAMES: Shapes = Shapes::of_table(false);
 pub(super) struct Shapes([u64; 16]);
 
 impl Shapes {
+    /// No name at all.
+    pub(super) const EMPTY: Shapes = Shapes([0; 16]);
+
     /// The names of the table; with `readers`, only of the entries that read a
     /// script (shells, `source`) or start a shell given no command.
     pub(super) const fn of_table(readers: bool) -> Shapes {
-        let mut shapes = Shapes([0; 16]);
+        let mut shapes = Shapes::EMPTY;
         let mut k = 0;
         while k < WRAPPERS.len() {
             let wrapper = &WRAPPERS[k];
@@ -730,8 +767,9 @@ pub(super) fn file_in_sight<'a>(word: &'a Word, stdin: Option<&'a str>) -> Optio
 /// Where a shell's commands come from.
 #[derive(Debug, PartialEq, Eq)]
 pub(super) enum ShellInput<'a> {
-    /// `-c SCRIPT` (a missing script is empty).
-    Script(&'a str),
+    /// `-c SCRIPT` (a missing script is empty), and where the words it is given
+    /// start (`$0`, then `$1`, …).
+    Script(&'a str, usize),
     /// No script file: stdin (`bash <<< …`, `sh -s <<EOF`).
     Stdin,
     /// A script file, the argument at this index: out of reach unless its text is
@@ -781,7 +819,7 @@ pub(super) fn shell_input<'a>(args: &[&'a str]) -> ShellInput<'a> {
     if noexec && !interactive {
         ShellInput::NoExec
     } else if command {
-        ShellInput::Script(args.get(i).copied().unwrap_or(""))
+        ShellInput::Script(args.get(i).copied().unwrap_or(""), i + 1)
     } else if i < args.len() && !from_stdin && !STDIN_FILES.contains(&args[i]) {
         ShellInput::File(i)
     } else {

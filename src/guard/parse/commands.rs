@@ -133,7 +133,9 @@ impl Parser<'_> {
             Some(piped) => self.group_stdin.replace(piped),
             None => self.group_stdin.clone(),
         };
+        self.open_compound(true);
         self.nested(End::Paren);
+        self.close_compound(true);
         self.group_stdin = outer;
     }
 
@@ -183,6 +185,7 @@ impl Parser<'_> {
         // The body of `function NAME { …; }` and `coproc NAME { …; }` is a compound too.
         if word.is_plain() && word.text == "{" && self.named_body() {
             self.compounds += 1;
+            self.open_compound(false);
         }
         if command_start && word.is_plain() {
             match word.text.as_str() {
@@ -193,8 +196,14 @@ impl Parser<'_> {
                     self.compounds -= 1;
                     return (stop == ListEnd::Eof).then_some(ListEnd::Eof);
                 }
-                "if" | "while" | "until" | "for" | "select" | "{" => self.compounds += 1,
-                "fi" | "done" | "}" => self.compounds = self.compounds.saturating_sub(1),
+                "if" | "while" | "until" | "for" | "select" | "{" => {
+                    self.compounds += 1;
+                    self.open_compound(false);
+                }
+                "fi" | "done" | "}" => {
+                    self.compounds = self.compounds.saturating_sub(1);
+                    self.close_compound(false);
+                }
                 "[[" => {
                     self.flush();
                     self.double_bracket();

@@ -83,9 +83,10 @@ pub(super) trait Visitor {
     /// ignore them.
     fn command(&mut self, command: &Command<'_>) -> ControlFlow<()>;
 
-    /// What a command with these words writes to a pipe, when the visitor can tell:
-    /// the next command of the pipeline gets it as its stdin.
-    fn printed(&mut self, _words: &[Word]) -> Option<String> {
+    /// What a command with these words (after any keyword before it), given
+    /// `stdin`, writes to a pipe, when the visitor can tell: the next command of the
+    /// pipeline gets it as its stdin.
+    fn printed(&mut self, _words: &[Word], _stdin: Option<&str>) -> Option<String> {
         None
     }
 
@@ -208,14 +209,33 @@ fn is_prefix_keyword(word: &Word) -> bool {
         )
 }
 
+/// A command's words after the keywords before it: what a compound's commands
+/// print is what the command after `{`, `then` or `do` prints.
+fn after_keywords(words: &[Word]) -> &[Word] {
+    let start = words.iter().take_while(|w| is_prefix_keyword(w)).count();
+    &words[start..]
+}
+
 /// What the last complete command printed. Most commands' output goes to no pipe:
 /// the visitor is asked only when a pipe or a process substitution takes it.
 #[derive(Debug)]
 enum Printed {
     Nothing,
     Known(String),
-    /// The command's words, the visitor not asked yet.
-    Words(Vec<Word>),
+    /// The command's words and stdin, the visitor not asked yet.
+    Words(Vec<Word>, Option<String>),
+}
+
+/// What the commands of an open compound print, in order: a compound piped on
+/// (`{ echo …; } | bash`, `(echo …) | bash`) writes what they print.
+#[derive(Debug)]
+struct Output {
+    /// The nesting of the compound's own commands (not those of a substitution in
+    /// them, whose output goes elsewhere).
+    depth: usize,
+    /// A subshell, closed by its `)`; otherwise closed by `}`, `fi` or `done`.
+    subshell: bool,
+    text: String,
 }
 
 /// The simple command being read.
@@ -252,6 +272,11 @@ struct Parser<'v> {
     passing: Option<usize>,
     /// The stdin piped into the subshell being read (`echo … | (bash)`).
     group_stdin: Option<String>,
+    /// The compounds open, with what their commands printed so far.
+    outputs: Vec<Output>,
+    /// What the compound just closed printed: the command its `}`, `fi` or `done`
+    /// stands in (or the `)` ends) printed that.
+    closed: Option<String>,
     /// Where a definition takes effect: the nesting the parse began at, the
     /// compounds open (`if`, loops, `case`, `{`), and whether the command being read
     /// follows `&&`, `||` or `|` (`operator`: no word read since that operator).
@@ -296,6 +321,8 @@ impl<'v> Parser<'v> {
             positional_name: false,
             passing: None,
             group_stdin: None,
+            outputs: Vec::new(),
+            closed: None,
             base_depth: depth,
             compounds: 0,
             conditional: false,
@@ -360,12 +387,15 @@ impl<'v> Parser<'v> {
     fn flush(&mut self) {
         let current = std::mem::take(&mut self.cur);
         let pending = self.heredocs.iter().any(|doc| doc.reader.is_none());
+        let closed = self.closed.take();
         self.passing = None;
         if current.words.is_empty() && !current.redirected {
             for doc in &mut self.heredocs {
                 doc.reader.get_or_insert(usize::MAX);
             }
-            self.set_printed(Printed::Nothing);
+            // After a subshell's `)`: what it printed.
+            let printed = closed.map_or(Printed::Nothing, Printed::Known);
+            self.print_in_compound(printed);
             return;
         }
         let start = current.start.unwrap_or(0);
@@ -376,8 +406,9 @@ impl<'v> Parser<'v> {
             span: (start, current.end.max(start)),
         };
         if pending || simple.stdin_from.is_some() {
-            let printed = self.visitor.printed(&simple.words);
-            self.set_printed(printed.map_or(Printed::Nothing, Printed::Known));
+            let printed =
+                closed.or_else(|| self.visitor.printed(after_keywords(&simple.words), None));
+            self.print_in_compound(printed.map_or(Printed::Nothing, Printed::Known));
             let reader = self.waiting.len();
             for doc in &mut self.heredocs {
                 doc.reader.get_or_insert(reader);
@@ -388,13 +419,65 @@ impl<'v> Parser<'v> {
             self.waiting.push(simple);
         } else {
             self.visit(&simple);
-            self.set_printed(Printed::Words(simple.words));
+            let printed = match closed {
+                Some(text) => Printed::Known(text),
+                None => Printed::Words(simple.words, simple.stdin),
+            };
+            self.print_in_compound(printed);
+        }
+    }
+
+    /// What the command just ended printed: the next command of a pipeline may
+    /// take it, and a compound it stands in prints it too.
+    fn print_in_compound(&mut self, printed: Printed) {
+        let depth = self.depth;
+        if self.outputs.last().is_none_or(|o| o.depth != depth) {
+            self.set_printed(printed);
+            return;
+        }
+        let printed = match printed {
+            Printed::Words(words, stdin) => {
+                let text = self
+                    .visitor
+                    .printed(after_keywords(&words), stdin.as_deref());
+                self.reuse(words);
+                text.map_or(Printed::Nothing, Printed::Known)
+            }
+            printed => printed,
+        };
+        if let (Printed::Known(text), Some(output)) = (&printed, self.outputs.last_mut()) {
+            output.text.push_str(text);
+        }
+        self.set_printed(printed);
+    }
+
+    /// A compound opens (`{`, `if`, a loop, or a subshell): what its commands print
+    /// is gathered.
+    fn open_compound(&mut self, subshell: bool) {
+        let depth = self.depth + usize::from(subshell);
+        self.outputs.push(Output {
+            depth,
+            subshell,
+            text: String::new(),
+        });
+    }
+
+    /// A compound closes: what its commands printed is what it prints. A closing
+    /// word that opened nothing at this nesting closes nothing.
+    fn close_compound(&mut self, subshell: bool) {
+        let depth = self.depth + usize::from(subshell);
+        if self
+            .outputs
+            .last()
+            .is_some_and(|o| o.subshell == subshell && o.depth == depth)
+        {
+            self.closed = self.outputs.pop().map(|output| output.text);
         }
     }
 
     /// What the last complete command printed, as the visitor sees it.
     fn set_printed(&mut self, printed: Printed) {
-        if let Printed::Words(words) = std::mem::replace(&mut self.printed, printed) {
+        if let Printed::Words(words, _) = std::mem::replace(&mut self.printed, printed) {
             self.reuse(words);
         }
     }
@@ -404,8 +487,10 @@ impl<'v> Parser<'v> {
         match std::mem::replace(&mut self.printed, Printed::Nothing) {
             Printed::Nothing => None,
             Printed::Known(text) => Some(text),
-            Printed::Words(words) => {
-                let printed = self.visitor.printed(&words);
+            Printed::Words(words, stdin) => {
+                let printed = self
+                    .visitor
+                    .printed(after_keywords(&words), stdin.as_deref());
                 self.reuse(words);
                 printed
             }
