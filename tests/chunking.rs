@@ -169,6 +169,7 @@ fn capture(run: &Run, sizes: &[usize]) -> Outcome {
         code: run.code,
         ending: Ending::Exited,
         background: None,
+        rest: None,
     };
     let answer = present::show(&out, 5, 300, run.cap, present::Stderr::Always).text;
     let place = dir.path().display().to_string();
