@@ -92,6 +92,8 @@ pub struct Containment {
     /// carrying the sandbox's filter. A spawn takes one (or starts one) and gives it
     /// back when its child executed; one whose spawn never came back is not used again.
     spawners: Mutex<[Vec<Worker>; 2]>,
+    /// The thread that makes calls' cgroups when none is ready ([`Containment::new_call`]).
+    maker: Mutex<Option<Worker>>,
     /// Hands the cgroups of ended calls to a thread that removes them, off the
     /// answer's path.
     removals: Mutex<Option<mpsc::Sender<Vec<PathBuf>>>>,
@@ -124,6 +126,7 @@ impl Containment {
             watchdog: Mutex::new(None),
             running: Mutex::new(HashMap::new()),
             spawners: Mutex::new([Vec::new(), Vec::new()]),
+            maker: Mutex::new(None),
             removals: Mutex::new(None),
             told: Mutex::new(Vec::new()),
         }
@@ -175,15 +178,24 @@ impl Containment {
         )
     }
 
-    /// A new call, as [`Containment::call`], whose cgroups are made on a blocking thread
-    /// when none is ready to take: making a cgroup (and moving a slot's thread into
+    /// A new call, as [`Containment::call`], whose cgroups are made on a thread of
+    /// their own when none is ready to take: making a cgroup (and moving a slot's thread into
     /// it) waits for the kernel's cgroup locks, which a storm of forks and kills holds.
     pub async fn new_call(self: &Arc<Self>) -> Arc<Call> {
         if self.cgroups().ready() {
             return self.call();
         }
+        let maker = lock(&self.maker).clone();
+        let maker = match maker {
+            Some(maker) => maker,
+            None => match Worker::start("cgroup maker", || Ok(())) {
+                Ok(maker) => lock(&self.maker).insert(maker).clone(),
+                Err(_) => return self.call(),
+            },
+        };
         let containment = self.clone();
-        match tokio::task::spawn_blocking(move || containment.call()).await {
+        let made = maker.run_detached(move || Ok(containment.call()), drop);
+        match made.result().await {
             Ok(call) => call,
             Err(_) => self.call(),
         }
