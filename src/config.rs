@@ -414,6 +414,16 @@ impl Config {
         euid == 0 && (self.per_user() || self.user.is_some())
     }
 
+    /// The uids commands run under when they are not the server's (`euid`): the
+    /// users' own on a root server that knows them, or `--run-as`.
+    pub fn others(&self, euid: u32) -> Option<crate::users::Others> {
+        if self.uid_per_user(euid) {
+            Some(crate::users::Others::Users(self.user_uids))
+        } else {
+            self.run_as.map(crate::users::Others::RunAs)
+        }
+    }
+
     /// These settings for `user`: `{user}` in the workdir and state dir replaced by
     /// the name (which [`valid_user`] accepted), and the user named.
     pub fn for_user(&self, user: &str) -> Config {

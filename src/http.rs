@@ -164,6 +164,26 @@ pub enum Error {
         "--http-token-file {file}: sandboxed commands can read it (it is under {under}), and with the token a command could act as any user; keep it outside the directories commands may read"
     )]
     TokenReadable { file: String, under: String },
+    #[error(
+        "--http-token-file {file}: commands run as {others} could read it (owner {owner}, group {group}, mode {mode:o}), and with the token a command could act as any user; make it the server's alone: chmod 600 {file}"
+    )]
+    TokenReadableByUids {
+        file: String,
+        others: crate::users::Others,
+        owner: u32,
+        group: u32,
+        mode: u32,
+    },
+    #[error(
+        "--http-token-file {file}: commands run as {others} could replace it, since they may write {dir} (owner {owner}, mode {mode:o}), and choose the token the next start reads; keep it in a directory that is the server's alone (chmod go-w {dir})"
+    )]
+    TokenReplaceable {
+        file: String,
+        others: crate::users::Others,
+        dir: String,
+        owner: u32,
+        mode: u32,
+    },
     #[error("FORGE_BASH_HTTP_TOKEN is empty")]
     EmptyToken,
 }
@@ -189,6 +209,9 @@ impl Settings {
                         let under = under.display().to_string();
                         return Err(Error::TokenReadable { file: shown, under });
                     }
+                }
+                if let Some(others) = config.others(crate::users::euid()) {
+                    out_of_reach(path, others)?;
                 }
                 let text = std::fs::read_to_string(path)
                     .map_err(|e| Error::TokenFile(shown.clone(), e))?;
@@ -230,6 +253,35 @@ impl Settings {
             max_sessions: config.http_max_sessions as usize,
         })
     }
+}
+
+/// Refuses a token file that commands running as `others` could read (its mode bits
+/// give them read, as others, as its group or as its owner) or replace (a directory
+/// on its path they may write): with the token, one user's command could open a
+/// session as any other.
+fn out_of_reach(path: &std::path::Path, others: crate::users::Others) -> Result<(), Error> {
+    use std::os::unix::fs::MetadataExt;
+    let file = path.display().to_string();
+    let meta = std::fs::metadata(path).map_err(|e| Error::TokenFile(file.clone(), e))?;
+    if others.may(&meta, 0o4) || others.has_uid(meta.uid()) {
+        return Err(Error::TokenReadableByUids {
+            file,
+            others,
+            owner: meta.uid(),
+            group: meta.gid(),
+            mode: meta.mode() & 0o7777,
+        });
+    }
+    if let Some((dir, meta)) = others.could_replace(path) {
+        return Err(Error::TokenReplaceable {
+            file,
+            others,
+            dir: dir.display().to_string(),
+            owner: meta.uid(),
+            mode: meta.mode() & 0o7777,
+        });
+    }
+    Ok(())
 }
 
 /// What binds a session to its user: set by the gate, read by the session's handler.

@@ -279,6 +279,73 @@ fn accounts() -> std::collections::HashSet<u32> {
         .collect()
 }
 
+/// The uids and gids commands run under when they are not the server's: a root
+/// server's users (each a uid of `--user-uids`, its gid the same number, no
+/// supplementary groups), or `--run-as`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Others {
+    Users(Range),
+    RunAs(Ids),
+}
+
+impl Others {
+    /// Whether `uid` is one of theirs.
+    pub fn has_uid(&self, uid: u32) -> bool {
+        match self {
+            Others::Users(range) => (range.first..=range.last).contains(&uid),
+            Others::RunAs(ids) => ids.uid == uid,
+        }
+    }
+
+    /// Whether `gid` is one of their groups.
+    pub fn has_gid(&self, gid: u32) -> bool {
+        match self {
+            Others::Users(range) => (range.first..=range.last).contains(&gid),
+            Others::RunAs(ids) => ids.gid == gid,
+        }
+    }
+
+    /// Whether the mode bits of `meta` give them `bit` (4 read, 2 write): as others,
+    /// as the file's group, or as its owner.
+    pub fn may(&self, meta: &std::fs::Metadata, bit: u32) -> bool {
+        let mode = meta.mode();
+        mode & bit != 0
+            || (self.has_gid(meta.gid()) && mode & (bit << 3) != 0)
+            || (self.has_uid(meta.uid()) && mode & (bit << 6) != 0)
+    }
+
+    /// The first existing directory on `path` (resolved where it exists) through which
+    /// they could put something of theirs where `path` is: one they may write, unless
+    /// it is sticky and what it holds on the way exists and is not theirs. Its
+    /// missing part counts as theirs to make.
+    pub fn could_replace(&self, path: &Path) -> Option<(PathBuf, std::fs::Metadata)> {
+        let real = path.canonicalize().unwrap_or_else(|_| path.to_owned());
+        let mut child = std::fs::symlink_metadata(&real).ok();
+        for dir in real.ancestors().skip(1) {
+            let Ok(meta) = std::fs::metadata(dir) else {
+                child = None;
+                continue;
+            };
+            let shielded =
+                meta.mode() & 0o1000 != 0 && child.as_ref().is_some_and(|c| !self.has_uid(c.uid()));
+            if (self.may(&meta, 0o2) || self.has_uid(meta.uid())) && !shielded {
+                return Some((dir.to_owned(), meta));
+            }
+            child = Some(meta);
+        }
+        None
+    }
+}
+
+impl fmt::Display for Others {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Others::Users(range) => write!(f, "the users' uids (--user-uids {range})"),
+            Others::RunAs(ids) => write!(f, "uid {}:{} (--run-as)", ids.uid, ids.gid),
+        }
+    }
+}
+
 /// Why a directory on a user's path is in the way.
 #[derive(Debug, thiserror::Error)]
 #[error(
@@ -445,6 +512,41 @@ mod tests {
         std::fs::set_permissions(&file, std::fs::Permissions::from_mode(0o666)).unwrap();
         let e = uid_of(&file, range, "a").unwrap_err().to_string();
         assert!(e.contains("writable by it alone"), "{e}");
+    }
+
+    #[test]
+    fn what_other_uids_may_read_and_replace() {
+        use std::os::unix::fs::{PermissionsExt, chown};
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("f");
+        std::fs::write(&file, "x").unwrap();
+        let set = |path: &Path, mode| {
+            std::fs::set_permissions(path, std::fs::Permissions::from_mode(mode)).unwrap();
+        };
+        let users = Others::Users(Range {
+            first: 4_100_000,
+            last: 4_100_009,
+        });
+        let may_read = || users.may(&std::fs::metadata(&file).unwrap(), 0o4);
+        set(&file, 0o644);
+        assert!(may_read());
+        set(&file, 0o640);
+        assert!(!may_read());
+        if euid() == 0 {
+            // Group-readable, in a group of the range.
+            chown(&file, None, Some(4_100_003)).unwrap();
+            assert!(may_read());
+            // A sticky world-writable parent shields what is not theirs, not the rest.
+            set(dir.path(), 0o1777);
+            assert!(users.could_replace(&file).is_none());
+            assert!(users.could_replace(&dir.path().join("missing")).is_some());
+            chown(&file, Some(4_100_001), None).unwrap();
+            assert!(users.could_replace(&file).is_some());
+            set(dir.path(), 0o777);
+            chown(&file, Some(0), None).unwrap();
+            let (found, _) = users.could_replace(&file).unwrap();
+            assert_eq!(found, dir.path().canonicalize().unwrap());
+        }
     }
 
     #[test]

@@ -779,6 +779,73 @@ fn as_root_each_user_has_a_uid_of_their_own() {
     unsafe { libc::kill(job, libc::SIGKILL) };
 }
 
+/// As root with per-user paths and no sandbox, a token file the users' uids could read
+/// (mode 0644, as Docker and Compose secrets often are) refuses start-up, naming the
+/// file and `chmod 600`: else alice's command `cat`s it and opens a session as bob.
+/// Once 0600, the server starts and her `cat` is refused. `--run-as` is held to the
+/// same.
+#[test]
+fn as_root_a_token_file_commands_could_read_refuses_start_up() {
+    // SAFETY: geteuid has no preconditions.
+    if unsafe { libc::geteuid() } != 0 {
+        eprintln!("skipped: a uid per user needs a root server");
+        return;
+    }
+    use std::os::unix::fs::PermissionsExt;
+    let chmod = |path: &std::path::Path, mode| {
+        std::fs::set_permissions(path, std::fs::Permissions::from_mode(mode)).unwrap();
+    };
+    let dir = tempfile::tempdir().unwrap();
+    chmod(dir.path(), 0o755);
+    let file = dir.path().join("token");
+    let secret = "the-service-token-0123456789";
+    std::fs::write(&file, format!("{secret}\n")).unwrap();
+    chmod(&file, 0o644);
+    let shown = file.display().to_string();
+    let args = [&PER_USER[..], &["--http-token-file", &shown]].concat();
+    match HttpServer::try_start_with(&args, &[]) {
+        Ok(server) => {
+            let mut alice = server.client(Some("alice"));
+            alice.token = Some(secret.to_owned());
+            alice.initialize();
+            let answer = alice.run(&format!("cat {shown}"));
+            panic!("the server started; alice's `cat {shown}`: {answer}");
+        }
+        Err(stderr) => assert!(
+            stderr.contains(&format!("--http-token-file {shown}: commands run as"))
+                && stderr.contains(&format!("chmod 600 {shown}")),
+            "{stderr}"
+        ),
+    }
+    let run_as = || {
+        let mut command = binary();
+        command
+            .args(["--http", "127.0.0.1:0", "--run-as", "65534", "--workdir"])
+            .arg(dir.path())
+            .arg("--state-dir")
+            .arg(dir.path().join("state"))
+            .arg("--http-token-file")
+            .arg(&file);
+        HttpServer::try_spawn(command, tempfile::tempdir().unwrap())
+    };
+    let stderr = run_as()
+        .err()
+        .expect("--run-as served with a token file 0644");
+    assert!(
+        stderr.contains("uid 65534:65534 (--run-as) could read it"),
+        "{stderr}"
+    );
+
+    chmod(&file, 0o600);
+    assert!(run_as().is_ok());
+    let server = HttpServer::try_start_with(&args, &[]).unwrap_or_else(|e| panic!("{e}"));
+    let mut alice = server.client(Some("alice"));
+    alice.token = Some(secret.to_owned());
+    assert_eq!(alice.initialize().status, 200);
+    let answer = alice.run(&format!("cat {shown}"));
+    assert!(answer.contains("Permission denied"), "{answer}");
+}
+
 /// As root with per-user paths, a fixed parent no user's uid could enter refuses
 /// start-up, naming it.
 #[test]
