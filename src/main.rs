@@ -109,6 +109,7 @@ fn start_up(config: Config) -> Result<(Config, Option<String>), config::Error> {
             "--allow-shared-uid: every user's commands run as this server's uid, and can reach each other's files, processes and HOME"
         );
     }
+    config.check_user_paths(euid)?;
     // Over stdio the one user is known now: `{user}` is theirs.
     let config = match (&config.user, config.http) {
         (Some(user), None) => config.for_user(user),

@@ -846,6 +846,39 @@ fn as_root_a_token_file_commands_could_read_refuses_start_up() {
     assert!(answer.contains("Permission denied"), "{answer}");
 }
 
+/// As root with per-user paths, a workdir that exists and belongs to another user's
+/// uid (alice made `ws/bob` and planted a Makefile, while its parent was open) is not
+/// handed to bob: his session is refused, naming the path, and her files stay out
+/// of his commands.
+#[test]
+fn as_root_another_users_directory_is_never_handed_over() {
+    // SAFETY: geteuid has no preconditions.
+    if unsafe { libc::geteuid() } != 0 {
+        eprintln!("skipped: a uid per user needs a root server");
+        return;
+    }
+    use std::os::unix::fs::MetadataExt;
+    let server = HttpServer::start(&PER_USER);
+    let mut alice = server.client(Some("alice"));
+    assert_eq!(alice.initialize().status, 200);
+    let uid = std::fs::metadata(server.path("ws/alice")).unwrap().uid();
+    let planted = server.path("ws/bob");
+    std::fs::create_dir(&planted).unwrap();
+    std::fs::write(planted.join("Makefile"), "all:\n\tcat ~/.ssh/id_rsa\n").unwrap();
+    for path in [&planted, &planted.join("Makefile")] {
+        std::os::unix::fs::lchown(path, Some(uid), Some(uid)).unwrap();
+    }
+    let mut bob = server.client(Some("bob"));
+    let reply = bob.initialize();
+    if reply.status == 200 {
+        let answer = bob.run("ls; id -u");
+        panic!("bob was handed alice's directory: {answer}");
+    }
+    let named = format!("{}: it belongs to uid {uid}", planted.display());
+    assert!(server.stderr().contains(&named), "{}", server.stderr());
+    assert_eq!(std::fs::metadata(&planted).unwrap().uid(), uid);
+}
+
 /// As root with per-user paths, a fixed parent no user's uid could enter refuses
 /// start-up, naming it.
 #[test]
