@@ -237,6 +237,7 @@ impl Server {
         if let Some(refused) = self.refused(command) {
             return refused;
         }
+        crate::workspace::keep_workdir(&config.workdir, self.inner.identity.as_ref());
         let shutdown = shared.shutdown.clone();
         let stop = async move {
             tokio::select! {
