@@ -413,6 +413,9 @@ struct Gate {
     /// Each session's binding, by session id: the gate knows every session, and
     /// answers 404 for any other id before rmcp sees it.
     sessions: Mutex<HashMap<String, Arc<Binding>>>,
+    /// Opened here for a new session's user, so that a workspace that cannot be
+    /// served answers with its reason rather than rmcp's 500.
+    workspaces: Arc<Workspaces>,
 }
 
 /// A checked POST body: the message for rmcp, and whether it starts a session.
@@ -442,6 +445,7 @@ impl Gate {
             manager,
             token: settings.token,
             per_user: workspaces.per_user(),
+            workspaces: workspaces.clone(),
             max_sessions: settings.max_sessions,
             sessions: Mutex::new(HashMap::new()),
         }
@@ -561,6 +565,11 @@ impl Gate {
         }
         if let Err(response) = self.make_room(user.as_deref()).await {
             return response;
+        }
+        if let Some(user) = user.as_deref().filter(|_| self.per_user)
+            && let Err(e) = self.workspaces.server(user)
+        {
+            return unserved(user, &e);
         }
         let binding = Binding::new(if self.per_user { user } else { None });
         let request = Request::from_parts(parts, Full::new(message));
@@ -716,6 +725,25 @@ fn refused(refusal: &Refusal) -> Response<Body> {
         HeaderValue::from_static("application/json"),
     );
     response
+}
+
+/// The answer to a new session whose user's workspace cannot be opened: 503 when the
+/// uid range is full (the range named: the operator widens it, or frees a name with
+/// `forge-bash users --remove`), 500 otherwise; the reason is logged either way.
+fn unserved(user: &str, e: &crate::workspace::Error) -> Response<Body> {
+    tracing::error!(user, error = %e, "a user's workspace cannot be opened");
+    match e {
+        crate::workspace::Error::Uid(crate::users::Error::Full { range, .. }) => plain(
+            StatusCode::SERVICE_UNAVAILABLE,
+            &format!(
+                "Service Unavailable: every uid of --user-uids {range} is taken, so no new user can be served; the operator can widen the range or free a name (forge-bash users --remove NAME)"
+            ),
+        ),
+        _ => plain(
+            StatusCode::INTERNAL_SERVER_ERROR,
+            "Internal Server Error: this user's workspace cannot be opened; the server's log says why",
+        ),
+    }
 }
 
 fn plain(status: StatusCode, text: &str) -> Response<Body> {

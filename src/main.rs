@@ -47,6 +47,10 @@ enum Command {
     /// Show what agents ran: the audit log's rows, filtered, as a table, JSON Lines or
     /// a summary. Exits 1 when the state dir does not exist, 2 on a usage error.
     Audit(forge_bash::audit::view::Query),
+    /// The users a root server gave uids to: `NAME UID LAST-SEEN`, from
+    /// --user-uids-file; `--remove NAME` frees one's uid (refused while a process runs
+    /// under it or their workdir or state dir exists). Exits 1 on refusal.
+    Users(forge_bash::users::Admin),
 }
 
 fn main() -> ExitCode {
@@ -68,6 +72,13 @@ fn main() -> ExitCode {
     match command {
         Some(Command::Check { command }) => check_command(&command.join(" ")),
         Some(Command::Audit(query)) => show_audit(&query),
+        Some(Command::Users(admin)) => match admin.run(&mut std::io::stdout().lock()) {
+            Ok(()) => ExitCode::SUCCESS,
+            Err(e) => {
+                eprintln!("forge-bash users: {e}");
+                ExitCode::FAILURE
+            }
+        },
         None => match start_up(config) {
             Ok((config, token)) => serve(config, token),
             Err(e) => {

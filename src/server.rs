@@ -216,6 +216,14 @@ impl Server {
         &self.inner.shared.shutdown
     }
 
+    /// The uid its commands run under, when not the server's.
+    pub fn uid(&self) -> Option<u32> {
+        self.inner
+            .identity
+            .as_ref()
+            .map(|identity| identity.ids.uid)
+    }
+
     /// The workdir every command of this server runs in.
     pub fn workdir(&self) -> &std::path::Path {
         &self.inner.config.workdir

@@ -174,6 +174,192 @@ pub fn uid_of(file: &Path, range: Range, user: &str) -> Result<u32, Error> {
     Ok(free)
 }
 
+/// `forge-bash users`: the mapping's users, or one freed.
+#[derive(Debug, Clone, clap::Args)]
+pub struct Admin {
+    /// Free NAME's uid, so that a new user may get it: refused while a process runs
+    /// under it, or while NAME's workdir or state dir exists (remove or archive them
+    /// first: a user given the uid later would own them).
+    #[arg(long, value_name = "NAME")]
+    pub remove: Option<String>,
+
+    /// The mapping file.
+    #[arg(
+        long,
+        env = "FORGE_BASH_USER_UIDS_FILE",
+        value_name = "PATH",
+        default_value = "/etc/forge-bash/uids"
+    )]
+    pub user_uids_file: PathBuf,
+
+    /// The servers' per-user workdir (with `{user}`): where a user's files are.
+    #[arg(long, env = "FORGE_BASH_WORKDIR", value_name = "PATH")]
+    pub workdir: Option<PathBuf>,
+
+    /// The servers' per-user state dir (with `{user}`): its audit logs say when a
+    /// user was last seen.
+    #[arg(long, env = "FORGE_BASH_STATE_DIR", value_name = "PATH")]
+    pub state_dir: Option<PathBuf>,
+}
+
+/// Why `forge-bash users` did nothing.
+#[derive(Debug, thiserror::Error)]
+pub enum AdminError {
+    #[error(transparent)]
+    Map(#[from] Error),
+    #[error("--remove {0}: no such user in the mapping")]
+    Unknown(String),
+    #[error(
+        "--remove needs --workdir and --state-dir with {{user}} (or FORGE_BASH_WORKDIR and FORGE_BASH_STATE_DIR), to check that the user has no files left"
+    )]
+    NoTemplates,
+    #[error(
+        "--remove {user}: process {pid} runs as their uid {uid} (a live session or job); end it first"
+    )]
+    Running { user: String, uid: u32, pid: u32 },
+    #[error(
+        "--remove {user}: {path} exists (uid {uid}'s files); remove or archive it first, since a user given uid {uid} later would own it"
+    )]
+    Files {
+        user: String,
+        uid: u32,
+        path: String,
+    },
+    #[error("{0}")]
+    Write(io::Error),
+}
+
+impl Admin {
+    fn path_of(template: &Option<PathBuf>, user: &str) -> Option<PathBuf> {
+        let text = template.as_ref()?.to_string_lossy().into_owned();
+        text.contains(USER)
+            .then(|| PathBuf::from(text.replace(USER, user)))
+    }
+
+    /// Lists `NAME UID LAST-SEEN` (the newest audit log of the user's state dir, UTC),
+    /// or frees `--remove`'s name; writes what it did to `out`.
+    pub fn run(&self, out: &mut impl Write) -> Result<(), AdminError> {
+        let file = &self.user_uids_file;
+        if let Some(user) = &self.remove {
+            let uid = self.remove(user)?;
+            writeln!(out, "removed {user} (uid {uid}) from {}", file.display())
+                .map_err(AdminError::Write)?;
+            return Ok(());
+        }
+        let text = match std::fs::read_to_string(file) {
+            Ok(text) => text,
+            Err(e) if e.kind() == io::ErrorKind::NotFound => String::new(),
+            Err(source) => {
+                return Err(Error::File {
+                    file: file.display().to_string(),
+                    source,
+                }
+                .into());
+            }
+        };
+        let entries = parse(&text).map_err(|line| Error::Malformed {
+            file: file.display().to_string(),
+            line,
+        })?;
+        let mut table = format!("{:<24} {:>10}  LAST SEEN (UTC)\n", "NAME", "UID");
+        for (name, uid) in entries {
+            let seen = match Admin::path_of(&self.state_dir, name) {
+                None => "-".to_owned(),
+                Some(dir) => last_seen(&dir),
+            };
+            table.push_str(&format!("{name:<24} {uid:>10}  {seen}\n"));
+        }
+        out.write_all(table.as_bytes()).map_err(AdminError::Write)
+    }
+
+    /// Frees `user`'s uid, the mapping locked meanwhile; the uid it had.
+    fn remove(&self, user: &str) -> Result<u32, AdminError> {
+        let file = &self.user_uids_file;
+        let io_error = |source| Error::File {
+            file: file.display().to_string(),
+            source,
+        };
+        if !file.exists() {
+            return Err(AdminError::Unknown(user.to_owned()));
+        }
+        let (Some(workdir), Some(state_dir)) = (
+            Admin::path_of(&self.workdir, user),
+            Admin::path_of(&self.state_dir, user),
+        ) else {
+            return Err(AdminError::NoTemplates);
+        };
+        let mut map = open_locked(file)?;
+        let mut text = String::new();
+        map.rewind().map_err(io_error)?;
+        map.read_to_string(&mut text).map_err(io_error)?;
+        let entries = parse(&text).map_err(|line| Error::Malformed {
+            file: file.display().to_string(),
+            line,
+        })?;
+        let Some(&(_, uid)) = entries.iter().find(|(name, _)| *name == user) else {
+            return Err(AdminError::Unknown(user.to_owned()));
+        };
+        if let Some(pid) = process_of(uid) {
+            let user = user.to_owned();
+            return Err(AdminError::Running { user, uid, pid });
+        }
+        for path in [&workdir, &state_dir] {
+            if std::fs::symlink_metadata(path).is_ok() {
+                let (user, path) = (user.to_owned(), path.display().to_string());
+                return Err(AdminError::Files { user, uid, path });
+            }
+        }
+        let kept: String = entries
+            .iter()
+            .filter(|(name, _)| *name != user)
+            .map(|(name, uid)| format!("{name} {uid}\n"))
+            .collect();
+        map.set_len(0).map_err(io_error)?;
+        map.write_all(kept.as_bytes()).map_err(io_error)?;
+        map.sync_data().map_err(io_error)?;
+        tracing::info!(user, uid, file = %file.display(), "a user's uid freed");
+        Ok(uid)
+    }
+}
+
+/// When the user of state dir `dir` last ran a command: the newest of its audit logs
+/// (each call writes a row), `never` without one.
+fn last_seen(dir: &Path) -> String {
+    let newest = std::fs::read_dir(dir)
+        .into_iter()
+        .flatten()
+        .flatten()
+        .filter(|e| e.file_name().to_string_lossy().starts_with("audit-"))
+        .filter_map(|e| e.metadata().ok()?.modified().ok())
+        .max();
+    match newest {
+        Some(time) => chrono::DateTime::<chrono::Utc>::from(time)
+            .format("%Y-%m-%d %H:%M")
+            .to_string(),
+        None => "never".to_owned(),
+    }
+}
+
+/// A live process (not a zombie) whose real or effective uid is `uid`, if any.
+fn process_of(uid: u32) -> Option<u32> {
+    std::fs::read_dir("/proc")
+        .ok()?
+        .flatten()
+        .find_map(|entry| {
+            let pid: u32 = entry.file_name().to_str()?.parse().ok()?;
+            let status = std::fs::read_to_string(entry.path().join("status")).ok()?;
+            if status.lines().any(|l| l.starts_with("State:\tZ")) {
+                return None;
+            }
+            let line = status.lines().find(|l| l.starts_with("Uid:"))?;
+            let mut ids = line
+                .split_whitespace()
+                .skip(1)
+                .filter_map(|n| n.parse::<u32>().ok());
+            ids.by_ref().take(2).any(|id| id == uid).then_some(pid)
+        })
+}
+
 /// The mapping file, opened (made, with its directory, when missing), checked to be
 /// the server's alone, and locked until it is closed.
 fn open_locked(file: &Path) -> Result<std::fs::File, Error> {

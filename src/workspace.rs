@@ -290,7 +290,16 @@ impl Workspaces {
         debug_assert!(config::valid_user(user));
         let mut users = self.users.lock().unwrap_or_else(|e| e.into_inner());
         if let Some(server) = users.get(user) {
-            return Ok(server.clone());
+            // The user's uid may have been freed (`forge-bash users --remove`) and
+            // given to another since: never serve them under the old one.
+            let current = match server.uid() {
+                Some(_) => ids(&self.template.for_user(user))?.map(|ids| ids.uid),
+                None => None,
+            };
+            if current == server.uid() {
+                return Ok(server.clone());
+            }
+            users.remove(user);
         }
         if users.len() >= MAX_OPEN_USERS {
             // Each holds its state dir open: let go of those no session uses.

@@ -879,6 +879,98 @@ fn as_root_another_users_directory_is_never_handed_over() {
     assert_eq!(std::fs::metadata(&planted).unwrap().uid(), uid);
 }
 
+/// As root with a uid range of one: a second user's session is refused with 503
+/// naming the range, not rmcp's 500. `forge-bash users` lists the mapping;
+/// `--remove` refuses while the user has a process or files, then frees the uid, and
+/// the second user is served.
+#[test]
+fn as_root_a_full_uid_range_answers_503_and_a_name_can_be_freed() {
+    // SAFETY: geteuid has no preconditions.
+    if unsafe { libc::geteuid() } != 0 {
+        eprintln!("skipped: a uid per user needs a root server");
+        return;
+    }
+    let first: u32 = crate::support::uid_range()
+        .split('-')
+        .next()
+        .unwrap()
+        .parse()
+        .unwrap();
+    let one = format!("{first}-{first}");
+    let token = ("FORGE_BASH_HTTP_TOKEN", TOKEN);
+    let server = HttpServer::start_with(&PER_USER, &[token, ("FORGE_BASH_USER_UIDS", &one)]);
+    let mut alice = server.client(Some("alice"));
+    assert_eq!(alice.initialize().status, 200);
+    let job = alice.run("sleep 300 > /dev/null 2>&1 & echo $!");
+    let job: i32 = job.lines().next().unwrap().parse().expect(&job);
+    let mut bob = server.client(Some("bob"));
+    let reply = bob.initialize();
+    assert_eq!(reply.status, 503, "{reply:?}");
+    assert!(
+        reply.body.contains(&format!("--user-uids {one}")),
+        "{reply:?}"
+    );
+
+    let users = |extra: &[&str]| {
+        let out = binary()
+            .arg("users")
+            .args(extra)
+            .arg("--user-uids-file")
+            .arg(server.path("uids"))
+            .arg("--workdir")
+            .arg(server.path("ws/{user}"))
+            .arg("--state-dir")
+            .arg(server.path("state/{user}"))
+            .output()
+            .unwrap();
+        let text = String::from_utf8_lossy(if out.status.success() {
+            &out.stdout
+        } else {
+            &out.stderr
+        });
+        (out.status.success(), text.into_owned())
+    };
+    let (ok, list) = users(&[]);
+    assert!(ok, "{list}");
+    let row = list.lines().nth(1).unwrap_or_default();
+    let words: Vec<&str> = row.split_whitespace().collect();
+    assert_eq!(words[..2], ["alice", &*first.to_string()], "{list}");
+    assert!(
+        row.contains(&chrono::Utc::now().format("%Y-%m-%d").to_string()),
+        "{list}"
+    );
+    let (ok, refusal) = users(&["--remove", "alice"]);
+    assert!(
+        !ok && refusal.contains(&format!("process {job} runs as their uid {first}")),
+        "{refusal}"
+    );
+    // SAFETY: a signal to the job this test's session started.
+    unsafe { libc::kill(job, libc::SIGKILL) };
+    assert!(eventually(PATIENCE, || !alive(job)));
+    assert!((200..300).contains(&alice.delete().status));
+    let mut refusal = String::new();
+    let gone = eventually(PATIENCE, || {
+        refusal = users(&["--remove", "alice"]).1;
+        !refusal.contains("runs as their uid")
+    });
+    assert!(gone, "{refusal}");
+    assert!(
+        !ok && refusal.contains("remove or archive it first"),
+        "{refusal}"
+    );
+    std::fs::remove_dir_all(server.path("ws/alice")).unwrap();
+    std::fs::remove_dir_all(server.path("state/alice")).unwrap();
+    let (ok, said) = users(&["--remove", "alice"]);
+    assert!(
+        ok && said.starts_with(&format!("removed alice (uid {first})")),
+        "{said}"
+    );
+    assert_eq!(users(&[]).1.lines().count(), 1);
+    let mut bob = server.client(Some("bob"));
+    assert_eq!(bob.initialize().status, 200);
+    assert_eq!(bob.run("id -u").lines().next(), Some(&*first.to_string()));
+}
+
 /// As root with per-user paths, a fixed parent no user's uid could enter refuses
 /// start-up, naming it.
 #[test]
