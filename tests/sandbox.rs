@@ -668,3 +668,37 @@ fn no_command_reaches_another_process_limits_or_scheduling() {
         assert!(crate::support::alive(server.pid() as i32));
     }
 }
+
+/// Under `--network deny` no netlink socket but NETLINK_ROUTE can be made: sock_diag
+/// (NETLINK_SOCK_DIAG, 4, what `ss` asks first) and the others are refused, while name
+/// resolution and `ip link` (NETLINK_ROUTE) still work. As root and as an
+/// unprivileged user.
+#[test]
+fn network_deny_refuses_netlink_but_what_name_resolution_needs() {
+    if !crate::support::landlock_here(4) {
+        return;
+    }
+    for user in as_root_and_nobody() {
+        let mut server = sandboxed_as(user, &["--network", "deny"]);
+        for protocol in [4, 9, 15, 16] {
+            let answer = server.run(&format!(
+                "python3 -c 'import socket; socket.socket(socket.AF_NETLINK, socket.SOCK_RAW, {protocol})'"
+            ));
+            assert!(refused(&answer), "{user:?}: netlink {protocol}: {answer}");
+        }
+        let answer = server.run("ss -tan 2>&1 > /dev/null | head -1");
+        assert!(
+            answer.starts_with("Cannot open netlink socket: Operation not permitted"),
+            "{user:?}: {answer}"
+        );
+        let answer = server.run(
+            "getent hosts localhost | head -1 | cut -d' ' -f1 && ip -o link | grep -c ': lo:' && \
+             python3 -c 'import socket; socket.socket(socket.AF_NETLINK, socket.SOCK_RAW, 0); print(\"route\")'",
+        );
+        let shown = mask_ms(&answer);
+        assert!(
+            shown.ends_with("\n1\nroute\n\n[exit:0 | Xms]") && shown.contains("127.0.0.1"),
+            "{user:?}: {answer}"
+        );
+    }
+}

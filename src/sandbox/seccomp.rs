@@ -10,7 +10,8 @@
 //!
 //! - `socket()` is allowed for `AF_UNIX` (only with `--unix-sockets allow`), `AF_INET`
 //!   and `AF_INET6` (not with `--network deny`) and `AF_NETLINK` (the interface and
-//!   route listing that name resolution reads); every other family is refused.
+//!   route listing that name resolution reads; under `--network deny`, NETLINK_ROUTE
+//!   only, not sock_diag); every other family is refused.
 //!   `socketpair()` stays allowed: a program's own processes still talk through it.
 //! - With a port list: MPTCP and every protocol but TCP, UDP and ICMP, raw sockets,
 //!   `MSG_FASTOPEN` on `sendto`/`sendmsg`/`sendmmsg`, `TCP_FASTOPEN_CONNECT` and
@@ -126,6 +127,13 @@ impl Filter {
         }
         refused.add(libc::SYS_io_uring_setup, Vec::new())?;
         refused.other_processes()?;
+        if *network == Network::Deny {
+            // Netlink for the interface and route listing name resolution reads
+            // (NETLINK_ROUTE, 0) only: sock_diag (`ss`) would list every socket.
+            let netlink = arg(0, Op::Eq, libc::AF_NETLINK.into())?;
+            let not_route = arg(2, Op::Ne, libc::NETLINK_ROUTE.into())?;
+            refused.add(libc::SYS_socket, vec![netlink, not_route])?;
+        }
         if let Network::Ports(_) = network {
             refused.around_the_ports()?;
         }
@@ -342,7 +350,7 @@ fn summary(network: &Network, unix: UnixSockets) -> String {
     };
     let network = match network {
         Network::Allow => "",
-        Network::Deny => "; no internet or packet sockets",
+        Network::Deny => "; no internet or packet sockets, no netlink but NETLINK_ROUTE",
         Network::Ports(_) => "; no MPTCP, SCTP or raw sockets, TCP Fast Open or listen",
     };
     format!(
