@@ -762,6 +762,11 @@ fn as_root_each_user_has_a_uid_of_their_own() {
         format!("kill -STOP {job}"),
         format!("cat /proc/{job}/environ"),
         "cat /proc/1/environ".to_owned(),
+        format!("prlimit --pid {job} --cpu=1:2"),
+        "prlimit --pid $PPID --fsize=0:0".to_owned(),
+        format!("renice -n 10 -p {job}"),
+        format!("ionice -c3 -p {job}"),
+        format!("taskset -p 1 {job}"),
     ] {
         let answer = alice.run(&attack);
         assert!(
