@@ -289,7 +289,7 @@ impl Server {
         if let Some(refused) = self.refused(command) {
             return refused;
         }
-        crate::workspace::keep_workdir(&config.workdir, self.inner.identity.as_ref());
+        crate::users::keep_workdir(&config.workdir, self.inner.identity.as_ref());
         keep_limits();
         let shutdown = shared.shutdown.clone();
         let stop = async move {

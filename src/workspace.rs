@@ -82,54 +82,6 @@ fn ids(config: &Config) -> Result<Option<users::Ids>, Error> {
     }
 }
 
-/// Gives the workdir back its mode and owner before a command runs, when a command
-/// changed them (`chmod 000` of another user's workdir, where one uid serves all
-/// under the sandbox, or of one's own): a uid's own is theirs, mode 0700; any other
-/// keeps its mode with its owner's `rwx`. Logged each time. Through a handle on the
-/// directory itself (`O_PATH`, which mode 000 does not refuse), never a symlink in
-/// its place.
-pub fn keep_workdir(workdir: &std::path::Path, identity: Option<&users::Identity>) {
-    use std::os::fd::AsRawFd;
-    use std::os::unix::fs::{MetadataExt, OpenOptionsExt, PermissionsExt};
-    let Ok(dir) = std::fs::OpenOptions::new()
-        .read(true)
-        .custom_flags(libc::O_PATH | libc::O_DIRECTORY | libc::O_NOFOLLOW | libc::O_CLOEXEC)
-        .open(workdir)
-    else {
-        return;
-    };
-    let Ok(meta) = dir.metadata() else {
-        return;
-    };
-    let found = meta.mode() & 0o7777;
-    let (mode, ids) = match identity {
-        Some(identity) => (0o700, Some(identity.ids)),
-        None => (found | 0o700, None),
-    };
-    let owned = ids.is_none_or(|ids| meta.uid() == ids.uid && meta.gid() == ids.gid);
-    if found == mode && owned {
-        return;
-    }
-    // The handle's own name: chmod and chown through it reach that directory alone.
-    let handle = format!("/proc/self/fd/{}", dir.as_raw_fd());
-    let chowned = match ids {
-        Some(ids) if !owned => std::os::unix::fs::chown(&handle, Some(ids.uid), Some(ids.gid)),
-        _ => Ok(()),
-    };
-    let result =
-        chowned.and_then(|()| std::fs::set_permissions(&handle, PermissionsExt::from_mode(mode)));
-    tracing::warn!(
-        workdir = %workdir.display(),
-        found = format!("{found:o}"),
-        owner = meta.uid(),
-        group = meta.gid(),
-        restored = format!("{mode:o}"),
-        uid = ids.map_or(meta.uid(), |ids| ids.uid),
-        error = result.err().map(|e| e.to_string()),
-        "the workdir's mode or owner was changed (by a command?); restored"
-    );
-}
-
 /// Refuses a workdir or state dir that exists and belongs to another uid of the
 /// users' range: one user made it for another (in a parent they could write once), and
 /// what it holds is theirs.

@@ -46,9 +46,10 @@ fn a_request_without_the_right_token_gets_401_and_runs_nothing() {
         let reply = request(server.addr, "DELETE", &headers, b"");
         assert_eq!(reply.status, 401);
     }
-    // Nothing was made for alice, nothing audited.
-    assert!(!server.path("ws").exists());
-    assert!(!server.path("state").exists());
+    // Nothing was made for alice, nothing audited (a root server made the fixed
+    // parents at start-up, so that no user could make them first).
+    assert!(!server.path("ws/alice").exists());
+    assert!(!server.path("state/alice").exists());
     // The scheme is case-insensitive, as HTTP says.
     let lower = format!("bearer {TOKEN}");
     let reply = request(
