@@ -332,6 +332,37 @@ pub enum Error {
     RunAsWithUsers,
     #[error("--run-as needs a server running as root (this one is uid {uid})")]
     RunAsNotRoot { uid: u32 },
+    #[error(
+        "--workdir {workdir} and --state-dir {state_dir}: one user's workdir could be another's (or their own) state dir, hold it or lie inside it (a user may be named `bob.st` or `st-bob`), and take over that user's HOME, overflow files and audit log; give each its own fixed parent, such as /workspace/{{user}} and /var/lib/forge-bash/{{user}}"
+    )]
+    Overlap { workdir: String, state_dir: String },
+    #[error(
+        "{flag} {path}: {others} could write {dir} (owner {owner}, mode {mode:o}), so one user could make another's directory there before them; choose a parent only the server may write (chmod go-w,o-t {dir}, or another path)"
+    )]
+    ParentWritable {
+        flag: &'static str,
+        path: String,
+        others: crate::users::Others,
+        dir: String,
+        owner: u32,
+        mode: u32,
+    },
+    #[error(
+        "{flag} {path}: {dir} is under --writable {writable}, where sandboxed commands may write, so one user could make another's directory there before them; choose a parent outside the --writable paths"
+    )]
+    ParentSandboxWritable {
+        flag: &'static str,
+        path: String,
+        dir: String,
+        writable: String,
+    },
+    #[error("{flag} {path}: cannot make its parent {dir}: {source}")]
+    Parent {
+        flag: &'static str,
+        path: String,
+        dir: String,
+        source: std::io::Error,
+    },
     #[error("--create-workdir {path}: {source}")]
     CreateWorkdir {
         path: String,
@@ -412,6 +443,67 @@ impl Config {
         Ok(shared)
     }
 
+    /// Refuses per-user paths that let one user reach another's directories: templates
+    /// under which a workdir can be a state dir, hold one or lie in one (any two
+    /// names, the same one included), and a fixed parent of a `{user}` path that
+    /// commands could write. A missing fixed parent is made first (mode 0711, as the
+    /// workspace would), so that none is left for a user to make.
+    pub fn check_user_paths(&self, euid: u32) -> Result<(), Error> {
+        let holds = |path: &Path| path.to_string_lossy().contains(USER);
+        if !holds(&self.workdir) || !holds(&self.state_dir) {
+            return Ok(());
+        }
+        if templates_meet(&self.workdir, &self.state_dir) {
+            return Err(Error::Overlap {
+                workdir: self.workdir.display().to_string(),
+                state_dir: self.state_dir.display().to_string(),
+            });
+        }
+        let sandboxed = self.sandbox != crate::sandbox::Mode::Off;
+        let others = self.others(euid);
+        for (flag, path) in [
+            ("--workdir", &self.workdir),
+            ("--state-dir", &self.state_dir),
+        ] {
+            let shown = path.display().to_string();
+            let parent = fixed_parent(path);
+            if sandboxed {
+                let real = parent.canonicalize().unwrap_or_else(|_| parent.clone());
+                if let Some(writable) = self.writable.iter().find(|w| {
+                    real.starts_with(w.canonicalize().unwrap_or_else(|_| w.to_path_buf()))
+                }) {
+                    return Err(Error::ParentSandboxWritable {
+                        flag,
+                        path: shown,
+                        dir: parent.display().to_string(),
+                        writable: writable.display().to_string(),
+                    });
+                }
+            }
+            let Some(others) = others else {
+                continue;
+            };
+            crate::users::make_parents(&parent.join(USER)).map_err(|source| Error::Parent {
+                flag,
+                path: shown.clone(),
+                dir: parent.display().to_string(),
+                source,
+            })?;
+            if let Some((dir, meta)) = others.could_replace(&parent.join(USER)) {
+                use std::os::unix::fs::MetadataExt;
+                return Err(Error::ParentWritable {
+                    flag,
+                    path: shown,
+                    others,
+                    dir: dir.display().to_string(),
+                    owner: meta.uid(),
+                    mode: meta.mode() & 0o7777,
+                });
+            }
+        }
+        Ok(())
+    }
+
     /// True when the workdir or the state dir is per user (`{user}`).
     pub fn per_user(&self) -> bool {
         [&self.workdir, &self.state_dir]
@@ -423,6 +515,16 @@ impl Config {
     /// knows its users (`{user}` paths, or `--user`).
     pub fn uid_per_user(&self, euid: u32) -> bool {
         euid == 0 && (self.per_user() || self.user.is_some())
+    }
+
+    /// The uids commands run under when they are not the server's (`euid`): the
+    /// users' own on a root server that knows them, or `--run-as`.
+    pub fn others(&self, euid: u32) -> Option<crate::users::Others> {
+        if self.uid_per_user(euid) {
+            Some(crate::users::Others::Users(self.user_uids))
+        } else {
+            self.run_as.map(crate::users::Others::RunAs)
+        }
     }
 
     /// These settings for `user`: `{user}` in the workdir and state dir replaced by
@@ -451,6 +553,83 @@ impl Config {
                 source,
             })
     }
+}
+
+/// The directory a per-user path's users' entries are made in: its components before
+/// the first that holds `{user}`.
+fn fixed_parent(path: &Path) -> PathBuf {
+    path.components()
+        .take_while(|c| !c.as_os_str().to_string_lossy().contains(USER))
+        .collect()
+}
+
+/// Whether some user's path of template `a` can be some user's (the same or another)
+/// path of template `b`, or one hold the other: component by component, as far as the
+/// shorter goes, each pair can name the same directory.
+fn templates_meet(a: &Path, b: &Path) -> bool {
+    let words = |path: &Path| -> Vec<String> {
+        path.components()
+            .map(|c| c.as_os_str().to_string_lossy().into_owned())
+            .collect()
+    };
+    let (a, b) = (words(a), words(b));
+    a.iter().zip(&b).all(|(a, b)| names_meet(a, b))
+}
+
+/// One element of a path component's pattern: a character, or where `{user}` stood,
+/// one name character (`One`) then any number more (`More`).
+#[derive(Clone, Copy, PartialEq)]
+enum Piece {
+    Char(char),
+    One,
+    More,
+}
+
+/// Whether one directory name matches both `a` and `b`, each `{user}` in them standing
+/// for any user name (1 or more of `A-Z a-z 0-9 . _ -`): the two patterns' automata
+/// run side by side until both can end together.
+fn names_meet(a: &str, b: &str) -> bool {
+    fn pieces(text: &str) -> Vec<Piece> {
+        let mut out = Vec::new();
+        for (n, part) in text.split(USER).enumerate() {
+            if n > 0 {
+                out.extend([Piece::One, Piece::More]);
+            }
+            out.extend(part.chars().map(Piece::Char));
+        }
+        out
+    }
+    let name_char = |c: char| c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-');
+    let fits = |x: Piece, y: Piece| match (x, y) {
+        (Piece::Char(c), Piece::Char(d)) => c == d,
+        (Piece::Char(c), _) | (_, Piece::Char(c)) => name_char(c),
+        _ => true,
+    };
+    let (a, b) = (pieces(a), pieces(b));
+    let mut seen = std::collections::HashSet::new();
+    let mut todo = vec![(0, 0)];
+    while let Some((i, j)) = todo.pop() {
+        if !seen.insert((i, j)) {
+            continue;
+        }
+        if i == a.len() && j == b.len() {
+            return true;
+        }
+        // `More` may match nothing, or one more name character and stay.
+        if a.get(i) == Some(&Piece::More) {
+            todo.push((i + 1, j));
+        }
+        if b.get(j) == Some(&Piece::More) {
+            todo.push((i, j + 1));
+        }
+        if let (Some(&x), Some(&y)) = (a.get(i), b.get(j))
+            && fits(x, y)
+        {
+            let next = |k: usize, p: Piece| if p == Piece::More { k } else { k + 1 };
+            todo.push((next(i, x), next(j, y)));
+        }
+    }
+    false
 }
 
 /// The shell every command runs in: `bash` found on `PATH`, else `/bin/sh`.
@@ -567,6 +746,38 @@ mod tests {
     #[test]
     fn zero_timeout_is_refused() {
         assert!(parse(&["forge-bash", "--timeout-secs", "0"]).is_err());
+    }
+
+    #[test]
+    fn templates_that_let_one_users_path_be_anothers_meet() {
+        let meet = |a: &str, b: &str| templates_meet(Path::new(a), Path::new(b));
+        for (a, b) in [
+            ("/d/{user}", "/d/{user}.st"),
+            ("/d/{user}", "/d/st-{user}"),
+            ("/d/{user}", "/d/{user}/state"),
+            ("/d/{user}/work", "/d/{user}"),
+            ("/d/{user}", "/d/{user}"),
+            ("/d/x{user}", "/d/{user}y"),
+            ("/d/{user}-{user}", "/d/a-{user}"),
+        ] {
+            assert!(meet(a, b), "{a} {b}");
+            assert!(meet(b, a), "{b} {a}");
+        }
+        for (a, b) in [
+            ("/workspace/{user}", "/var/lib/forge-bash/{user}"),
+            ("/d/ws/{user}", "/d/st/{user}"),
+            ("/d/ws-{user}", "/d/st-{user}"),
+            ("/d/{user}/work", "/d/{user}/state"),
+            ("/d/{user}.w", "/d/{user}.s"),
+            ("/d/{user}", "/d/a@{user}"),
+        ] {
+            assert!(!meet(a, b), "{a} {b}");
+            assert!(!meet(b, a), "{b} {a}");
+        }
+        assert_eq!(
+            fixed_parent(Path::new("/d/e/st-{user}/x")),
+            Path::new("/d/e")
+        );
     }
 
     #[test]

@@ -164,6 +164,26 @@ pub enum Error {
         "--http-token-file {file}: sandboxed commands can read it (it is under {under}), and with the token a command could act as any user; keep it outside the directories commands may read"
     )]
     TokenReadable { file: String, under: String },
+    #[error(
+        "--http-token-file {file}: commands run as {others} could read it (owner {owner}, group {group}, mode {mode:o}), and with the token a command could act as any user; make it the server's alone: chmod 600 {file}"
+    )]
+    TokenReadableByUids {
+        file: String,
+        others: crate::users::Others,
+        owner: u32,
+        group: u32,
+        mode: u32,
+    },
+    #[error(
+        "--http-token-file {file}: commands run as {others} could replace it, since they may write {dir} (owner {owner}, mode {mode:o}), and choose the token the next start reads; keep it in a directory that is the server's alone (chmod go-w {dir})"
+    )]
+    TokenReplaceable {
+        file: String,
+        others: crate::users::Others,
+        dir: String,
+        owner: u32,
+        mode: u32,
+    },
     #[error("FORGE_BASH_HTTP_TOKEN is empty")]
     EmptyToken,
 }
@@ -189,6 +209,9 @@ impl Settings {
                         let under = under.display().to_string();
                         return Err(Error::TokenReadable { file: shown, under });
                     }
+                }
+                if let Some(others) = config.others(crate::users::euid()) {
+                    out_of_reach(path, others)?;
                 }
                 let text = std::fs::read_to_string(path)
                     .map_err(|e| Error::TokenFile(shown.clone(), e))?;
@@ -230,6 +253,35 @@ impl Settings {
             max_sessions: config.http_max_sessions as usize,
         })
     }
+}
+
+/// Refuses a token file that commands running as `others` could read (its mode bits
+/// give them read, as others, as its group or as its owner) or replace (a directory
+/// on its path they may write): with the token, one user's command could open a
+/// session as any other.
+fn out_of_reach(path: &std::path::Path, others: crate::users::Others) -> Result<(), Error> {
+    use std::os::unix::fs::MetadataExt;
+    let file = path.display().to_string();
+    let meta = std::fs::metadata(path).map_err(|e| Error::TokenFile(file.clone(), e))?;
+    if others.may(&meta, 0o4) || others.has_uid(meta.uid()) {
+        return Err(Error::TokenReadableByUids {
+            file,
+            others,
+            owner: meta.uid(),
+            group: meta.gid(),
+            mode: meta.mode() & 0o7777,
+        });
+    }
+    if let Some((dir, meta)) = others.could_replace(path) {
+        return Err(Error::TokenReplaceable {
+            file,
+            others,
+            dir: dir.display().to_string(),
+            owner: meta.uid(),
+            mode: meta.mode() & 0o7777,
+        });
+    }
+    Ok(())
 }
 
 /// What binds a session to its user: set by the gate, read by the session's handler.
@@ -361,6 +413,9 @@ struct Gate {
     /// Each session's binding, by session id: the gate knows every session, and
     /// answers 404 for any other id before rmcp sees it.
     sessions: Mutex<HashMap<String, Arc<Binding>>>,
+    /// Opened here for a new session's user, so that a workspace that cannot be
+    /// served answers with its reason rather than rmcp's 500.
+    workspaces: Arc<Workspaces>,
 }
 
 /// A checked POST body: the message for rmcp, and whether it starts a session.
@@ -390,6 +445,7 @@ impl Gate {
             manager,
             token: settings.token,
             per_user: workspaces.per_user(),
+            workspaces: workspaces.clone(),
             max_sessions: settings.max_sessions,
             sessions: Mutex::new(HashMap::new()),
         }
@@ -509,6 +565,11 @@ impl Gate {
         }
         if let Err(response) = self.make_room(user.as_deref()).await {
             return response;
+        }
+        if let Some(user) = user.as_deref().filter(|_| self.per_user)
+            && let Err(e) = self.workspaces.server(user)
+        {
+            return unserved(user, &e);
         }
         let binding = Binding::new(if self.per_user { user } else { None });
         let request = Request::from_parts(parts, Full::new(message));
@@ -664,6 +725,25 @@ fn refused(refusal: &Refusal) -> Response<Body> {
         HeaderValue::from_static("application/json"),
     );
     response
+}
+
+/// The answer to a new session whose user's workspace cannot be opened: 503 when the
+/// uid range is full (the range named: the operator widens it, or frees a name with
+/// `forge-bash users --remove`), 500 otherwise; the reason is logged either way.
+fn unserved(user: &str, e: &crate::workspace::Error) -> Response<Body> {
+    tracing::error!(user, error = %e, "a user's workspace cannot be opened");
+    match e {
+        crate::workspace::Error::Uid(crate::users::Error::Full { range, .. }) => plain(
+            StatusCode::SERVICE_UNAVAILABLE,
+            &format!(
+                "Service Unavailable: every uid of --user-uids {range} is taken, so no new user can be served; the operator can widen the range or free a name (forge-bash users --remove NAME)"
+            ),
+        ),
+        _ => plain(
+            StatusCode::INTERNAL_SERVER_ERROR,
+            "Internal Server Error: this user's workspace cannot be opened; the server's log says why",
+        ),
+    }
 }
 
 fn plain(status: StatusCode, text: &str) -> Response<Body> {

@@ -47,6 +47,10 @@ enum Command {
     /// Show what agents ran: the audit log's rows, filtered, as a table, JSON Lines or
     /// a summary. Exits 1 when the state dir does not exist, 2 on a usage error.
     Audit(forge_bash::audit::view::Query),
+    /// The users a root server gave uids to: `NAME UID LAST-SEEN`, from
+    /// --user-uids-file; `--remove NAME` frees one's uid (refused while a process runs
+    /// under it or their workdir or state dir exists). Exits 1 on refusal.
+    Users(forge_bash::users::Admin),
 }
 
 fn main() -> ExitCode {
@@ -64,10 +68,18 @@ fn main() -> ExitCode {
     if unsafe { libc::prctl(libc::PR_SET_DUMPABLE, 0, 0, 0, 0) } != 0 {
         eprintln!("forge-bash: cannot make the server non-dumpable");
     }
+    survive_file_size_limit();
     let Cli { config, command } = Cli::parse();
     match command {
         Some(Command::Check { command }) => check_command(&command.join(" ")),
         Some(Command::Audit(query)) => show_audit(&query),
+        Some(Command::Users(admin)) => match admin.run(&mut std::io::stdout().lock()) {
+            Ok(()) => ExitCode::SUCCESS,
+            Err(e) => {
+                eprintln!("forge-bash users: {e}");
+                ExitCode::FAILURE
+            }
+        },
         None => match start_up(config) {
             Ok((config, token)) => serve(config, token),
             Err(e) => {
@@ -109,6 +121,7 @@ fn start_up(config: Config) -> Result<(Config, Option<String>), config::Error> {
             "--allow-shared-uid: every user's commands run as this server's uid, and can reach each other's files, processes and HOME"
         );
     }
+    config.check_user_paths(euid)?;
     // Over stdio the one user is known now: `{user}` is theirs.
     let config = match (&config.user, config.http) {
         (Some(user), None) => config.for_user(user),
@@ -152,11 +165,28 @@ unsafe fn take_token() -> Option<String> {
     token
 }
 
+/// Stderr for the log, whose writes never fail: a line that cannot be written (stderr
+/// a file past the size limit, say) is lost, where tracing's fallback, `eprintln!`,
+/// would panic and end the server.
+struct Unfailing(std::io::Stderr);
+
+impl std::io::Write for Unfailing {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        let _ = self.0.write_all(buf);
+        Ok(buf.len())
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        let _ = self.0.flush();
+        Ok(())
+    }
+}
+
 /// Logs to stderr (stdout is the protocol), at `RUST_LOG`'s levels or
 /// `warn,forge_bash=info`.
 fn start_logging() {
     tracing_subscriber::fmt()
-        .with_writer(std::io::stderr)
+        .with_writer(|| Unfailing(std::io::stderr()))
         .with_ansi(false)
         .with_env_filter(
             EnvFilter::try_from_default_env()
@@ -289,6 +319,25 @@ fn raise_fd_limit() {
             if libc::setrlimit(libc::RLIMIT_NOFILE, &limit) != 0 {
                 tracing::warn!("cannot raise the open-file limit");
             }
+        }
+    }
+}
+
+/// A handler that does nothing for SIGXFSZ: a write past the file size limit (which
+/// a command of the same uid could set on the server, where nothing stops it) then
+/// fails with EFBIG, reported as any failed write (an audit row goes to stderr), where
+/// the signal's default would kill the server. A handler, not SIG_IGN: commands start
+/// with the default again, as an ignored signal would be inherited.
+fn survive_file_size_limit() {
+    extern "C" fn nothing(_: libc::c_int) {}
+    // SAFETY: the handler touches nothing; sigaction on a zeroed struct with it.
+    unsafe {
+        let mut action: libc::sigaction = std::mem::zeroed();
+        action.sa_sigaction = nothing as extern "C" fn(libc::c_int) as libc::sighandler_t;
+        action.sa_flags = libc::SA_RESTART;
+        libc::sigemptyset(&mut action.sa_mask);
+        if libc::sigaction(libc::SIGXFSZ, &action, std::ptr::null_mut()) != 0 {
+            eprintln!("forge-bash: cannot handle SIGXFSZ");
         }
     }
 }

@@ -124,6 +124,50 @@ impl Shared {
     }
 }
 
+/// The server's own resource limits at its first call, given back before each call
+/// when a command lowered them (`prlimit --pid $PPID --fsize=0:0`, where nothing
+/// stops a command of the server's uid, or of root): its writes, files and processes
+/// keep working. A hard limit lowered is given back only by a root server; a warning
+/// says when it cannot be.
+fn keep_limits() {
+    // Their type is glibc's enum or musl's int: never named.
+    let kept = [
+        libc::RLIMIT_FSIZE,
+        libc::RLIMIT_NOFILE,
+        libc::RLIMIT_NPROC,
+        libc::RLIMIT_CPU,
+        libc::RLIMIT_AS,
+        libc::RLIMIT_DATA,
+    ];
+    static FIRST: std::sync::OnceLock<Vec<Option<libc::rlimit>>> = std::sync::OnceLock::new();
+    let read = |resource| {
+        let mut limit = libc::rlimit {
+            rlim_cur: 0,
+            rlim_max: 0,
+        };
+        // SAFETY: getrlimit writes a valid rlimit.
+        (unsafe { libc::getrlimit(resource, &mut limit) } == 0).then_some(limit)
+    };
+    let first = FIRST.get_or_init(|| kept.iter().map(|&resource| read(resource)).collect());
+    for (&resource, kept) in kept.iter().zip(first) {
+        let (Some(kept), Some(now)) = (kept, read(resource)) else {
+            continue;
+        };
+        if now.rlim_cur >= kept.rlim_cur && now.rlim_max >= kept.rlim_max {
+            continue;
+        }
+        // SAFETY: setrlimit reads a valid rlimit.
+        let restored = unsafe { libc::setrlimit(resource, kept) } == 0;
+        tracing::warn!(
+            resource = resource as i64,
+            soft = now.rlim_cur,
+            hard = now.rlim_max,
+            restored,
+            "the server's own limit was lowered (by a command?)"
+        );
+    }
+}
+
 impl Server {
     pub fn new(config: Config, shell: PathBuf, containment: Arc<Containment>) -> Server {
         let state = Arc::new(StateDir::open(&config.state_dir));
@@ -217,6 +261,14 @@ impl Server {
         &self.inner.shared.shutdown
     }
 
+    /// The uid its commands run under, when not the server's.
+    pub fn uid(&self) -> Option<u32> {
+        self.inner
+            .identity
+            .as_ref()
+            .map(|identity| identity.ids.uid)
+    }
+
     /// The workdir every command of this server runs in.
     pub fn workdir(&self) -> &std::path::Path {
         &self.inner.config.workdir
@@ -239,6 +291,8 @@ impl Server {
         if let Some(refused) = self.refused(command) {
             return refused;
         }
+        crate::users::keep_workdir(&config.workdir, self.inner.identity.as_ref());
+        keep_limits();
         let shutdown = shared.shutdown.clone();
         let stop = async move {
             tokio::select! {

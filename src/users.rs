@@ -174,6 +174,192 @@ pub fn uid_of(file: &Path, range: Range, user: &str) -> Result<u32, Error> {
     Ok(free)
 }
 
+/// `forge-bash users`: the mapping's users, or one freed.
+#[derive(Debug, Clone, clap::Args)]
+pub struct Admin {
+    /// Free NAME's uid, so that a new user may get it: refused while a process runs
+    /// under it, or while NAME's workdir or state dir exists (remove or archive them
+    /// first: a user given the uid later would own them).
+    #[arg(long, value_name = "NAME")]
+    pub remove: Option<String>,
+
+    /// The mapping file.
+    #[arg(
+        long,
+        env = "FORGE_BASH_USER_UIDS_FILE",
+        value_name = "PATH",
+        default_value = "/etc/forge-bash/uids"
+    )]
+    pub user_uids_file: PathBuf,
+
+    /// The servers' per-user workdir (with `{user}`): where a user's files are.
+    #[arg(long, env = "FORGE_BASH_WORKDIR", value_name = "PATH")]
+    pub workdir: Option<PathBuf>,
+
+    /// The servers' per-user state dir (with `{user}`): its audit logs say when a
+    /// user was last seen.
+    #[arg(long, env = "FORGE_BASH_STATE_DIR", value_name = "PATH")]
+    pub state_dir: Option<PathBuf>,
+}
+
+/// Why `forge-bash users` did nothing.
+#[derive(Debug, thiserror::Error)]
+pub enum AdminError {
+    #[error(transparent)]
+    Map(#[from] Error),
+    #[error("--remove {0}: no such user in the mapping")]
+    Unknown(String),
+    #[error(
+        "--remove needs --workdir and --state-dir with {{user}} (or FORGE_BASH_WORKDIR and FORGE_BASH_STATE_DIR), to check that the user has no files left"
+    )]
+    NoTemplates,
+    #[error(
+        "--remove {user}: process {pid} runs as their uid {uid} (a live session or job); end it first"
+    )]
+    Running { user: String, uid: u32, pid: u32 },
+    #[error(
+        "--remove {user}: {path} exists (uid {uid}'s files); remove or archive it first, since a user given uid {uid} later would own it"
+    )]
+    Files {
+        user: String,
+        uid: u32,
+        path: String,
+    },
+    #[error("{0}")]
+    Write(io::Error),
+}
+
+impl Admin {
+    fn path_of(template: &Option<PathBuf>, user: &str) -> Option<PathBuf> {
+        let text = template.as_ref()?.to_string_lossy().into_owned();
+        text.contains(USER)
+            .then(|| PathBuf::from(text.replace(USER, user)))
+    }
+
+    /// Lists `NAME UID LAST-SEEN` (the newest audit log of the user's state dir, UTC),
+    /// or frees `--remove`'s name; writes what it did to `out`.
+    pub fn run(&self, out: &mut impl Write) -> Result<(), AdminError> {
+        let file = &self.user_uids_file;
+        if let Some(user) = &self.remove {
+            let uid = self.remove(user)?;
+            writeln!(out, "removed {user} (uid {uid}) from {}", file.display())
+                .map_err(AdminError::Write)?;
+            return Ok(());
+        }
+        let text = match std::fs::read_to_string(file) {
+            Ok(text) => text,
+            Err(e) if e.kind() == io::ErrorKind::NotFound => String::new(),
+            Err(source) => {
+                return Err(Error::File {
+                    file: file.display().to_string(),
+                    source,
+                }
+                .into());
+            }
+        };
+        let entries = parse(&text).map_err(|line| Error::Malformed {
+            file: file.display().to_string(),
+            line,
+        })?;
+        let mut table = format!("{:<24} {:>10}  LAST SEEN (UTC)\n", "NAME", "UID");
+        for (name, uid) in entries {
+            let seen = match Admin::path_of(&self.state_dir, name) {
+                None => "-".to_owned(),
+                Some(dir) => last_seen(&dir),
+            };
+            table.push_str(&format!("{name:<24} {uid:>10}  {seen}\n"));
+        }
+        out.write_all(table.as_bytes()).map_err(AdminError::Write)
+    }
+
+    /// Frees `user`'s uid, the mapping locked meanwhile; the uid it had.
+    fn remove(&self, user: &str) -> Result<u32, AdminError> {
+        let file = &self.user_uids_file;
+        let io_error = |source| Error::File {
+            file: file.display().to_string(),
+            source,
+        };
+        if !file.exists() {
+            return Err(AdminError::Unknown(user.to_owned()));
+        }
+        let (Some(workdir), Some(state_dir)) = (
+            Admin::path_of(&self.workdir, user),
+            Admin::path_of(&self.state_dir, user),
+        ) else {
+            return Err(AdminError::NoTemplates);
+        };
+        let mut map = open_locked(file)?;
+        let mut text = String::new();
+        map.rewind().map_err(io_error)?;
+        map.read_to_string(&mut text).map_err(io_error)?;
+        let entries = parse(&text).map_err(|line| Error::Malformed {
+            file: file.display().to_string(),
+            line,
+        })?;
+        let Some(&(_, uid)) = entries.iter().find(|(name, _)| *name == user) else {
+            return Err(AdminError::Unknown(user.to_owned()));
+        };
+        if let Some(pid) = process_of(uid) {
+            let user = user.to_owned();
+            return Err(AdminError::Running { user, uid, pid });
+        }
+        for path in [&workdir, &state_dir] {
+            if std::fs::symlink_metadata(path).is_ok() {
+                let (user, path) = (user.to_owned(), path.display().to_string());
+                return Err(AdminError::Files { user, uid, path });
+            }
+        }
+        let kept: String = entries
+            .iter()
+            .filter(|(name, _)| *name != user)
+            .map(|(name, uid)| format!("{name} {uid}\n"))
+            .collect();
+        map.set_len(0).map_err(io_error)?;
+        map.write_all(kept.as_bytes()).map_err(io_error)?;
+        map.sync_data().map_err(io_error)?;
+        tracing::info!(user, uid, file = %file.display(), "a user's uid freed");
+        Ok(uid)
+    }
+}
+
+/// When the user of state dir `dir` last ran a command: the newest of its audit logs
+/// (each call writes a row), `never` without one.
+fn last_seen(dir: &Path) -> String {
+    let newest = std::fs::read_dir(dir)
+        .into_iter()
+        .flatten()
+        .flatten()
+        .filter(|e| e.file_name().to_string_lossy().starts_with("audit-"))
+        .filter_map(|e| e.metadata().ok()?.modified().ok())
+        .max();
+    match newest {
+        Some(time) => chrono::DateTime::<chrono::Utc>::from(time)
+            .format("%Y-%m-%d %H:%M")
+            .to_string(),
+        None => "never".to_owned(),
+    }
+}
+
+/// A live process (not a zombie) whose real or effective uid is `uid`, if any.
+fn process_of(uid: u32) -> Option<u32> {
+    std::fs::read_dir("/proc")
+        .ok()?
+        .flatten()
+        .find_map(|entry| {
+            let pid: u32 = entry.file_name().to_str()?.parse().ok()?;
+            let status = std::fs::read_to_string(entry.path().join("status")).ok()?;
+            if status.lines().any(|l| l.starts_with("State:\tZ")) {
+                return None;
+            }
+            let line = status.lines().find(|l| l.starts_with("Uid:"))?;
+            let mut ids = line
+                .split_whitespace()
+                .skip(1)
+                .filter_map(|n| n.parse::<u32>().ok());
+            ids.by_ref().take(2).any(|id| id == uid).then_some(pid)
+        })
+}
+
 /// The mapping file, opened (made, with its directory, when missing), checked to be
 /// the server's alone, and locked until it is closed.
 fn open_locked(file: &Path) -> Result<std::fs::File, Error> {
@@ -279,6 +465,73 @@ fn accounts() -> std::collections::HashSet<u32> {
         .collect()
 }
 
+/// The uids and gids commands run under when they are not the server's: a root
+/// server's users (each a uid of `--user-uids`, its gid the same number, no
+/// supplementary groups), or `--run-as`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Others {
+    Users(Range),
+    RunAs(Ids),
+}
+
+impl Others {
+    /// Whether `uid` is one of theirs.
+    pub fn has_uid(&self, uid: u32) -> bool {
+        match self {
+            Others::Users(range) => (range.first..=range.last).contains(&uid),
+            Others::RunAs(ids) => ids.uid == uid,
+        }
+    }
+
+    /// Whether `gid` is one of their groups.
+    pub fn has_gid(&self, gid: u32) -> bool {
+        match self {
+            Others::Users(range) => (range.first..=range.last).contains(&gid),
+            Others::RunAs(ids) => ids.gid == gid,
+        }
+    }
+
+    /// Whether the mode bits of `meta` give them `bit` (4 read, 2 write): as others,
+    /// as the file's group, or as its owner.
+    pub fn may(&self, meta: &std::fs::Metadata, bit: u32) -> bool {
+        let mode = meta.mode();
+        mode & bit != 0
+            || (self.has_gid(meta.gid()) && mode & (bit << 3) != 0)
+            || (self.has_uid(meta.uid()) && mode & (bit << 6) != 0)
+    }
+
+    /// The first existing directory on `path` (resolved where it exists) through which
+    /// they could put something of theirs where `path` is: one they may write, unless
+    /// it is sticky and what it holds on the way exists and is not theirs. Its
+    /// missing part counts as theirs to make.
+    pub fn could_replace(&self, path: &Path) -> Option<(PathBuf, std::fs::Metadata)> {
+        let real = path.canonicalize().unwrap_or_else(|_| path.to_owned());
+        let mut child = std::fs::symlink_metadata(&real).ok();
+        for dir in real.ancestors().skip(1) {
+            let Ok(meta) = std::fs::metadata(dir) else {
+                child = None;
+                continue;
+            };
+            let shielded =
+                meta.mode() & 0o1000 != 0 && child.as_ref().is_some_and(|c| !self.has_uid(c.uid()));
+            if (self.may(&meta, 0o2) || self.has_uid(meta.uid())) && !shielded {
+                return Some((dir.to_owned(), meta));
+            }
+            child = Some(meta);
+        }
+        None
+    }
+}
+
+impl fmt::Display for Others {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Others::Users(range) => write!(f, "the users' uids (--user-uids {range})"),
+            Others::RunAs(ids) => write!(f, "uid {}:{} (--run-as)", ids.uid, ids.gid),
+        }
+    }
+}
+
 /// Why a directory on a user's path is in the way.
 #[derive(Debug, thiserror::Error)]
 #[error(
@@ -368,6 +621,54 @@ pub struct Identity {
     pub env: Vec<(&'static str, String)>,
 }
 
+/// Gives the workdir back its mode and owner before a command runs, when a command
+/// changed them (`chmod 000` of another user's workdir, where one uid serves all
+/// under the sandbox, or of one's own): a uid's own is theirs, mode 0700; any other
+/// keeps its mode with its owner's `rwx`. Logged each time. Through a handle on the
+/// directory itself (`O_PATH`, which mode 000 does not refuse), never a symlink in
+/// its place.
+pub fn keep_workdir(workdir: &Path, identity: Option<&Identity>) {
+    use std::os::fd::AsRawFd;
+    use std::os::unix::fs::PermissionsExt;
+    let Ok(dir) = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_PATH | libc::O_DIRECTORY | libc::O_NOFOLLOW | libc::O_CLOEXEC)
+        .open(workdir)
+    else {
+        return;
+    };
+    let Ok(meta) = dir.metadata() else {
+        return;
+    };
+    let found = meta.mode() & 0o7777;
+    let (mode, ids) = match identity {
+        Some(identity) => (0o700, Some(identity.ids)),
+        None => (found | 0o700, None),
+    };
+    let owned = ids.is_none_or(|ids| meta.uid() == ids.uid && meta.gid() == ids.gid);
+    if found == mode && owned {
+        return;
+    }
+    // The handle's own name: chmod and chown through it reach that directory alone.
+    let handle = format!("/proc/self/fd/{}", dir.as_raw_fd());
+    let chowned = match ids {
+        Some(ids) if !owned => std::os::unix::fs::chown(&handle, Some(ids.uid), Some(ids.gid)),
+        _ => Ok(()),
+    };
+    let result =
+        chowned.and_then(|()| std::fs::set_permissions(&handle, PermissionsExt::from_mode(mode)));
+    tracing::warn!(
+        workdir = %workdir.display(),
+        found = format!("{found:o}"),
+        owner = meta.uid(),
+        group = meta.gid(),
+        restored = format!("{mode:o}"),
+        uid = ids.map_or(meta.uid(), |ids| ids.uid),
+        error = result.err().map(|e| e.to_string()),
+        "the workdir's mode or owner was changed (by a command?); restored"
+    );
+}
+
 /// The euid of this process.
 pub fn euid() -> u32 {
     // SAFETY: geteuid has no preconditions.
@@ -445,6 +746,41 @@ mod tests {
         std::fs::set_permissions(&file, std::fs::Permissions::from_mode(0o666)).unwrap();
         let e = uid_of(&file, range, "a").unwrap_err().to_string();
         assert!(e.contains("writable by it alone"), "{e}");
+    }
+
+    #[test]
+    fn what_other_uids_may_read_and_replace() {
+        use std::os::unix::fs::{PermissionsExt, chown};
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("f");
+        std::fs::write(&file, "x").unwrap();
+        let set = |path: &Path, mode| {
+            std::fs::set_permissions(path, std::fs::Permissions::from_mode(mode)).unwrap();
+        };
+        let users = Others::Users(Range {
+            first: 4_100_000,
+            last: 4_100_009,
+        });
+        let may_read = || users.may(&std::fs::metadata(&file).unwrap(), 0o4);
+        set(&file, 0o644);
+        assert!(may_read());
+        set(&file, 0o640);
+        assert!(!may_read());
+        if euid() == 0 {
+            // Group-readable, in a group of the range.
+            chown(&file, None, Some(4_100_003)).unwrap();
+            assert!(may_read());
+            // A sticky world-writable parent shields what is not theirs, not the rest.
+            set(dir.path(), 0o1777);
+            assert!(users.could_replace(&file).is_none());
+            assert!(users.could_replace(&dir.path().join("missing")).is_some());
+            chown(&file, Some(4_100_001), None).unwrap();
+            assert!(users.could_replace(&file).is_some());
+            set(dir.path(), 0o777);
+            chown(&file, Some(0), None).unwrap();
+            let (found, _) = users.could_replace(&file).unwrap();
+            assert_eq!(found, dir.path().canonicalize().unwrap());
+        }
     }
 
     #[test]

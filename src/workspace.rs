@@ -29,6 +29,15 @@ pub enum Error {
     Uid(#[from] users::Error),
     #[error(transparent)]
     Untraversable(#[from] users::Untraversable),
+    #[error(
+        "{path}: it belongs to uid {owner}, another user's of --user-uids {range}, so it is not handed to uid {uid}; move it away (its files are not this user's) and the next session makes a fresh one"
+    )]
+    Taken {
+        path: String,
+        owner: u32,
+        uid: u32,
+        range: users::Range,
+    },
     #[error("cannot give {path} to uid {uid}: {source}")]
     Own {
         path: String,
@@ -44,6 +53,9 @@ pub enum Error {
 /// readable by the uid's group.
 pub fn open(shared: Arc<Shared>, config: Config) -> Result<Server, Error> {
     let ids = ids(&config)?;
+    if let Some(ids) = ids {
+        not_taken(&config, ids)?;
+    }
     let state = Arc::new(StateDir::open_for(&config.state_dir, ids.map(|i| i.gid)));
     let identity = match ids {
         Some(ids) => Some(give(&config, &state, ids)?),
@@ -68,6 +80,30 @@ fn ids(config: &Config) -> Result<Option<users::Ids>, Error> {
         }
         _ => Ok(None),
     }
+}
+
+/// Refuses a workdir or state dir that exists and belongs to another uid of the
+/// users' range: one user made it for another (in a parent they could write once), and
+/// what it holds is theirs.
+fn not_taken(config: &Config, ids: users::Ids) -> Result<(), Error> {
+    use std::os::unix::fs::MetadataExt;
+    let Some(users::Others::Users(range)) = config.others(users::euid()) else {
+        return Ok(());
+    };
+    for path in [&config.workdir, &config.state_dir] {
+        if let Ok(meta) = std::fs::symlink_metadata(path)
+            && meta.uid() != ids.uid
+            && users::Others::Users(range).has_uid(meta.uid())
+        {
+            return Err(Error::Taken {
+                path: path.display().to_string(),
+                owner: meta.uid(),
+                uid: ids.uid,
+                range,
+            });
+        }
+    }
+    Ok(())
 }
 
 /// Gives `ids` their workdir, HOME and TMPDIR, once `ids` can reach them.
@@ -206,7 +242,16 @@ impl Workspaces {
         debug_assert!(config::valid_user(user));
         let mut users = self.users.lock().unwrap_or_else(|e| e.into_inner());
         if let Some(server) = users.get(user) {
-            return Ok(server.clone());
+            // The user's uid may have been freed (`forge-bash users --remove`) and
+            // given to another since: never serve them under the old one.
+            let current = match server.uid() {
+                Some(_) => ids(&self.template.for_user(user))?.map(|ids| ids.uid),
+                None => None,
+            };
+            if current == server.uid() {
+                return Ok(server.clone());
+            }
+            users.remove(user);
         }
         if users.len() >= MAX_OPEN_USERS {
             // Each holds its state dir open: let go of those no session uses.

@@ -243,6 +243,37 @@ fn unsafe_configurations_refuse_start_up_naming_the_flags_and_the_way_out() {
         ),
         (vec!["--run-as", "0"], &["--run-as", "0 is root"]),
     ];
+    // Templates under which one user's workdir is another's state dir, holds it or
+    // lies in it: `bob.st`'s workdir would be bob's state dir.
+    let overlapping = [
+        (
+            format!("{root}/d/{{user}}"),
+            format!("{root}/d/{{user}}.st"),
+        ),
+        (
+            format!("{root}/d/{{user}}"),
+            format!("{root}/d/st-{{user}}"),
+        ),
+        (
+            format!("{root}/d/{{user}}"),
+            format!("{root}/d/{{user}}/state"),
+        ),
+        (format!("{root}/d/{{user}}"), format!("{root}/d/{{user}}")),
+    ];
+    let mut cases = cases;
+    for (workdir, state) in &overlapping {
+        cases.push((
+            [&http[..], &["--workdir", workdir, "--state-dir", state]].concat(),
+            &[
+                "one user's workdir could be another's (or their own) state dir",
+                "give each its own fixed parent",
+            ],
+        ));
+        cases.push((
+            vec!["--user", "bob", "--workdir", workdir, "--state-dir", state],
+            &["one user's workdir could be another's"],
+        ));
+    }
     for (args, needles) in cases {
         // The token is not what these are about: none of them is refused for it.
         let stderr = refused_start(&args, None);
@@ -255,6 +286,80 @@ fn unsafe_configurations_refuse_start_up_naming_the_flags_and_the_way_out() {
     }
     // Nothing was made for any of them.
     assert!(!dir.path().join("ws").exists() && !dir.path().join("st").exists());
+    assert!(!dir.path().join("d").exists());
+}
+
+/// A fixed parent of a `{user}` path that the users' commands could write refuses
+/// start-up, naming it: alice would make `ws-bob` (with a planted Makefile) or
+/// `st-bob` before bob. As root, a parent the users' uids could write (mode 1777 or
+/// 0777); as an unprivileged user with the sandbox, a parent under `--writable`.
+#[cfg(feature = "http")]
+#[test]
+fn a_parent_of_user_paths_that_users_could_write_refuses_start_up() {
+    use std::os::unix::fs::PermissionsExt;
+    let dir = tempfile::tempdir().unwrap();
+    let open = dir.path().join("open");
+    std::fs::create_dir(&open).unwrap();
+    std::fs::set_permissions(dir.path(), std::fs::Permissions::from_mode(0o755)).unwrap();
+    let (ws, st) = (
+        format!("{}/ws-{{user}}", open.display()),
+        format!("{}/st-{{user}}", open.display()),
+    );
+    let uids = std::env::temp_dir().join(format!("forge-bash-uids-{}", std::process::id()));
+    let range = crate::support::uid_range();
+    let mut args = vec![
+        "--http",
+        "127.0.0.1:0",
+        "--workdir",
+        &ws,
+        "--state-dir",
+        &st,
+    ];
+    let uids_shown = uids.display().to_string();
+    args.extend(["--user-uids-file", &uids_shown, "--user-uids", &range]);
+    // SAFETY: geteuid has no preconditions.
+    if unsafe { libc::geteuid() } == 0 {
+        for mode in [0o1777, 0o777] {
+            std::fs::set_permissions(&open, std::fs::Permissions::from_mode(mode)).unwrap();
+            let stderr = refused_start(&args, None);
+            let named = format!(
+                "--workdir {ws}: the users' uids (--user-uids {range}) could write {}",
+                open.display()
+            );
+            assert!(
+                stderr.contains(&named) && stderr.contains("chmod go-w"),
+                "{stderr}"
+            );
+        }
+        let _ = std::fs::remove_dir_all(&uids);
+    }
+    let Some(nobody) = crate::support::unprivileged() else {
+        return;
+    };
+    if !crate::support::landlock_here(3) {
+        return;
+    }
+    std::os::unix::fs::chown(&open, Some(nobody), Some(nobody)).unwrap();
+    std::fs::set_permissions(&open, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let writable = open.display().to_string();
+    let args = [
+        "--http",
+        "127.0.0.1:0",
+        "--sandbox",
+        "--workdir",
+        &ws,
+        "--state-dir",
+        &st,
+        "--writable",
+        &writable,
+    ];
+    let stderr = refused_start(&args, Some(nobody));
+    assert!(
+        stderr.contains(&format!(
+            "is under --writable {writable}, where sandboxed commands may write"
+        )),
+        "{stderr}"
+    );
 }
 
 /// `{user}` paths on a server that is not root, without the sandbox: users would share

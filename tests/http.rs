@@ -46,9 +46,10 @@ fn a_request_without_the_right_token_gets_401_and_runs_nothing() {
         let reply = request(server.addr, "DELETE", &headers, b"");
         assert_eq!(reply.status, 401);
     }
-    // Nothing was made for alice, nothing audited.
-    assert!(!server.path("ws").exists());
-    assert!(!server.path("state").exists());
+    // Nothing was made for alice, nothing audited (a root server made the fixed
+    // parents at start-up, so that no user could make them first).
+    assert!(!server.path("ws/alice").exists());
+    assert!(!server.path("state/alice").exists());
     // The scheme is case-insensitive, as HTTP says.
     let lower = format!("bearer {TOKEN}");
     let reply = request(
@@ -762,6 +763,11 @@ fn as_root_each_user_has_a_uid_of_their_own() {
         format!("kill -STOP {job}"),
         format!("cat /proc/{job}/environ"),
         "cat /proc/1/environ".to_owned(),
+        format!("prlimit --pid {job} --cpu=1:2"),
+        "prlimit --pid $PPID --fsize=0:0".to_owned(),
+        format!("renice -n 10 -p {job}"),
+        format!("ionice -c3 -p {job}"),
+        format!("taskset -p 1 {job}"),
     ] {
         let answer = alice.run(&attack);
         assert!(
@@ -777,6 +783,198 @@ fn as_root_each_user_has_a_uid_of_their_own() {
     assert_eq!(rows.last().unwrap()[1], "cat notes");
     // SAFETY: a signal to the job this test's session started.
     unsafe { libc::kill(job, libc::SIGKILL) };
+}
+
+/// As root with per-user paths and no sandbox, a token file the users' uids could read
+/// (mode 0644, as Docker and Compose secrets often are) refuses start-up, naming the
+/// file and `chmod 600`: else alice's command `cat`s it and opens a session as bob.
+/// Once 0600, the server starts and her `cat` is refused. `--run-as` is held to the
+/// same.
+#[test]
+fn as_root_a_token_file_commands_could_read_refuses_start_up() {
+    // SAFETY: geteuid has no preconditions.
+    if unsafe { libc::geteuid() } != 0 {
+        eprintln!("skipped: a uid per user needs a root server");
+        return;
+    }
+    use std::os::unix::fs::PermissionsExt;
+    let chmod = |path: &std::path::Path, mode| {
+        std::fs::set_permissions(path, std::fs::Permissions::from_mode(mode)).unwrap();
+    };
+    let dir = tempfile::tempdir().unwrap();
+    chmod(dir.path(), 0o755);
+    let file = dir.path().join("token");
+    let secret = "the-service-token-0123456789";
+    std::fs::write(&file, format!("{secret}\n")).unwrap();
+    chmod(&file, 0o644);
+    let shown = file.display().to_string();
+    let args = [&PER_USER[..], &["--http-token-file", &shown]].concat();
+    match HttpServer::try_start_with(&args, &[]) {
+        Ok(server) => {
+            let mut alice = server.client(Some("alice"));
+            alice.token = Some(secret.to_owned());
+            alice.initialize();
+            let answer = alice.run(&format!("cat {shown}"));
+            panic!("the server started; alice's `cat {shown}`: {answer}");
+        }
+        Err(stderr) => assert!(
+            stderr.contains(&format!("--http-token-file {shown}: commands run as"))
+                && stderr.contains(&format!("chmod 600 {shown}")),
+            "{stderr}"
+        ),
+    }
+    let run_as = || {
+        let mut command = binary();
+        command
+            .args(["--http", "127.0.0.1:0", "--run-as", "65534", "--workdir"])
+            .arg(dir.path())
+            .arg("--state-dir")
+            .arg(dir.path().join("state"))
+            .arg("--http-token-file")
+            .arg(&file);
+        HttpServer::try_spawn(command, tempfile::tempdir().unwrap())
+    };
+    let stderr = run_as()
+        .err()
+        .expect("--run-as served with a token file 0644");
+    assert!(
+        stderr.contains("uid 65534:65534 (--run-as) could read it"),
+        "{stderr}"
+    );
+
+    chmod(&file, 0o600);
+    assert!(run_as().is_ok());
+    let server = HttpServer::try_start_with(&args, &[]).unwrap_or_else(|e| panic!("{e}"));
+    let mut alice = server.client(Some("alice"));
+    alice.token = Some(secret.to_owned());
+    assert_eq!(alice.initialize().status, 200);
+    let answer = alice.run(&format!("cat {shown}"));
+    assert!(answer.contains("Permission denied"), "{answer}");
+}
+
+/// As root with per-user paths, a workdir that exists and belongs to another user's
+/// uid (alice made `ws/bob` and planted a Makefile, while its parent was open) is not
+/// handed to bob: his session is refused, naming the path, and her files stay out
+/// of his commands.
+#[test]
+fn as_root_another_users_directory_is_never_handed_over() {
+    // SAFETY: geteuid has no preconditions.
+    if unsafe { libc::geteuid() } != 0 {
+        eprintln!("skipped: a uid per user needs a root server");
+        return;
+    }
+    use std::os::unix::fs::MetadataExt;
+    let server = HttpServer::start(&PER_USER);
+    let mut alice = server.client(Some("alice"));
+    assert_eq!(alice.initialize().status, 200);
+    let uid = std::fs::metadata(server.path("ws/alice")).unwrap().uid();
+    let planted = server.path("ws/bob");
+    std::fs::create_dir(&planted).unwrap();
+    std::fs::write(planted.join("Makefile"), "all:\n\tcat ~/.ssh/id_rsa\n").unwrap();
+    for path in [&planted, &planted.join("Makefile")] {
+        std::os::unix::fs::lchown(path, Some(uid), Some(uid)).unwrap();
+    }
+    let mut bob = server.client(Some("bob"));
+    let reply = bob.initialize();
+    if reply.status == 200 {
+        let answer = bob.run("ls; id -u");
+        panic!("bob was handed alice's directory: {answer}");
+    }
+    let named = format!("{}: it belongs to uid {uid}", planted.display());
+    assert!(server.stderr().contains(&named), "{}", server.stderr());
+    assert_eq!(std::fs::metadata(&planted).unwrap().uid(), uid);
+}
+
+/// As root with a uid range of one: a second user's session is refused with 503
+/// naming the range, not rmcp's 500. `forge-bash users` lists the mapping;
+/// `--remove` refuses while the user has a process or files, then frees the uid, and
+/// the second user is served.
+#[test]
+fn as_root_a_full_uid_range_answers_503_and_a_name_can_be_freed() {
+    // SAFETY: geteuid has no preconditions.
+    if unsafe { libc::geteuid() } != 0 {
+        eprintln!("skipped: a uid per user needs a root server");
+        return;
+    }
+    let first: u32 = crate::support::uid_range()
+        .split('-')
+        .next()
+        .unwrap()
+        .parse()
+        .unwrap();
+    let one = format!("{first}-{first}");
+    let token = ("FORGE_BASH_HTTP_TOKEN", TOKEN);
+    let server = HttpServer::start_with(&PER_USER, &[token, ("FORGE_BASH_USER_UIDS", &one)]);
+    let mut alice = server.client(Some("alice"));
+    assert_eq!(alice.initialize().status, 200);
+    let job = alice.run("sleep 300 > /dev/null 2>&1 & echo $!");
+    let job: i32 = job.lines().next().unwrap().parse().expect(&job);
+    let mut bob = server.client(Some("bob"));
+    let reply = bob.initialize();
+    assert_eq!(reply.status, 503, "{reply:?}");
+    assert!(
+        reply.body.contains(&format!("--user-uids {one}")),
+        "{reply:?}"
+    );
+
+    let users = |extra: &[&str]| {
+        let out = binary()
+            .arg("users")
+            .args(extra)
+            .arg("--user-uids-file")
+            .arg(server.path("uids"))
+            .arg("--workdir")
+            .arg(server.path("ws/{user}"))
+            .arg("--state-dir")
+            .arg(server.path("state/{user}"))
+            .output()
+            .unwrap();
+        let text = String::from_utf8_lossy(if out.status.success() {
+            &out.stdout
+        } else {
+            &out.stderr
+        });
+        (out.status.success(), text.into_owned())
+    };
+    let (ok, list) = users(&[]);
+    assert!(ok, "{list}");
+    let row = list.lines().nth(1).unwrap_or_default();
+    let words: Vec<&str> = row.split_whitespace().collect();
+    assert_eq!(words[..2], ["alice", &*first.to_string()], "{list}");
+    assert!(
+        row.contains(&chrono::Utc::now().format("%Y-%m-%d").to_string()),
+        "{list}"
+    );
+    let (ok, refusal) = users(&["--remove", "alice"]);
+    assert!(
+        !ok && refusal.contains(&format!("process {job} runs as their uid {first}")),
+        "{refusal}"
+    );
+    // SAFETY: a signal to the job this test's session started.
+    unsafe { libc::kill(job, libc::SIGKILL) };
+    assert!(eventually(PATIENCE, || !alive(job)));
+    assert!((200..300).contains(&alice.delete().status));
+    let mut refusal = String::new();
+    let gone = eventually(PATIENCE, || {
+        refusal = users(&["--remove", "alice"]).1;
+        !refusal.contains("runs as their uid")
+    });
+    assert!(gone, "{refusal}");
+    assert!(
+        !ok && refusal.contains("remove or archive it first"),
+        "{refusal}"
+    );
+    std::fs::remove_dir_all(server.path("ws/alice")).unwrap();
+    std::fs::remove_dir_all(server.path("state/alice")).unwrap();
+    let (ok, said) = users(&["--remove", "alice"]);
+    assert!(
+        ok && said.starts_with(&format!("removed alice (uid {first})")),
+        "{said}"
+    );
+    assert_eq!(users(&[]).1.lines().count(), 1);
+    let mut bob = server.client(Some("bob"));
+    assert_eq!(bob.initialize().status, 200);
+    assert_eq!(bob.run("id -u").lines().next(), Some(&*first.to_string()));
 }
 
 /// As root with per-user paths, a fixed parent no user's uid could enter refuses

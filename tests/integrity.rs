@@ -4,7 +4,9 @@
 use std::os::unix::fs::symlink;
 use std::path::Path;
 
-use crate::support::{Options, Server, mask_ms};
+use std::time::Duration;
+
+use crate::support::{Options, Server, eventually, mask_ms};
 
 fn today_log(state: &Path) -> std::path::PathBuf {
     forge_bash::audit::path(state, chrono::Utc::now())
@@ -266,5 +268,62 @@ fn a_root_server_keeps_its_pipes_and_memory_from_sandboxed_commands() {
     // 6.18): the environment is what every command inherits from the server anyway.
     for line in ["mem: denied", "stdout: denied", "stdin: denied"] {
         assert!(answer.contains(line), "{line}: {answer}");
+    }
+}
+
+/// What a command of the server's own uid (or root), unsandboxed, may still do to the
+/// server's limits does not end it: after `prlimit --pid $PPID --fsize=0:0` the next
+/// calls are answered and their rows and overflow files written (a root server gives
+/// itself its limits back; one that cannot still answers, the rows on stderr). As
+/// root and as an unprivileged user.
+#[test]
+fn the_server_outlives_a_file_size_limit_set_on_it() {
+    let mut users = vec![None];
+    // SAFETY: geteuid has no preconditions.
+    if unsafe { libc::geteuid() } == 0 {
+        users.extend(crate::support::unprivileged().map(Some));
+    }
+    for user in users {
+        let mut options = Options::default();
+        if let Some(uid) = user {
+            options = options.user(uid);
+        }
+        let mut server = options.start();
+        let answer = server.run("prlimit --pid $PPID --fsize=0:0 && echo set");
+        assert!(answer.starts_with("set\n"), "{user:?}: {answer}");
+        for n in 0..2 {
+            let answer = server.run(&format!("echo after-{n}"));
+            assert_eq!(
+                mask_ms(&answer),
+                format!("after-{n}\n\n[exit:0 | Xms]"),
+                "{user:?}"
+            );
+        }
+        let answer = server.run("seq 1 3000");
+        assert!(answer.contains("3000"), "{user:?}: {answer}");
+        let commands: Vec<String> = server
+            .audit_rows()
+            .into_iter()
+            .map(|r| r[1].clone())
+            .collect();
+        let stderr = server.stderr();
+        let said = eventually(Duration::from_secs(5), || {
+            server
+                .stderr()
+                .contains("the server's own limit was lowered")
+        });
+        assert!(said, "{}", server.stderr());
+        if stderr.contains("restored=true") {
+            // Given back before the next call (root with CAP_SYS_RESOURCE): only the
+            // first call's row missed the log, and went to stderr.
+            assert_eq!(commands.len(), 3, "{commands:?} {stderr}");
+            assert!(answer.contains("written to "), "{answer}");
+        } else {
+            let on_stderr = eventually(Duration::from_secs(5), || {
+                server.stderr().contains("audit row not written")
+                    && server.stderr().contains("echo after-1")
+            });
+            assert!(on_stderr, "{user:?}: {stderr}");
+        }
     }
 }

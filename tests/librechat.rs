@@ -173,6 +173,47 @@ fn two_users_of_one_librechat_do_not_meet() {
     drop(database);
 }
 
+/// A workdir whose mode a command took away (`chmod 000`) gets it back at its user's
+/// next call, which runs, and the server logs it: alice's command to bob's workdir
+/// where one uid serves both under the sandbox (as an unprivileged user), and a
+/// user's own command to their own workdir on a root server with a uid per user.
+#[test]
+fn a_workdir_whose_mode_was_taken_away_gets_it_back() {
+    let Some(uid) = unprivileged() else {
+        return;
+    };
+    let back = |server: &mut Server, workdir: &Path| {
+        let answer = server.run("echo still > mine.txt && cat mine.txt");
+        assert_eq!(mask_ms(&answer), "still\n\n[exit:0 | Xms]");
+        let mode =
+            std::os::unix::fs::PermissionsExt::mode(&workdir.metadata().unwrap().permissions());
+        assert_eq!(mode & 0o7777, 0o700);
+        assert!(
+            eventually(PATIENCE, || server
+                .stderr()
+                .contains("the workdir's mode or owner was changed")),
+            "{}",
+            server.stderr()
+        );
+    };
+    if crate::support::landlock_here(3) {
+        let container = Container::new(uid);
+        let (mut alice, mut bob) = (container.start("alice", 1), container.start("bob", 1));
+        let bob_work = container.path("workspace/bob");
+        assert!(bob.run("pwd").contains("workspace/bob\n"));
+        let answer = alice.run(&format!("chmod 000 {} && echo done", bob_work.display()));
+        assert!(answer.starts_with("done\n"), "{answer}");
+        back(&mut bob, &bob_work);
+    }
+    let Some(host) = RootHost::new() else {
+        return;
+    };
+    let mut bob = host.start("bob", &[]);
+    let answer = bob.run("chmod 000 . && echo done");
+    assert!(answer.starts_with("done\n"), "{answer}");
+    back(&mut bob, &host.path("workspace/bob"));
+}
+
 #[test]
 fn a_placeholder_left_in_a_path_or_a_relative_path_refuses_start_up() {
     let dir = tempfile::tempdir().unwrap();

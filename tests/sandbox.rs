@@ -623,3 +623,86 @@ fn everyday_tools_still_work() {
         );
     }
 }
+
+/// A command sets no other process's limits, priority or scheduling: not the server's
+/// (`prlimit --pid $PPID --fsize=0:0` would kill it at its next write), nor a job an
+/// earlier call left running, which `kill` could not reach either. Its own still
+/// change (`ulimit`, `nice`, `ionice`, `prlimit` on a command it starts), and the
+/// server goes on serving and auditing. As root and as an unprivileged user.
+#[test]
+fn no_command_reaches_another_process_limits_or_scheduling() {
+    if !crate::support::landlock_here(1) {
+        return;
+    }
+    for user in as_root_and_nobody() {
+        let mut server = sandboxed_as(user, &[]);
+        let answer = server.run("prlimit --pid $PPID --fsize=0:0 --nofile=3:3");
+        assert!(refused(&answer), "{user:?}: {answer}");
+        let answer = server.run("sleep 300 > /dev/null 2>&1 & echo $!");
+        let job: i32 = answer.lines().next().unwrap().parse().expect(&answer);
+        for attack in [
+            format!("prlimit --pid {job} --cpu=1:2"),
+            "prlimit --pid $PPID --nproc=1:1".to_owned(),
+            format!("renice -n 10 -p {job}"),
+            "renice -n 10 -p $PPID".to_owned(),
+            format!("renice -n 10 -u {}", user.unwrap_or(0)),
+            format!("ionice -c3 -p {job}"),
+            format!("ionice -c3 -u {}", user.unwrap_or(0)),
+            format!("taskset -p 1 {job}"),
+            format!("chrt -o -p 0 {job}"),
+        ] {
+            let answer = server.run(&attack);
+            assert!(refused(&answer), "{user:?}: {attack}: {answer}");
+        }
+        let answer = server.run(
+            "ulimit -n 100 && ulimit -n && nice -n 5 true && ionice -c3 true && \
+             prlimit --nofile=50:50 bash -c 'ulimit -n' && prlimit --pid $PPID --nofile -o SOFT --noheadings > /dev/null && echo own",
+        );
+        assert_eq!(
+            mask_ms(&answer),
+            "100\n50\nown\n\n[exit:0 | Xms]",
+            "{user:?}"
+        );
+        // The server still writes its files and serves.
+        let answer = server.run("seq 1 3000");
+        assert!(answer.contains("written to "), "{user:?}: {answer}");
+        assert!(crate::support::alive(job));
+        let rows = server.audit_rows();
+        assert_eq!(rows.len(), 13, "{user:?}: {rows:?}");
+        assert!(crate::support::alive(server.pid() as i32));
+    }
+}
+
+/// Under `--network deny` no netlink socket but NETLINK_ROUTE can be made: sock_diag
+/// (NETLINK_SOCK_DIAG, 4, what `ss` asks first) and the others are refused, while name
+/// resolution and `ip link` (NETLINK_ROUTE) still work. As root and as an
+/// unprivileged user.
+#[test]
+fn network_deny_refuses_netlink_but_what_name_resolution_needs() {
+    if !crate::support::landlock_here(4) {
+        return;
+    }
+    for user in as_root_and_nobody() {
+        let mut server = sandboxed_as(user, &["--network", "deny"]);
+        for protocol in [4, 9, 15, 16] {
+            let answer = server.run(&format!(
+                "python3 -c 'import socket; socket.socket(socket.AF_NETLINK, socket.SOCK_RAW, {protocol})'"
+            ));
+            assert!(refused(&answer), "{user:?}: netlink {protocol}: {answer}");
+        }
+        let answer = server.run("ss -tan 2>&1 > /dev/null | head -1");
+        assert!(
+            answer.starts_with("Cannot open netlink socket: Operation not permitted"),
+            "{user:?}: {answer}"
+        );
+        let answer = server.run(
+            "getent hosts localhost | head -1 | cut -d' ' -f1 && ip -o link | grep -c ': lo:' && \
+             python3 -c 'import socket; socket.socket(socket.AF_NETLINK, socket.SOCK_RAW, 0); print(\"route\")'",
+        );
+        let shown = mask_ms(&answer);
+        assert!(
+            shown.ends_with("\n1\nroute\n\n[exit:0 | Xms]") && shown.contains("127.0.0.1"),
+            "{user:?}: {answer}"
+        );
+    }
+}

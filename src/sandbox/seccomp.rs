@@ -10,12 +10,16 @@
 //!
 //! - `socket()` is allowed for `AF_UNIX` (only with `--unix-sockets allow`), `AF_INET`
 //!   and `AF_INET6` (not with `--network deny`) and `AF_NETLINK` (the interface and
-//!   route listing that name resolution reads); every other family is refused.
+//!   route listing that name resolution reads; under `--network deny`, NETLINK_ROUTE
+//!   only, not sock_diag); every other family is refused.
 //!   `socketpair()` stays allowed: a program's own processes still talk through it.
 //! - With a port list: MPTCP and every protocol but TCP, UDP and ICMP, raw sockets,
 //!   `MSG_FASTOPEN` on `sendto`/`sendmsg`/`sendmmsg`, `TCP_FASTOPEN_CONNECT` and
 //!   `listen()` are refused.
 //! - `io_uring_setup` is refused.
+//! - `prlimit64`, `setpriority`, `ioprio_set` and the `sched_set*` calls are refused
+//!   on any process but the caller (pid 0): a command neither sets the server's
+//!   limits nor reschedules another call's processes.
 //!
 //! A refused call fails with `EPERM`, so the program reports it as it would any other
 //! error ("Operation not permitted"); nothing is killed. The one exception is a system
@@ -122,6 +126,14 @@ impl Filter {
             refused.add(libc::SYS_socket, between(0, low, high)?)?;
         }
         refused.add(libc::SYS_io_uring_setup, Vec::new())?;
+        refused.other_processes()?;
+        if *network == Network::Deny {
+            // Netlink for the interface and route listing name resolution reads
+            // (NETLINK_ROUTE, 0) only: sock_diag (`ss`) would list every socket.
+            let netlink = arg(0, Op::Eq, libc::AF_NETLINK.into())?;
+            let not_route = arg(2, Op::Ne, libc::NETLINK_ROUTE.into())?;
+            refused.add(libc::SYS_socket, vec![netlink, not_route])?;
+        }
         if let Network::Ports(_) = network {
             refused.around_the_ports()?;
         }
@@ -205,6 +217,37 @@ impl Refused {
         let rules = self.0.entry(syscall).or_default();
         if !conditions.is_empty() {
             rules.push(SeccompRule::new(conditions)?);
+        }
+        Ok(())
+    }
+
+    /// Limits, priorities and scheduling of any process but the caller: Landlock has no
+    /// hook for them, and `prlimit --pid $PPID --fsize=0:0` would kill the server at its
+    /// next write. The filter cannot know the caller's pid, so only 0 (the caller,
+    /// which glibc's `setrlimit`, `nice`, `ioprio_set` and `sched_*` pass) is allowed;
+    /// `setpriority` and `ioprio_set` for a whole user (`PRIO_USER`, `IOPRIO_WHO_USER`,
+    /// where 0 is the caller's own uid, and so the server's) are refused too.
+    fn other_processes(&mut self) -> Result<(), seccompiler::BackendError> {
+        let not_self = |index| arg(index, Op::Ne, 0);
+        // prlimit64(pid, resource, new, old): reading another's limits (no new ones)
+        // changes nothing.
+        let sets = SeccompCondition::new(2, Len::Qword, Op::Ne, 0)?;
+        self.add(libc::SYS_prlimit64, vec![not_self(0)?, sets])?;
+        for call in [
+            libc::SYS_sched_setaffinity,
+            libc::SYS_sched_setscheduler,
+            libc::SYS_sched_setparam,
+            libc::SYS_sched_setattr,
+        ] {
+            self.add(call, vec![not_self(0)?])?;
+        }
+        const IOPRIO_WHO_USER: i64 = 3;
+        for (call, user) in [
+            (libc::SYS_setpriority, i64::from(libc::PRIO_USER)),
+            (libc::SYS_ioprio_set, IOPRIO_WHO_USER),
+        ] {
+            self.add(call, vec![not_self(1)?])?;
+            self.add(call, vec![arg(0, Op::Eq, user)?])?;
         }
         Ok(())
     }
@@ -307,10 +350,12 @@ fn summary(network: &Network, unix: UnixSockets) -> String {
     };
     let network = match network {
         Network::Allow => "",
-        Network::Deny => "; no internet or packet sockets",
+        Network::Deny => "; no internet or packet sockets, no netlink but NETLINK_ROUTE",
         Network::Ports(_) => "; no MPTCP, SCTP or raw sockets, TCP Fast Open or listen",
     };
-    format!("seccomp: {unix}{network}; io_uring refused")
+    format!(
+        "seccomp: {unix}{network}; io_uring refused; limits, priorities and scheduling of other processes refused"
+    )
 }
 
 #[cfg(test)]

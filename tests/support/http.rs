@@ -33,6 +33,12 @@ impl HttpServer {
     }
 
     pub fn start_with(args: &[&str], env: &[(&str, &str)]) -> HttpServer {
+        HttpServer::try_start_with(args, env).unwrap_or_else(|stderr| panic!("{stderr}"))
+    }
+
+    /// As [`HttpServer::start_with`], or the server's stderr when it exits instead of
+    /// serving.
+    pub fn try_start_with(args: &[&str], env: &[(&str, &str)]) -> Result<HttpServer, String> {
         let root = tempfile::tempdir().unwrap();
         let at = root.path().display().to_string();
         let args: Vec<String> = args.iter().map(|a| a.replace("{root}", &at)).collect();
@@ -48,14 +54,20 @@ impl HttpServer {
         super::own_uids(&mut command, root.path());
         command.args(&args).env("RUST_LOG", "forge_bash=debug,warn");
         for (key, value) in env {
-            command.env(key, value);
+            command.env(key, value.replace("{root}", &at));
         }
-        HttpServer::spawn(command, root)
+        HttpServer::try_spawn(command, root)
     }
 
     /// Spawns `command` (a forge-bash serving HTTP on some address, logging at info)
     /// and waits for the address it listens on.
-    pub fn spawn(mut command: Command, root: tempfile::TempDir) -> HttpServer {
+    pub fn spawn(command: Command, root: tempfile::TempDir) -> HttpServer {
+        HttpServer::try_spawn(command, root).unwrap_or_else(|stderr| panic!("{stderr}"))
+    }
+
+    /// As [`HttpServer::spawn`], or the server's stderr when it exits instead of
+    /// serving.
+    pub fn try_spawn(mut command: Command, root: tempfile::TempDir) -> Result<HttpServer, String> {
         command
             .stdin(Stdio::null())
             .stdout(Stdio::piped())
@@ -73,19 +85,19 @@ impl HttpServer {
                 .and_then(|a| a.parse().ok());
             addr.is_some() || log.contains("ERROR")
         });
-        let addr = addr.unwrap_or_else(|| {
-            panic!(
-                "no address (found: {found}); stderr: {}",
-                stderr.lock().unwrap()
-            )
-        });
-        HttpServer {
+        let Some(addr) = addr else {
+            let _ = child.kill();
+            let _ = child.wait();
+            let log = stderr.lock().unwrap().clone();
+            return Err(format!("no address (found: {found}); stderr: {log}"));
+        };
+        Ok(HttpServer {
             child,
             addr,
             root,
             stderr,
             stdout,
-        }
+        })
     }
 
     pub fn path(&self, rel: &str) -> PathBuf {
