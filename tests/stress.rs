@@ -162,11 +162,18 @@ fn timeouts_amid_fork_storms(sandbox: bool) {
     let storm = "echo $FORGE_BASH_CALL >> markers; echo $$ >> groups; \
         for k in $(seq 20); do (while :; do /bin/true & sleep 0.01; done) & done; \
         sleep 5 & wait";
-    let seen = pipelined(&mut server, 300, 32, |_| storm.to_owned(), |_| None);
-    let mut groups = Groups::default();
-    for pgid in lines(&workdir.join("groups")) {
-        groups.push(pgid.parse().unwrap());
+    // The groups the calls recorded are killed however the test ends.
+    struct Recorded(std::path::PathBuf);
+    impl Drop for Recorded {
+        fn drop(&mut self) {
+            let mut groups = Groups::default();
+            for pgid in lines(&self.0).iter().filter_map(|l| l.parse().ok()) {
+                groups.push(pgid);
+            }
+        }
     }
+    let _recorded = Recorded(workdir.join("groups"));
+    let seen = pipelined(&mut server, 300, 32, |_| storm.to_owned(), |_| None);
     let mut took: Vec<Duration> = seen
         .values()
         .map(|(_, call)| {
@@ -241,6 +248,14 @@ fn a_shell_stuck_before_exec_is_killed_and_holds_up_nothing() {
         eprintln!("skipped: {freeze} cannot be written by this user");
         return;
     }
+    // Thawed however the test ends.
+    struct Thaw<'a>(&'a str);
+    impl Drop for Thaw<'_> {
+        fn drop(&mut self) {
+            let _ = std::fs::write(self.0, "0");
+        }
+    }
+    let _thaw = Thaw(&freeze);
     let started = Instant::now();
     let stuck = server.start_call("echo never");
     // The server goes on serving while the spawn is stuck.
