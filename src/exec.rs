@@ -297,7 +297,9 @@ async fn spawn(job: &Job<'_>, call: &Arc<Call>) -> Result<Child, Error> {
         run_as(&mut command, identity);
     }
     if let Some(sandbox) = job.sandbox {
-        command.envs(sandbox.env.iter().map(|(name, value)| (name, value)));
+        command
+            .envs(sandbox.env.iter().map(|(name, value)| (name, value)))
+            .drop_capabilities();
     }
     let sandbox = job.sandbox.cloned();
     let confined = sandbox.is_some();

@@ -706,3 +706,52 @@ fn network_deny_refuses_netlink_but_what_name_resolution_needs() {
         );
     }
 }
+
+/// A root server's sandboxed commands are not root's equal: they hold no capability
+/// (bounding, permitted, effective, inheritable, ambient), gain none by running a
+/// program, and cannot set the clock or the host name, reboot, or load BPF programs.
+/// As uid 65534 they had none to start with (but the bounding set, which only root can
+/// lower), and the same calls are refused.
+#[test]
+fn sandboxed_commands_hold_no_capability_and_cannot_touch_the_machine() {
+    if !crate::support::landlock_here(1) {
+        return;
+    }
+    let users: Vec<Option<u32>> = std::iter::once(None)
+        .chain(crate::support::unprivileged().map(Some))
+        .collect();
+    for user in users {
+        let mut server = sandboxed_as(user, &[]);
+        let caps =
+            server.run("grep ^Cap /proc/self/status; sh -c 'grep ^CapEff /proc/self/status'");
+        // A server that is not root cannot drop from the bounding set, nor needs to:
+        // with no_new_privs, nothing it runs gains what the set bounds.
+        let sets: &[&str] = match user {
+            None => &["CapInh", "CapPrm", "CapEff", "CapBnd", "CapAmb"],
+            Some(_) => &["CapInh", "CapPrm", "CapEff", "CapAmb"],
+        };
+        for name in sets {
+            assert!(
+                caps.contains(&format!("{name}:\t0000000000000000\n")),
+                "{user:?}: {caps}"
+            );
+        }
+        // Each call with arguments the kernel would refuse as invalid (EINVAL, EFAULT)
+        // were it let through: nothing changes on the machine even then. Refused,
+        // each gets EPERM.
+        let calls = [
+            ("reboot", "169, 0, 0, 0, 0"),
+            ("sethostname", "170, b'x' * 100, 100"),
+            ("clock_settime", "227, 0, 0"),
+            ("settimeofday", "164, 0, 0"),
+            ("bpf", "321, 999, 0, 0"),
+        ];
+        for (name, args) in calls {
+            let script = format!(
+                "import ctypes; l = ctypes.CDLL(None, use_errno=True); r = l.syscall({args}); print(ctypes.get_errno() if r < 0 else 'allowed')"
+            );
+            let answer = server.run(&format!("python3 -c \"{script}\""));
+            assert!(answer.starts_with("1\n"), "{user:?}: {name}: {answer}");
+        }
+    }
+}

@@ -82,6 +82,7 @@ pub struct Command {
     gid: Option<u32>,
     groups: Option<Vec<u32>>,
     no_new_privs: bool,
+    drop_capabilities: bool,
 }
 
 impl Command {
@@ -95,6 +96,7 @@ impl Command {
             gid: None,
             groups: None,
             no_new_privs: false,
+            drop_capabilities: false,
         }
     }
 
@@ -146,6 +148,14 @@ impl Command {
     /// Sets `no_new_privs` in the child: no set-uid program it runs gains any rights.
     pub fn no_new_privs(&mut self) -> &mut Command {
         self.no_new_privs = true;
+        self
+    }
+
+    /// The child gives up every capability (bounding, permitted, effective,
+    /// inheritable, ambient) and, where it may, root's on `execve`: a root server's
+    /// command is root without root's powers.
+    pub fn drop_capabilities(&mut self) -> &mut Command {
+        self.drop_capabilities = true;
         self
     }
 
@@ -208,6 +218,7 @@ impl Command {
             gid: self.gid,
             groups: self.groups.clone(),
             no_new_privs: self.no_new_privs,
+            drop_capabilities: self.drop_capabilities,
             ruleset: None,
             null,
             out: (out_r, out_w),
@@ -237,6 +248,7 @@ pub(super) struct Prepared {
     gid: Option<u32>,
     groups: Option<Vec<u32>>,
     no_new_privs: bool,
+    drop_capabilities: bool,
     /// A Landlock ruleset the child enters last, after `no_new_privs`.
     ruleset: Option<RawFd>,
     /// `/dev/null`, opened once for every call.
@@ -537,6 +549,7 @@ impl Prepared {
                 && self
                     .uid
                     .is_none_or(|uid| libc::syscall(libc::SYS_setuid, uid) == 0)
+                && (!self.drop_capabilities || drop_capabilities())
                 && (!self.no_new_privs || libc::prctl(libc::PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) == 0)
                 // The landlock crate's `restrict_self` is this one system call, but not
                 // async-signal-safe; the ruleset was built and checked before the clone.
@@ -577,6 +590,60 @@ fn start_error(report: Option<(OwnedFd, OwnedFd)>, failed: AtomicI32) -> Option<
             reported.then(|| i32::from_ne_bytes(errno))
         }
         None => Some(failed.into_inner()).filter(|&errno| errno != 0),
+    }
+}
+
+/// In the child: every capability dropped, the bounding set's first (while the child
+/// may still drop from it: a server that is not root has nothing there to drop), with
+/// root's rights on `execve` locked off; then the permitted, effective and inheritable
+/// sets emptied. False when emptying them failed.
+///
+/// # Safety
+/// Only between the clone and `execve`: plain system calls on local memory.
+unsafe fn drop_capabilities() -> bool {
+    /// `SECBIT_NOROOT | SECBIT_NOROOT_LOCKED | SECBIT_NO_SETUID_FIXUP |
+    /// SECBIT_NO_SETUID_FIXUP_LOCKED`: uid 0 gains nothing on `execve`.
+    const NOROOT: libc::c_ulong = 0x0f;
+    #[repr(C)]
+    struct Header {
+        version: u32,
+        pid: libc::c_int,
+    }
+    #[repr(C)]
+    #[derive(Clone, Copy)]
+    struct Data {
+        effective: u32,
+        permitted: u32,
+        inheritable: u32,
+    }
+    // SAFETY: prctl and capset on values on this stack.
+    unsafe {
+        for cap in 0..64 {
+            if libc::prctl(libc::PR_CAPBSET_DROP, cap, 0, 0, 0) != 0
+                && *libc::__errno_location() == libc::EINVAL
+            {
+                break;
+            }
+        }
+        libc::prctl(libc::PR_SET_SECUREBITS, NOROOT, 0, 0, 0);
+        libc::prctl(
+            libc::PR_CAP_AMBIENT,
+            libc::PR_CAP_AMBIENT_CLEAR_ALL,
+            0,
+            0,
+            0,
+        );
+        let header = Header {
+            // _LINUX_CAPABILITY_VERSION_3: two Data, for capabilities 0-31 and 32-63.
+            version: 0x2008_0522,
+            pid: 0,
+        };
+        let none = [Data {
+            effective: 0,
+            permitted: 0,
+            inheritable: 0,
+        }; 2];
+        libc::syscall(libc::SYS_capset, &raw const header, none.as_ptr()) == 0
     }
 }
 

@@ -127,6 +127,7 @@ impl Filter {
         }
         refused.add(libc::SYS_io_uring_setup, Vec::new())?;
         refused.other_processes()?;
+        refused.the_machine()?;
         if *network == Network::Deny {
             // Netlink for the interface and route listing name resolution reads
             // (NETLINK_ROUTE, 0) only: sock_diag (`ss`) would list every socket.
@@ -250,6 +251,36 @@ impl Refused {
             self.add(call, vec![arg(0, Op::Eq, user)?])?;
         }
         Ok(())
+    }
+
+    /// What acts on the whole machine, as a container runtime's default profile
+    /// refuses it: rebooting, loading a kernel or modules, setting the clock (adjusting
+    /// it takes a capability the commands do not have) or the host's names, BPF programs, performance events of every process (`pid` -1),
+    /// swap and process accounting. Sandboxed commands hold no capability either;
+    /// this refuses them where a capability is not needed (unprivileged BPF and perf,
+    /// where the system allows them) and keeps them refused should one slip through.
+    fn the_machine(&mut self) -> Result<(), seccompiler::BackendError> {
+        for call in [
+            libc::SYS_reboot,
+            libc::SYS_kexec_load,
+            libc::SYS_kexec_file_load,
+            libc::SYS_init_module,
+            libc::SYS_finit_module,
+            libc::SYS_delete_module,
+            libc::SYS_settimeofday,
+            libc::SYS_clock_settime,
+            libc::SYS_sethostname,
+            libc::SYS_setdomainname,
+            libc::SYS_bpf,
+            libc::SYS_swapon,
+            libc::SYS_swapoff,
+            libc::SYS_acct,
+        ] {
+            self.add(call, Vec::new())?;
+        }
+        // perf_event_open(attr, pid, cpu, group, flags): pid -1 is every process.
+        let everyone = SeccompCondition::new(1, Len::Dword, Op::Eq, u64::from(u32::MAX))?;
+        self.add(libc::SYS_perf_event_open, vec![everyone])
     }
 
     /// Under a port list: the ways to a port that Landlock's rules do not see (other
