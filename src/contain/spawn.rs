@@ -618,10 +618,9 @@ unsafe fn drop_capabilities() -> bool {
     }
     // SAFETY: prctl and capset on values on this stack.
     unsafe {
+        // EINVAL past the last capability; EPERM without CAP_SETPCAP (not root).
         for cap in 0..64 {
-            if libc::prctl(libc::PR_CAPBSET_DROP, cap, 0, 0, 0) != 0
-                && *libc::__errno_location() == libc::EINVAL
-            {
+            if libc::prctl(libc::PR_CAPBSET_DROP, cap, 0, 0, 0) != 0 {
                 break;
             }
         }
