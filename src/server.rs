@@ -9,6 +9,7 @@
 
 use std::path::PathBuf;
 use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant, SystemTime};
 
 use rmcp::model::{
@@ -67,6 +68,31 @@ struct Inner {
     info: ServerConfig,
 }
 
+/// How long no command must run before freed memory goes back to the system.
+const IDLE_RELEASE: Duration = Duration::from_millis(100);
+
+/// Once no command has run for [`IDLE_RELEASE`], the memory calls freed goes back to
+/// the system (`malloc_trim`): a burst of calls side by side leaves the allocator's
+/// heap fragmented, and its free pages would otherwise stay resident while the server
+/// idles. One release is planned at a time; off the answer's path.
+fn release_memory_when_idle(shared: &Arc<Shared>) {
+    if shared.releasing.swap(true, Ordering::Relaxed) {
+        return;
+    }
+    let shared = shared.clone();
+    tokio::spawn(async move {
+        tokio::time::sleep(IDLE_RELEASE).await;
+        shared.releasing.store(false, Ordering::Relaxed);
+        if shared.permits.available_permits() == shared.max_concurrent {
+            #[cfg(target_env = "gnu")]
+            // SAFETY: malloc_trim has no preconditions.
+            unsafe {
+                libc::malloc_trim(0);
+            }
+        }
+    });
+}
+
 /// What every server of one process shares: the shell, the containment, the turns to
 /// run (`--max-concurrent` holds for all of them at once), the tracker of running
 /// calls and the shutdown token. Over HTTP each user has a server of their own.
@@ -77,6 +103,9 @@ pub struct Shared {
     /// One permit per command that may run at once; tokio's semaphore is fair, so
     /// waiting calls start in arrival order.
     permits: Semaphore,
+    max_concurrent: usize,
+    /// A release of freed memory is planned ([`release_memory_when_idle`]).
+    releasing: AtomicBool,
     calls: TaskTracker,
     shutdown: CancellationToken,
 }
@@ -87,6 +116,8 @@ impl Shared {
             shell,
             containment,
             permits: Semaphore::new(max_concurrent as usize),
+            max_concurrent: max_concurrent as usize,
+            releasing: AtomicBool::new(false),
             calls: TaskTracker::new(),
             shutdown: CancellationToken::new(),
         })
@@ -334,6 +365,7 @@ impl Server {
                 present::failure(&e.to_string(), ms)
             }
         };
+        release_memory_when_idle(shared);
         // A client that does not read: hold the answer (and the permit) until its
         // transport has room, so that finished answers do not pile up without bound.
         if let Some(backlog) = backlog {
