@@ -17,17 +17,7 @@ use crate::support::{Groups, Options, PATIENCE, Server, alive, eventually, read_
 
 /// Processes whose environment carries the call's marker.
 fn leftovers(marker: &str) -> Vec<i32> {
-    let needle = format!("FORGE_BASH_CALL={marker}");
-    std::fs::read_dir("/proc")
-        .unwrap()
-        .flatten()
-        .filter_map(|e| e.file_name().to_str()?.parse::<i32>().ok())
-        .filter(|&pid| alive(pid))
-        .filter(|pid| {
-            std::fs::read(format!("/proc/{pid}/environ"))
-                .is_ok_and(|env| env.split(|&b| b == 0).any(|v| v == needle.as_bytes()))
-        })
-        .collect()
+    crate::support::carrying(|m| m == marker)
 }
 
 fn marker(dir: &Path) -> String {

@@ -21,19 +21,7 @@ fn alone() -> MutexGuard<'static, ()> {
 
 /// Every process whose environment carries one of `markers`.
 fn carrying(markers: &HashSet<String>) -> Vec<i32> {
-    std::fs::read_dir("/proc")
-        .unwrap()
-        .flatten()
-        .filter_map(|e| e.file_name().to_str()?.parse::<i32>().ok())
-        .filter(|&pid| alive(pid))
-        .filter(|pid| {
-            std::fs::read(format!("/proc/{pid}/environ")).is_ok_and(|env| {
-                env.split(|&b| b == 0)
-                    .filter_map(|v| v.strip_prefix(b"FORGE_BASH_CALL="))
-                    .any(|m| markers.contains(std::str::from_utf8(m).unwrap_or("")))
-            })
-        })
-        .collect()
+    support::carrying(|m| markers.contains(m))
 }
 
 /// Lines of a file the calls append to (empty when none wrote it yet).

@@ -120,6 +120,8 @@ pub struct CallCgroups {
     /// Holds the process limit when v2 cannot: the slot's cgroup, for as long as the
     /// call has processes in it.
     pids_v1: Mutex<Option<PathBuf>>,
+    /// The slot's `cpu` cgroup, for as long as the call has processes in it.
+    cpu_v1: Mutex<Option<PathBuf>>,
     /// The slot the shell is spawned from, until the call is answered.
     slot: Mutex<Option<Slot>>,
     slots: Option<Arc<Slots>>,
@@ -131,8 +133,9 @@ pub struct CallCgroups {
 #[derive(Debug)]
 struct Slots {
     root: PathBuf,
-    /// The `tasks` file of the calls' `cpu` cgroup, which slot threads join.
-    cpu_tasks: Option<PathBuf>,
+    /// The calls' `cpu` cgroup: each slot thread lives in a `slot-N` cgroup of its own
+    /// under it, so that each call's processes weigh as one against the others'.
+    cpu_root: Option<PathBuf>,
     max_processes: u32,
     free: Mutex<Vec<Slot>>,
     next: AtomicU64,
@@ -143,8 +146,17 @@ struct Slots {
 #[derive(Debug)]
 struct Slot {
     dir: PathBuf,
+    /// Its cgroup in the v1 `cpu` hierarchy, under the calls' one.
+    cpu: Option<PathBuf>,
     current: File,
     work: Worker,
+}
+
+/// A slot's new cgroups, before a thread lives in them.
+struct SlotDirs {
+    dir: PathBuf,
+    cpu: Option<PathBuf>,
+    current: File,
 }
 
 impl Slot {
@@ -206,11 +218,10 @@ impl Cgroups {
             .and_then(|(own, mount)| {
                 make_tree(&Path::new(mount).join(own.trim_start_matches('/')))
             });
-        let cpu_tasks = cpu_v1.as_ref().map(|tree| tree.root.join("tasks"));
         let slots = pids_v1.as_ref().map(|tree| {
             let slots = Arc::new(Slots {
                 root: tree.root.clone(),
-                cpu_tasks: cpu_tasks.clone(),
+                cpu_root: cpu_v1.as_ref().map(|tree| tree.root.clone()),
                 max_processes,
                 free: Mutex::new(Vec::new()),
                 next: AtomicU64::new(1),
@@ -253,7 +264,7 @@ impl Cgroups {
             "; no process limit (no pids controller here)".to_owned()
         };
         let cpu = if self.cpu_v1.is_some() {
-            "; the commands of all calls share one cpu cgroup (cpu, cgroup v1)"
+            "; the commands of all calls share one cpu cgroup, each call's in one of its own there (cpu, cgroup v1)"
         } else {
             "; commands share the processor with the server's own threads one by one (no cpu cgroup here)"
         };
@@ -313,6 +324,7 @@ impl Cgroups {
         CallCgroups {
             v2,
             pids_v1: Mutex::new(slot.as_ref().map(|slot| slot.dir.clone())),
+            cpu_v1: Mutex::new(slot.as_ref().and_then(|slot| slot.cpu.clone())),
             slot: Mutex::new(slot),
             slots: self.slots.clone(),
             killed: AtomicBool::new(false),
@@ -346,6 +358,7 @@ impl Cgroups {
             }
         }
         dirs.extend(lock(&call.pids_v1).take());
+        dirs.extend(lock(&call.cpu_v1).take());
         dirs
     }
 
@@ -395,6 +408,7 @@ impl CallCgroups {
         // The slot's own thread is one of the tasks counted.
         if slot.tasks() == Some(1) {
             *lock(&self.pids_v1) = None;
+            *lock(&self.cpu_v1) = None;
             slots.give_back(slot);
         } else {
             slots.clone().renew(slot);
@@ -551,12 +565,12 @@ impl Slots {
     /// Makes a slot: a `slot-N` cgroup with the process limit, and a thread that moves
     /// into it and then runs what it is sent. `None` when the hierarchy refuses.
     fn make(&self) -> Option<Slot> {
-        let (dir, current) = self.new_dir()?;
+        let SlotDirs { dir, cpu, current } = self.new_dir()?;
         let tasks = dir.join("tasks");
-        let cpu = self.cpu_tasks.clone();
+        let cpu_tasks = self.cpu_tasks(cpu.as_ref());
         let started = Worker::start("spawn slot", move || {
             std::fs::write(&tasks, "0")?;
-            if let Some(cpu) = cpu {
+            if let Some(cpu) = cpu_tasks {
                 join_cpu(&cpu);
             }
             crate::sandbox::only_spawns_here();
@@ -566,16 +580,29 @@ impl Slots {
             Ok(work) => work,
             Err(e) => {
                 tracing::warn!(error = %e, dir = %dir.display(), "cannot make a slot for spawning in the pids cgroup");
-                let _ = std::fs::remove_dir(&dir);
+                for dir in std::iter::once(&dir).chain(&cpu) {
+                    let _ = std::fs::remove_dir(dir);
+                }
                 return None;
             }
         };
-        Some(Slot { dir, current, work })
+        Some(Slot {
+            dir,
+            cpu,
+            current,
+            work,
+        })
+    }
+
+    /// The `tasks` file of the `cpu` cgroup a slot thread joins: its own, or the calls'
+    /// where it could not have one.
+    fn cpu_tasks(&self, own: Option<&PathBuf>) -> Option<PathBuf> {
+        own.or(self.cpu_root.as_ref()).map(|dir| dir.join("tasks"))
     }
 
     /// A new `slot-N` cgroup with the process limit: the call's processes and the
     /// slot's own thread.
-    fn new_dir(&self) -> Option<(PathBuf, File)> {
+    fn new_dir(&self) -> Option<SlotDirs> {
         let n = self.next.fetch_add(1, Ordering::Relaxed);
         let dir = self.root.join(format!("slot-{n}"));
         if let Err(e) = std::fs::create_dir(&dir) {
@@ -587,7 +614,19 @@ impl Slots {
             tracing::warn!(error = %e, dir = %dir.display(), "cannot limit the call's processes");
         }
         match File::open(dir.join("pids.current")) {
-            Ok(current) => Some((dir, current)),
+            Ok(current) => {
+                let cpu = self.cpu_root.as_ref().and_then(|root| {
+                    let cpu = root.join(format!("slot-{n}"));
+                    match std::fs::create_dir(&cpu) {
+                        Ok(()) => Some(cpu),
+                        Err(e) => {
+                            tracing::debug!(error = %e, dir = %cpu.display(), "no cpu cgroup for a slot");
+                            None
+                        }
+                    }
+                });
+                Some(SlotDirs { dir, cpu, current })
+            }
             Err(e) => {
                 tracing::warn!(error = %e, dir = %dir.display(), "cannot count the call's processes");
                 let _ = std::fs::remove_dir(&dir);
@@ -626,15 +665,25 @@ impl Slots {
             if let Err(e) = std::fs::write(&old, slots.max_processes.to_string()) {
                 tracing::warn!(error = %e, "cannot limit the call's processes");
             }
-            let Some((dir, current)) = slots.new_dir() else {
+            let Some(SlotDirs { dir, cpu, current }) = slots.new_dir() else {
                 return;
             };
             if let Err(e) = std::fs::write(dir.join("tasks"), "0") {
                 tracing::warn!(error = %e, "cannot move a spawn slot");
-                let _ = std::fs::remove_dir(&dir);
+                for dir in std::iter::once(&dir).chain(&cpu) {
+                    let _ = std::fs::remove_dir(dir);
+                }
                 return;
             }
-            slots.give_back(Slot { dir, current, work });
+            if let Some(cpu) = slots.cpu_tasks(cpu.as_ref()) {
+                join_cpu(&cpu);
+            }
+            slots.give_back(Slot {
+                dir,
+                cpu,
+                current,
+                work,
+            });
         }));
         if moved.is_err() {
             tracing::debug!("a spawn slot is gone");
@@ -650,13 +699,20 @@ impl Slots {
             return;
         }
         drop(free);
-        let home = self.root.parent().map(|p| p.join("tasks"));
-        let dir = slot.dir.clone();
+        let homes = [
+            (
+                self.root.parent().map(|p| p.join("tasks")),
+                Some(slot.dir.clone()),
+            ),
+            (self.cpu_tasks(None), slot.cpu.clone()),
+        ];
         let _ = slot.work.send(Box::new(move || {
-            if let Some(home) = home
-                && std::fs::write(home, "0").is_ok()
-            {
-                let _ = std::fs::remove_dir(dir);
+            for (home, dir) in homes {
+                if let (Some(home), Some(dir)) = (home, dir)
+                    && std::fs::write(home, "0").is_ok()
+                {
+                    let _ = std::fs::remove_dir(dir);
+                }
             }
         }));
     }
@@ -666,8 +722,8 @@ impl Slots {
     fn close(&self) {
         let free = std::mem::take(&mut *lock(&self.free));
         let home = self.root.parent().map(|p| p.join("tasks"));
-        let cpu_home = (self.cpu_tasks.as_deref())
-            .and_then(|tasks| Some(tasks.parent()?.parent()?.join("tasks")));
+        let cpu_home =
+            (self.cpu_root.as_deref()).and_then(|root| Some(root.parent()?.join("tasks")));
         for slot in free {
             let (done, finished) = mpsc::sync_channel(1);
             let home = home.clone();

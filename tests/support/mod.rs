@@ -515,6 +515,24 @@ pub fn alive(pid: i32) -> bool {
     }
 }
 
+/// Live processes whose environment carries a call marker (`FORGE_BASH_CALL`) that
+/// `wanted` takes.
+pub fn carrying(wanted: impl Fn(&str) -> bool) -> Vec<i32> {
+    std::fs::read_dir("/proc")
+        .unwrap()
+        .flatten()
+        .filter_map(|e| e.file_name().to_str()?.parse::<i32>().ok())
+        .filter(|&pid| alive(pid))
+        .filter(|pid| {
+            std::fs::read(format!("/proc/{pid}/environ")).is_ok_and(|env| {
+                env.split(|&b| b == 0)
+                    .filter_map(|v| v.strip_prefix(b"FORGE_BASH_CALL="))
+                    .any(|m| std::str::from_utf8(m).is_ok_and(&wanted))
+            })
+        })
+        .collect()
+}
+
 /// Reads a pid a command wrote into the workdir, waiting for it to appear.
 pub fn read_pid(path: &Path) -> i32 {
     assert!(

@@ -336,7 +336,7 @@ async def test_http_401(tmp_path):
                     async with connect(server, "alice", token=token):
                         pass
                 assert [type(e) for e in leaves(caught.value)] == [MCPError], caught.value
-            assert not server.ws.exists(), "no workdir was made"
+            assert not (server.ws / "alice").exists(), "no workdir was made for alice"
             async with http.stream(
                 "POST", server.url, json=initialize, headers={**base, "authorization": f"Bearer {server.token}"}
             ) as response:

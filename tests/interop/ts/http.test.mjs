@@ -360,7 +360,7 @@ test("http: no token or a wrong one gets 401, and nothing runs", async () => {
         return true;
       });
     }
-    assert.equal(existsSync(server.ws), false, "no workdir was made");
+    assert.equal(existsSync(join(server.ws, "alice")), false, "no workdir was made for alice");
     // The right token is let in.
     const allowed = await post({ authorization: `Bearer ${server.token}` });
     assert.equal(allowed.status, 200);
