@@ -729,6 +729,23 @@ impl Child {
         self.status.is_none().then_some(self.pid)
     }
 
+    /// Waits for it to exit without reaping it: its pid stays taken (a zombie) until
+    /// [`Child::wait`], so that whoever watches the pid (`tail --pid`) sees it end only
+    /// then. Cancel-safe.
+    pub async fn exited(&mut self) -> io::Result<ExitStatus> {
+        if let Some(status) = self.status {
+            return Ok(status);
+        }
+        loop {
+            let mut ready = self.pidfd.readable().await?;
+            let fd = self.pidfd.get_ref().as_raw_fd();
+            if let Some(status) = reap(fd, libc::WNOHANG | libc::WNOWAIT)? {
+                return Ok(status);
+            }
+            ready.clear_ready();
+        }
+    }
+
     /// Waits for it to exit and reaps it. Cancel-safe.
     pub async fn wait(&mut self) -> io::Result<ExitStatus> {
         if let Some(status) = self.status {

@@ -166,11 +166,10 @@ impl Going {
     /// tasks, whose last bytes go to the file before the footer.
     async fn run(mut self, readers: tokio_util::task::TaskTracker) -> Finished {
         let left = self.timeout.saturating_sub(self.started.elapsed());
+        // The shell is reaped only once the file has its last line: the wait the answer
+        // named (`tail --pid`) ends when the pid is gone, and must find the line then.
         let ending = tokio::select! {
-            status = self.child.wait() => {
-                self.call.reaped(status.as_ref().is_ok_and(|s| s.code().is_some()));
-                Ok(status)
-            }
+            status = self.child.exited() => Ok(status),
             () = tokio::time::sleep(left) => Err(Ending::TimedOut),
             () = self.shutdown.cancelled() => Err(Ending::ShutDown),
         };
@@ -184,8 +183,7 @@ impl Going {
                 if let Err(e) = self.call.kill() {
                     tracing::warn!(error = %e, "cannot kill the command's processes");
                 }
-                let _ = self.child.wait().await;
-                self.call.reaped(false);
+                let _ = self.child.exited().await;
                 let code = match ending {
                     Ending::TimedOut => exit::TIMEOUT,
                     _ => exit::SHUTDOWN,
@@ -204,6 +202,9 @@ impl Going {
                 timed_out,
             });
         }
+        let status = self.child.wait().await;
+        let of_itself = ending == Ending::Exited && status.is_ok_and(|s| s.code().is_some());
+        self.call.reaped(of_itself);
         self.guard.disarm();
         self.call.release();
         Finished { code, ending }
