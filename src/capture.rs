@@ -356,18 +356,7 @@ impl Sink {
             self.releasing = false;
             chunk = &chunk[end + 1..];
         }
-        // Where the lines held back would start, counting `\n`s back from the end.
-        let mut split = chunk.len();
-        let mut found = 0;
-        while found < rows {
-            match memchr::memrchr(b'\n', &chunk[..split]) {
-                Some(i) => {
-                    split = i;
-                    found += 1;
-                }
-                None => break,
-            }
-        }
+        let (split, found) = back_newlines(chunk, rows);
         if found == rows && chunk.len() - split - 1 <= HOLD_BYTES {
             // The chunk alone holds the lines to hold back: no copy of the rest.
             self.digest.push(&self.held);
@@ -428,6 +417,24 @@ impl Sink {
             .head
             .extend_from_slice(&chunk[..chunk.len().min(room)]);
     }
+}
+
+/// Where the last `rows` lines of `chunk` would start, counting `\n`s back from its
+/// end: the offset of the `\n` before them, and how many were found (fewer than
+/// `rows` when the chunk has fewer).
+fn back_newlines(chunk: &[u8], rows: usize) -> (usize, usize) {
+    let mut split = chunk.len();
+    let mut found = 0;
+    while found < rows {
+        match memchr::memrchr(b'\n', &chunk[..split]) {
+            Some(i) => {
+                split = i;
+                found += 1;
+            }
+            None => break,
+        }
+    }
+    (split, found)
 }
 
 #[cfg(test)]

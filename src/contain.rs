@@ -549,13 +549,6 @@ impl Call {
         result
     }
 
-    /// Kills what the call left behind once answered: its cgroup and whatever carries
-    /// its marker, off the caller's thread. Its group id is not used: the group may be
-    /// gone and the id reused.
-    fn kill_remains(self: &Arc<Self>) {
-        self.kill_off_thread();
-    }
-
     /// Kills the call's cgroup, and sweeps `/proc` for its marker where no cgroup
     /// proves every process gone, on a thread of its own: a cgroup write waits for the
     /// kernel's cgroup lock, and reading a dying process's environment waits for its
@@ -666,7 +659,9 @@ impl Scope {
         let calls = std::mem::take(&mut *lock(&self.calls));
         for call in &calls {
             call.stopping(Stopping::Session);
-            call.kill_remains();
+            // What the answered call left behind; its group id is not used: the
+            // group may be gone and the id reused.
+            call.kill_off_thread();
         }
     }
 }

@@ -183,14 +183,7 @@ pub async fn run(job: Job<'_>, stop: impl Future<Output = Stop>) -> Result<Outpu
     if let Some(scope) = job.scope {
         scope.keep(&call);
     }
-    let mut child = match spawn(&job, &call).await {
-        Ok(child) => child,
-        Err(e) => {
-            // Whatever a shell that failed to start may have left is the call's.
-            let _ = call.kill();
-            return Err(e);
-        }
-    };
+    let mut child = spawn(&job, &call).await?;
     let started = Instant::now();
     // Until the call is answered, dropping it (the runtime going away) kills it.
     let guard = KillOnDrop(Some(call.clone()));
@@ -229,21 +222,25 @@ pub async fn run(job: Job<'_>, stop: impl Future<Output = Stop>) -> Result<Outpu
     });
     guard.disarm();
     call.release();
-    let code = match ending {
+    Ok(Output {
+        stdout,
+        stderr,
+        code: code(ending, status),
+        ending,
+        background,
+        rest: None,
+    })
+}
+
+/// The answer's exit code: the shell's, or the code of how the call was stopped.
+fn code(ending: Ending, status: ExitStatus) -> i32 {
+    match ending {
         Ending::Exited => exit_code(status),
         Ending::TimedOut => exit::TIMEOUT,
         Ending::Cancelled => exit::CANCELLED,
         Ending::ShutDown => exit::SHUTDOWN,
         Ending::Yielded => unreachable!("a yielded call was answered above"),
-    };
-    Ok(Output {
-        stdout,
-        stderr,
-        code,
-        ending,
-        background,
-        rest: None,
-    })
+    }
 }
 
 /// Opens the file that what the call's processes write from now on goes to; the
@@ -309,9 +306,13 @@ async fn spawn(job: &Job<'_>, call: &Arc<Call>) -> Result<Child, Error> {
             Some(sandbox) => sandbox.spawn_confined(move |ruleset| start.entering(ruleset).run()),
         })
         .await
-        .map_err(|source| Error::Spawn {
-            shell: job.shell.display().to_string(),
-            source,
+        .map_err(|source| {
+            // Whatever a shell that failed to start may have left is the call's.
+            let _ = call.kill();
+            Error::Spawn {
+                shell: job.shell.display().to_string(),
+                source,
+            }
         })?;
     if let Some(pid) = child.id() {
         call.adopt(pid);

@@ -197,27 +197,7 @@ impl Settings {
         from_env: Option<String>,
     ) -> Result<Settings, Error> {
         let from_file = match &config.http_token_file {
-            Some(path) => {
-                let shown = path.display().to_string();
-                if config.sandbox != crate::sandbox::Mode::Off {
-                    let roots = [&config.workdir, &config.state_dir]
-                        .into_iter()
-                        .chain(&config.readable)
-                        .chain(&config.writable)
-                        .map(std::path::PathBuf::as_path);
-                    if let Some(under) = crate::sandbox::readable_through(path, roots) {
-                        let under = under.display().to_string();
-                        return Err(Error::TokenReadable { file: shown, under });
-                    }
-                }
-                if let Some(others) = config.others(crate::users::euid()) {
-                    out_of_reach(path, others)?;
-                }
-                let text = std::fs::read_to_string(path)
-                    .map_err(|e| Error::TokenFile(shown.clone(), e))?;
-                let first = text.lines().next().unwrap_or_default().to_owned();
-                Some(Token::new(&first).ok_or(Error::EmptyTokenFile(shown))?)
-            }
+            Some(path) => Some(token_file(config, path)?),
             None => None,
         };
         let from_env = match from_env {
@@ -253,6 +233,29 @@ impl Settings {
             max_sessions: config.http_max_sessions as usize,
         })
     }
+}
+
+/// The token in the first line of `path`, once no command could read the file: under
+/// the sandbox, a path commands may read; as other uids, what [`out_of_reach`] checks.
+fn token_file(config: &Config, path: &std::path::Path) -> Result<Token, Error> {
+    let shown = path.display().to_string();
+    if config.sandbox != crate::sandbox::Mode::Off {
+        let roots = [&config.workdir, &config.state_dir]
+            .into_iter()
+            .chain(&config.readable)
+            .chain(&config.writable)
+            .map(std::path::PathBuf::as_path);
+        if let Some(under) = crate::sandbox::readable_through(path, roots) {
+            let under = under.display().to_string();
+            return Err(Error::TokenReadable { file: shown, under });
+        }
+    }
+    if let Some(others) = config.others(crate::users::euid()) {
+        out_of_reach(path, others)?;
+    }
+    let text = std::fs::read_to_string(path).map_err(|e| Error::TokenFile(shown.clone(), e))?;
+    let first = text.lines().next().unwrap_or_default().to_owned();
+    Token::new(&first).ok_or(Error::EmptyTokenFile(shown))
 }
 
 /// Refuses a token file that commands running as `others` could read (its mode bits

@@ -339,24 +339,7 @@ impl Server {
             permit = shared.permits.acquire() => permit,
         };
         let started = Instant::now();
-        let job = exec::Job {
-            shell: &shared.shell,
-            command,
-            workdir: &config.workdir,
-            timeout: config.timeout(),
-            cap: config.max_output_bytes,
-            spiller: &self.inner.spiller,
-            containment: &shared.containment,
-            sandbox: self.inner.sandbox.as_ref(),
-            identity: self.inner.identity.as_ref(),
-            scope,
-            tail,
-            yielding: config.yield_after().map(|after| exec::Yielding {
-                after,
-                shutdown: shared.shutdown.clone(),
-            }),
-        };
-        let result = exec::run(job, stop).await;
+        let result = exec::run(self.job(command, scope, tail), stop).await;
         let ms = started.elapsed().as_millis();
         let answer = match result {
             Ok(out) => self.finished(command, out, started),
@@ -372,6 +355,33 @@ impl Server {
             backlog.room().await;
         }
         answer
+    }
+
+    /// What Layer 1 needs to run `command` on this server.
+    fn job<'a>(
+        &'a self,
+        command: &'a str,
+        scope: Option<&'a Scope>,
+        tail: Option<&'a Arc<Tail>>,
+    ) -> exec::Job<'a> {
+        let (shared, config) = (&self.inner.shared, &self.inner.config);
+        exec::Job {
+            shell: &shared.shell,
+            command,
+            workdir: &config.workdir,
+            timeout: config.timeout(),
+            cap: config.max_output_bytes,
+            spiller: &self.inner.spiller,
+            containment: &shared.containment,
+            sandbox: self.inner.sandbox.as_ref(),
+            identity: self.inner.identity.as_ref(),
+            scope,
+            tail,
+            yielding: config.yield_after().map(|after| exec::Yielding {
+                after,
+                shutdown: shared.shutdown.clone(),
+            }),
+        }
     }
 
     /// The answer to a command that must not run, audited: the guard blocks it, or

@@ -192,46 +192,15 @@ impl Cgroups {
         let pids_v1 = if v2.as_ref().is_some_and(|t| t.pids) {
             None
         } else {
-            own.lines()
-                .find_map(|l| l.split_once(":pids:").map(|(_, path)| path))
-                .zip(mount_point(&mountinfo, |fs| {
-                    fs.starts_with("cgroup ") && fs.split([' ', ',']).any(|o| o == "pids")
-                }))
-                .and_then(|(own, mount)| {
-                    make_tree(&Path::new(mount).join(own.trim_start_matches('/')))
-                })
-                .map(|mut tree| {
-                    tree.pids = true;
-                    tree
-                })
-        };
-        let cpu_v1 = own
-            .lines()
-            .find_map(|l| {
-                let (_, rest) = l.split_once(':')?;
-                let (controllers, path) = rest.split_once(':')?;
-                controllers.split(',').any(|c| c == "cpu").then_some(path)
+            v1_tree(&own, &mountinfo, "pids").map(|mut tree| {
+                tree.pids = true;
+                tree
             })
-            .zip(mount_point(&mountinfo, |fs| {
-                fs.starts_with("cgroup ") && fs.split([' ', ',']).any(|o| o == "cpu")
-            }))
-            .and_then(|(own, mount)| {
-                make_tree(&Path::new(mount).join(own.trim_start_matches('/')))
-            });
+        };
+        let cpu_v1 = v1_tree(&own, &mountinfo, "cpu");
         let slots = pids_v1.as_ref().map(|tree| {
-            let slots = Arc::new(Slots {
-                root: tree.root.clone(),
-                cpu_root: cpu_v1.as_ref().map(|tree| tree.root.clone()),
-                max_processes,
-                free: Mutex::new(Vec::new()),
-                next: AtomicU64::new(1),
-            });
-            for _ in 0..SPARE_SLOTS {
-                if let Some(slot) = slots.make() {
-                    lock(&slots.free).push(slot);
-                }
-            }
-            slots
+            let cpu_root = cpu_v1.as_ref().map(|tree| tree.root.clone());
+            Slots::new(tree.root.clone(), cpu_root, max_processes)
         });
         Cgroups {
             v2,
@@ -448,6 +417,23 @@ impl CallCgroups {
     }
 }
 
+/// This server's tree in the v1 hierarchy of `controller`, under its own cgroup there:
+/// `None` where that hierarchy is not mounted or refuses.
+fn v1_tree(own: &str, mountinfo: &str, controller: &str) -> Option<Tree> {
+    let path = own.lines().find_map(|l| {
+        let (_, rest) = l.split_once(':')?;
+        let (controllers, path) = rest.split_once(':')?;
+        controllers
+            .split(',')
+            .any(|c| c == controller)
+            .then_some(path)
+    })?;
+    let mount = mount_point(mountinfo, |fs| {
+        fs.starts_with("cgroup ") && fs.split([' ', ',']).any(|o| o == controller)
+    })?;
+    make_tree(&Path::new(mount).join(path.trim_start_matches('/')))
+}
+
 /// The mount point of the first mount whose "fstype source options" part matches.
 fn mount_point(mountinfo: &str, fs: impl Fn(&str) -> bool) -> Option<&str> {
     mountinfo.lines().find_map(|line| {
@@ -562,6 +548,24 @@ fn remove_stale(base: &Path) {
 }
 
 impl Slots {
+    /// The slots under `root`, each with a cgroup of its own under `cpu_root` where
+    /// there is one, and the spares made.
+    fn new(root: PathBuf, cpu_root: Option<PathBuf>, max_processes: u32) -> Arc<Slots> {
+        let slots = Arc::new(Slots {
+            root,
+            cpu_root,
+            max_processes,
+            free: Mutex::new(Vec::new()),
+            next: AtomicU64::new(1),
+        });
+        for _ in 0..SPARE_SLOTS {
+            if let Some(slot) = slots.make() {
+                lock(&slots.free).push(slot);
+            }
+        }
+        slots
+    }
+
     /// Makes a slot: a `slot-N` cgroup with the process limit, and a thread that moves
     /// into it and then runs what it is sent. `None` when the hierarchy refuses.
     fn make(&self) -> Option<Slot> {
