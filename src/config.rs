@@ -68,6 +68,18 @@ pub struct Config {
           value_parser = clap::value_parser!(u32).range(1..))]
     pub max_processes: u32,
 
+    /// Memory all of one user's commands may hold at once (every call and background
+    /// job of the user): bytes, or with a K, M or G suffix; `0` for no bound. By
+    /// default half of what the server may use (its cgroup's limit, else the machine's
+    /// memory). A command that reaches it is killed and its call says so.
+    #[arg(long, env = "FORGE_BASH_MAX_MEMORY", value_name = "SIZE")]
+    pub max_memory: Option<crate::contain::limits::Size>,
+
+    /// Cores all of one user's commands may use at once (cgroup `cpu.max`), e.g. `1.5`;
+    /// by default, no bound beyond an equal share with the other users.
+    #[arg(long, env = "FORGE_BASH_MAX_CPU", value_name = "CORES", value_parser = parse_cores)]
+    pub max_cpu: Option<f64>,
+
     /// Let background jobs of answered calls outlive the server. By default, when the
     /// server stops (end of input, SIGTERM, SIGINT, SIGHUP, SIGQUIT, or its death),
     /// every process any call started is ended.
@@ -286,6 +298,19 @@ impl Config {
 
     pub fn progress_interval(&self) -> Duration {
         Duration::from_millis(self.progress_interval_ms)
+    }
+
+    /// What one user's commands may consume (`--max-memory`, `--max-cpu`).
+    pub fn limits(&self) -> crate::contain::Limits {
+        crate::contain::Limits::new(self.max_memory, self.max_cpu)
+    }
+}
+
+/// `--max-cpu`: a positive number of cores, at most 4096.
+fn parse_cores(s: &str) -> Result<f64, String> {
+    match s.trim().parse::<f64>() {
+        Ok(cores) if cores > 0.0 && cores <= 4096.0 => Ok(cores),
+        _ => Err(format!("{s:?}: cores are a number above 0 (e.g. 1 or 1.5)")),
     }
 }
 

@@ -30,11 +30,13 @@ use std::sync::atomic::{AtomicBool, AtomicI32, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, OnceLock, Weak, mpsc};
 
 pub mod cgroup;
+pub mod limits;
 pub mod spawn;
 pub mod watchdog;
 
 use crate::worker::Worker;
 use cgroup::{CallCgroups, Cgroups};
+pub use limits::Limits;
 
 /// The environment variable that marks a call's processes.
 pub const MARKER: &str = "FORGE_BASH_CALL";
@@ -79,6 +81,7 @@ pub struct Containment {
     cgroups: OnceLock<Cgroups>,
     finding: Mutex<Option<std::thread::JoinHandle<Cgroups>>>,
     max_processes: u32,
+    limits: Limits,
     /// Unique per server: pid and start time.
     tag: String,
     next: AtomicU64,
@@ -104,14 +107,14 @@ pub struct Containment {
 impl Containment {
     /// Finds the cgroups calls can have (on a thread of its own); the watchdog is
     /// started apart ([`Containment::keep_watchdog`]).
-    pub fn new(max_processes: u32, keep_background: bool) -> Containment {
+    pub fn new(max_processes: u32, keep_background: bool, limits: Limits) -> Containment {
         let started = std::time::SystemTime::now()
             .duration_since(std::time::UNIX_EPOCH)
             .map_or(0, |d| d.as_nanos());
         let finding = std::thread::Builder::new()
             .name("cgroups".to_owned())
             .spawn(move || {
-                let cgroups = Cgroups::find(max_processes);
+                let cgroups = Cgroups::find(max_processes, limits);
                 tracing::info!(mechanism = cgroups.mechanism(), "containment of commands");
                 cgroups
             })
@@ -120,6 +123,7 @@ impl Containment {
             cgroups: OnceLock::new(),
             finding: Mutex::new(finding),
             max_processes,
+            limits,
             tag: format!("{}-{started}", std::process::id()),
             next: AtomicU64::new(1),
             keep_background,
@@ -139,7 +143,7 @@ impl Containment {
 
     /// Containment with the defaults and no watchdog (for tests and tools).
     pub fn without_watchdog() -> Containment {
-        Containment::new(DEFAULT_MAX_PROCESSES, false)
+        Containment::new(DEFAULT_MAX_PROCESSES, false, Limits::default())
     }
 
     /// What holds a call's processes and limits their number.
@@ -152,7 +156,7 @@ impl Containment {
             let finding = lock(&self.finding).take();
             let cgroups = finding
                 .and_then(|thread| thread.join().ok())
-                .unwrap_or_else(|| Cgroups::find(self.max_processes));
+                .unwrap_or_else(|| Cgroups::find(self.max_processes, self.limits));
             self.watchdog(&self.orders(Some(&cgroups)));
             cgroups
         })
@@ -169,8 +173,12 @@ impl Containment {
             .and_then(Cgroups::cpu_root)
             .map(|root| format!("c{}\n", root.display()))
             .unwrap_or_default();
+        let memory = cgroups
+            .and_then(Cgroups::memory_root)
+            .map(|root| format!("m{}\n", root.display()))
+            .unwrap_or_default();
         format!(
-            "*{} {} {} {}\n{cpu}",
+            "*{} {} {} {}\n{cpu}{memory}",
             self.tag,
             dir(cgroups.and_then(Cgroups::root)),
             u8::from(self.keep_background),
@@ -181,9 +189,9 @@ impl Containment {
     /// A new call, as [`Containment::call`], whose cgroups are made on a thread of
     /// their own when none is ready to take: making a cgroup (and moving a slot's thread into
     /// it) waits for the kernel's cgroup locks, which a storm of forks and kills holds.
-    pub async fn new_call(self: &Arc<Self>) -> Arc<Call> {
-        if self.cgroups().ready() {
-            return self.call();
+    pub async fn new_call(self: &Arc<Self>, user: Option<u32>) -> Arc<Call> {
+        if self.cgroups().ready(user) {
+            return self.call_of(user);
         }
         let maker = lock(&self.maker).clone();
         let maker = match maker {
@@ -194,19 +202,25 @@ impl Containment {
             },
         };
         let containment = self.clone();
-        let made = maker.run_detached(move || Ok(containment.call()), drop);
+        let made = maker.run_detached(move || Ok(containment.call_of(user)), drop);
         match made.result().await {
             Ok(call) => call,
-            Err(_) => self.call(),
+            Err(_) => self.call_of(user),
         }
     }
 
-    /// A new call: its marker, and its cgroups when there are cgroups.
+    /// A new call of the server's own user: its marker, and its cgroups when there are
+    /// cgroups.
     pub fn call(self: &Arc<Self>) -> Arc<Call> {
+        self.call_of(None)
+    }
+
+    /// A new call of `user` (a uid of the users' range; `None`: the server's own user).
+    pub fn call_of(self: &Arc<Self>, user: Option<u32>) -> Arc<Call> {
         let n = self.next.fetch_add(1, Ordering::Relaxed);
         Arc::new(Call {
             marker: format!("{}-{n}", self.tag),
-            cgroups: self.cgroups().call(),
+            cgroups: self.cgroups().call(user),
             pgid: AtomicI32::new(0),
             reaped: AtomicBool::new(false),
             exited: AtomicBool::new(false),
@@ -469,6 +483,20 @@ impl Call {
                 ))
             }
         }
+    }
+
+    /// The memory limit that killed a process of the call, if the kernel's OOM killer
+    /// took one because the user's memory cgroup was full since the call began.
+    pub fn out_of_memory(&self) -> Option<u64> {
+        let limit = self.containment.limits.memory?;
+        self.cgroups.out_of_memory().then_some(limit)
+    }
+
+    /// The `RLIMIT_DATA` the call's shell gets: the memory limit, where no memory
+    /// cgroup bounds the call.
+    pub fn data_limit(&self) -> Option<u64> {
+        let limit = self.containment.limits.memory?;
+        (!self.cgroups.bounds_memory()).then_some(limit)
     }
 
     /// The call's process group: its shell's pid (0 before the shell started).
@@ -734,7 +762,7 @@ mod tests {
     /// group is the call's and is killed.
     #[test]
     fn a_reaped_call_spares_the_group_that_got_its_id_again() {
-        let containment = Arc::new(Containment::new(64, false));
+        let containment = Arc::new(Containment::new(64, false, Limits::default()));
         let mut other = std::process::Command::new("sleep")
             .arg("30")
             .process_group(0)

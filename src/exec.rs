@@ -156,6 +156,9 @@ pub struct Output {
     pub background: Option<Background>,
     /// A call answered early: how it ends, once it does.
     pub rest: Option<Rest>,
+    /// The memory limit (`--max-memory`, in bytes) that killed the command: the
+    /// kernel's OOM killer took a process of the call, and the shell died of it.
+    pub out_of_memory: Option<u64>,
 }
 
 /// Why a command could not be run at all.
@@ -179,7 +182,10 @@ pub enum Error {
 /// Runs `job` to its end, or until `stop` resolves.
 pub async fn run(job: Job<'_>, stop: impl Future<Output = Stop>) -> Result<Output, Error> {
     validate(&job)?;
-    let call = job.containment.new_call().await;
+    let call = job
+        .containment
+        .new_call(job.identity.map(|identity| identity.ids.uid))
+        .await;
     if let Some(scope) = job.scope {
         scope.keep(&call);
     }
@@ -222,15 +228,24 @@ pub async fn run(job: Job<'_>, stop: impl Future<Output = Stop>) -> Result<Outpu
     });
     guard.disarm();
     call.release();
+    let code = code(ending, status);
+    // Killed (128 + SIGKILL), and the cgroup counted an out-of-memory kill meanwhile.
+    let out_of_memory = (ending == Ending::Exited && code == OOM_CODE)
+        .then(|| call.out_of_memory())
+        .flatten();
     Ok(Output {
         stdout,
         stderr,
-        code: code(ending, status),
+        code,
         ending,
         background,
         rest: None,
+        out_of_memory,
     })
 }
+
+/// The exit code of a shell killed by SIGKILL, as the OOM killer kills.
+const OOM_CODE: i32 = 128 + libc::SIGKILL;
 
 /// The answer's exit code: the shell's, or the code of how the call was stopped.
 fn code(ending: Ending, status: ExitStatus) -> i32 {
@@ -292,6 +307,9 @@ async fn spawn(job: &Job<'_>, call: &Arc<Call>) -> Result<Child, Error> {
         .env(marker, id);
     if let Some(identity) = job.identity {
         run_as(&mut command, identity);
+    }
+    if let Some(bytes) = call.data_limit() {
+        command.data_limit(bytes);
     }
     if let Some(sandbox) = job.sandbox {
         command

@@ -219,6 +219,7 @@ fn serve(config: Config, token: Option<String>) -> ExitCode {
     let containment = Arc::new(Containment::new(
         config.max_processes,
         config.keep_background,
+        config.limits(),
     ));
     let shared = Shared::new(shell, containment.clone(), config.max_concurrent);
     // One thread: the work is waiting on pipes and children, and a single thread wakes

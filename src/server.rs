@@ -483,6 +483,7 @@ impl Server {
             ending,
             background: None,
             rest: None,
+            out_of_memory: None,
         };
         self.audit(command, out.code, 0);
         let config = &self.inner.config;

@@ -170,6 +170,7 @@ fn capture(run: &Run, sizes: &[usize]) -> Outcome {
         ending: Ending::Exited,
         background: None,
         rest: None,
+        out_of_memory: None,
     };
     let answer = present::show(&out, 5, 300, run.cap, present::Stderr::Always).text;
     let place = dir.path().display().to_string();

@@ -23,6 +23,7 @@
 //! nothing left in it: making and removing a cgroup, and the kernel's first clone into
 //! a new one, cost more than the rest of the server's work on a call.
 
+use std::collections::HashMap;
 use std::fs::File;
 use std::io;
 use std::os::fd::OwnedFd;
@@ -31,6 +32,7 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, mpsc};
 
+use super::limits::{self, Limits};
 use super::spawn;
 use crate::worker::Worker;
 
@@ -41,12 +43,16 @@ const SPARE_SLOTS: usize = 2;
 const KEPT_CGROUPS: usize = 4;
 
 /// One hierarchy's directory for this server's calls.
-#[derive(Debug)]
+#[derive(Debug, Default)]
 struct Tree {
-    /// `<home>/forge-bash-<pid>`.
+    /// `<home>/forge-bash-<pid>`, or a user's directory in it.
     root: PathBuf,
     /// Call cgroups get `pids.max` here.
     pids: bool,
+    /// cgroup v2: the `memory` controller is enabled for the cgroups below.
+    memory: bool,
+    /// cgroup v2: the `cpu` controller is enabled for the cgroups below.
+    cpu: bool,
 }
 
 /// This server's call cgroups, found once at start-up.
@@ -56,12 +62,26 @@ pub struct Cgroups {
     pids_v1: Option<Tree>,
     /// The v1 `cpu` cgroup all calls' processes share ([`Cgroups::join_cpu`]).
     cpu_v1: Option<Tree>,
-    /// Spawning threads in the v1 `pids` hierarchy.
+    /// The v1 `memory` cgroup of all calls, where v2 has no memory controller.
+    memory_v1: Option<Tree>,
+    /// Each user's cgroups, made at their first call (the server's own user's at
+    /// start-up).
+    users: Mutex<HashMap<Option<u32>, Arc<User>>>,
+    next: AtomicU64,
+    max_processes: u32,
+    limits: Limits,
+}
+
+/// One user's cgroups: every call and background job of the user is below them, so
+/// the memory limit and the cpu weight are the user's, not each call's.
+#[derive(Debug, Default)]
+struct User {
+    /// `forge-bash-<pid>/user-<uid>` in cgroup v2, with the user's limits.
+    v2: Option<Tree>,
+    /// Spawning threads in the v1 hierarchies, below the user's cgroups there.
     slots: Option<Arc<Slots>>,
     /// v2 call cgroups whose calls ended with nothing left in them.
     kept: Mutex<Vec<V2Cgroup>>,
-    next: AtomicU64,
-    max_processes: u32,
 }
 
 /// A v2 call cgroup: its directory, opened for `clone3`, and its `cgroup.events`, which
@@ -71,6 +91,8 @@ struct V2Cgroup {
     path: PathBuf,
     dir: OwnedFd,
     events: File,
+    /// `memory.events`, where the memory controller is enabled: its `oom_kill` count.
+    memory_events: Option<File>,
 }
 
 impl V2Cgroup {
@@ -91,7 +113,15 @@ impl V2Cgroup {
             .and_then(|c| spawn::open_cloexec(&c, libc::O_RDONLY | libc::O_DIRECTORY))
             .and_then(|dir| Ok((dir, File::open(path.join("cgroup.events"))?)));
         match opened {
-            Ok((dir, events)) => Some(V2Cgroup { path, dir, events }),
+            Ok((dir, events)) => Some(V2Cgroup {
+                memory_events: tree
+                    .memory
+                    .then(|| File::open(path.join("memory.events")).ok())
+                    .flatten(),
+                path,
+                dir,
+                events,
+            }),
             Err(e) => {
                 tracing::debug!(error = %e, "cannot open the call's cgroup");
                 let _ = std::fs::remove_dir(&path);
@@ -112,6 +142,19 @@ impl V2Cgroup {
     }
 }
 
+/// The `oom_kill` count of a v2 `memory.events` or a v1 `memory.oom_control` file.
+fn oom_kills(file: &File) -> Option<u64> {
+    let mut buf = [0u8; 512];
+    let n = file.read_at(&mut buf, 0).ok()?;
+    std::str::from_utf8(&buf[..n])
+        .ok()?
+        .lines()
+        .find_map(|line| line.strip_prefix("oom_kill "))?
+        .trim()
+        .parse()
+        .ok()
+}
+
 /// The cgroups of one call.
 #[derive(Debug, Default)]
 pub struct CallCgroups {
@@ -122,9 +165,16 @@ pub struct CallCgroups {
     pids_v1: Mutex<Option<PathBuf>>,
     /// The slot's `cpu` cgroup, for as long as the call has processes in it.
     cpu_v1: Mutex<Option<PathBuf>>,
+    /// The slot's `memory` cgroup, for as long as the call has processes in it.
+    memory_v1: Mutex<Option<PathBuf>>,
+    /// Where the out-of-memory kills of the call's cgroup are counted (v2
+    /// `memory.events`, v1 `memory.oom_control`), and the count when the call began.
+    ooms: Option<(File, u64)>,
     /// The slot the shell is spawned from, until the call is answered.
     slot: Mutex<Option<Slot>>,
     slots: Option<Arc<Slots>>,
+    /// The cgroups of the call's user, where its v2 cgroup is kept once it ended.
+    user: Option<Arc<User>>,
     /// Its v2 cgroup was killed: it serves no other call.
     killed: AtomicBool,
 }
@@ -133,9 +183,12 @@ pub struct CallCgroups {
 #[derive(Debug)]
 struct Slots {
     root: PathBuf,
-    /// The calls' `cpu` cgroup: each slot thread lives in a `slot-N` cgroup of its own
+    /// The user's `cpu` cgroup: each slot thread lives in a `slot-N` cgroup of its own
     /// under it, so that each call's processes weigh as one against the others'.
     cpu_root: Option<PathBuf>,
+    /// The user's `memory` cgroup, with the user's limit: each slot has a `slot-N` of
+    /// its own under it, which counts the call's out-of-memory kills.
+    memory_root: Option<PathBuf>,
     max_processes: u32,
     free: Mutex<Vec<Slot>>,
     next: AtomicU64,
@@ -146,8 +199,10 @@ struct Slots {
 #[derive(Debug)]
 struct Slot {
     dir: PathBuf,
-    /// Its cgroup in the v1 `cpu` hierarchy, under the calls' one.
+    /// Its cgroup in the v1 `cpu` hierarchy, under the user's one.
     cpu: Option<PathBuf>,
+    /// Its cgroup in the v1 `memory` hierarchy, under the user's one.
+    memory: Option<PathBuf>,
     current: File,
     work: Worker,
 }
@@ -156,6 +211,7 @@ struct Slot {
 struct SlotDirs {
     dir: PathBuf,
     cpu: Option<PathBuf>,
+    memory: Option<PathBuf>,
     current: File,
 }
 
@@ -169,8 +225,9 @@ impl Slot {
 }
 
 impl Cgroups {
-    /// Finds where this server may make cgroups; without any, calls have none.
-    pub fn find(max_processes: u32) -> Cgroups {
+    /// Finds where this server may make cgroups, and makes the cgroups of the
+    /// server's own user; without any, calls have none.
+    pub fn find(max_processes: u32, limits: Limits) -> Cgroups {
         let mountinfo = std::fs::read_to_string("/proc/self/mountinfo").unwrap_or_default();
         let own = std::fs::read_to_string("/proc/self/cgroup").unwrap_or_default();
         let v2 = own
@@ -186,7 +243,10 @@ impl Cgroups {
                 kills
             });
         let v2 = v2.map(|mut tree| {
-            tree.pids = enable_pids(&tree.root);
+            tree.pids = enable(&tree.root, "pids");
+            tree.memory = limits.memory.is_some() && enable(&tree.root, "memory");
+            tree.cpu = enable(&tree.root, "cpu")
+                && write(&tree.root, "cpu.weight", limits::COMMANDS_WEIGHT);
             tree
         });
         let pids_v1 = if v2.as_ref().is_some_and(|t| t.pids) {
@@ -197,20 +257,134 @@ impl Cgroups {
                 tree
             })
         };
-        let cpu_v1 = v1_tree(&own, &mountinfo, "cpu");
-        let slots = pids_v1.as_ref().map(|tree| {
-            let cpu_root = cpu_v1.as_ref().map(|tree| tree.root.clone());
-            Slots::new(tree.root.clone(), cpu_root, max_processes)
-        });
-        Cgroups {
+        let cpu_v1 = if v2.as_ref().is_some_and(|t| t.cpu) {
+            None
+        } else {
+            v1_tree(&own, &mountinfo, "cpu")
+                .filter(|tree| write(&tree.root, "cpu.shares", limits::COMMANDS_SHARES))
+        };
+        let memory_v1 = if v2.as_ref().is_some_and(|t| t.memory) || limits.memory.is_none() {
+            None
+        } else {
+            v1_tree(&own, &mountinfo, "memory")
+        };
+        let cgroups = Cgroups {
             v2,
             pids_v1,
             cpu_v1,
-            slots,
-            kept: Mutex::new(Vec::new()),
+            memory_v1,
+            users: Mutex::new(HashMap::new()),
             next: AtomicU64::new(1),
             max_processes,
+            limits,
+        };
+        cgroups.user(None);
+        cgroups
+    }
+
+    /// The cgroups of `user` (`None`: the server's own), made at their first call:
+    /// `user-<uid>` (or `user`) under this server's directory in each hierarchy,
+    /// holding the user's limits, and the user's slots.
+    fn user(&self, user: Option<u32>) -> Arc<User> {
+        if let Some(made) = lock(&self.users).get(&user) {
+            return made.clone();
         }
+        let name = user.map_or_else(|| "user".to_owned(), |uid| format!("user-{uid}"));
+        let dir = |tree: &Tree| {
+            let dir = tree.root.join(&name);
+            match std::fs::create_dir(&dir) {
+                Ok(()) => Some(dir),
+                Err(e) if e.kind() == io::ErrorKind::AlreadyExists => Some(dir),
+                Err(e) => {
+                    tracing::warn!(error = %e, dir = %dir.display(), "no cgroup for a user");
+                    None
+                }
+            }
+        };
+        let v2 = self.v2.as_ref().and_then(|tree| {
+            let root = dir(tree)?;
+            Some(Tree {
+                pids: tree.pids && enable(&root, "pids"),
+                memory: tree.memory && self.limit_v2(&root) && enable(&root, "memory"),
+                cpu: tree.cpu && self.weigh_v2(&root),
+                root,
+            })
+        });
+        let slots = self.pids_v1.as_ref().and_then(|tree| {
+            let root = dir(tree)?;
+            let cpu = self
+                .cpu_v1
+                .as_ref()
+                .and_then(dir)
+                .filter(|cpu| self.weigh_v1(cpu));
+            let memory = (self.memory_v1.as_ref())
+                .and_then(dir)
+                .filter(|memory| self.limit_v1(memory));
+            Some(Slots::new(root, cpu, memory, self.max_processes))
+        });
+        let made = Arc::new(User {
+            v2,
+            slots,
+            kept: Mutex::new(Vec::new()),
+        });
+        lock(&self.users).entry(user).or_insert(made).clone()
+    }
+
+    /// A user's v2 memory limit, swap included (none).
+    fn limit_v2(&self, dir: &Path) -> bool {
+        let Some(bytes) = self.limits.memory else {
+            return false;
+        };
+        let swap = write(dir, "memory.swap.max", 0);
+        write(dir, "memory.max", bytes) && (swap || !dir.join("memory.swap.max").exists())
+    }
+
+    /// A user's v2 weight and `--max-cpu`.
+    fn weigh_v2(&self, dir: &Path) -> bool {
+        let quota = self
+            .limits
+            .cpu_quota_us()
+            .map(|quota| write(dir, "cpu.max", format!("{quota} {}", limits::CPU_PERIOD_US)));
+        write(dir, "cpu.weight", limits::USER_WEIGHT) && quota.unwrap_or(true)
+    }
+
+    /// A user's v1 memory limit, swap included where the kernel counts it.
+    fn limit_v1(&self, dir: &Path) -> bool {
+        let Some(bytes) = self.limits.memory else {
+            return false;
+        };
+        let memsw = dir.join("memory.memsw.limit_in_bytes");
+        write(dir, "memory.limit_in_bytes", bytes)
+            && (!memsw.exists() || write(dir, "memory.memsw.limit_in_bytes", bytes))
+    }
+
+    /// A user's v1 `cpu.shares` and `--max-cpu`.
+    fn weigh_v1(&self, dir: &Path) -> bool {
+        let quota = self.limits.cpu_quota_us().map(|quota| {
+            write(dir, "cpu.cfs_period_us", limits::CPU_PERIOD_US)
+                && write(dir, "cpu.cfs_quota_us", quota)
+        });
+        write(dir, "cpu.shares", limits::USER_SHARES) && quota.unwrap_or(true)
+    }
+
+    /// Whether a memory controller bounds the calls of the server's own user: else
+    /// commands get `RLIMIT_DATA`.
+    pub fn bounds_memory(&self) -> bool {
+        let user = self.user(None);
+        user.v2.as_ref().is_some_and(|t| t.memory)
+            || user.slots.as_ref().is_some_and(|s| s.memory_root.is_some())
+    }
+
+    /// Whether a cpu controller weighs each user's calls as one.
+    fn weighs_users(&self) -> bool {
+        let user = self.user(None);
+        user.v2.as_ref().is_some_and(|t| t.cpu)
+            || user.slots.as_ref().is_some_and(|s| s.cpu_root.is_some())
+    }
+
+    /// The limits this server was given.
+    pub fn limits(&self) -> Limits {
+        self.limits
     }
 
     /// What holds a call's processes and limits their number, for the start-up log.
@@ -232,12 +406,40 @@ impl Cgroups {
         } else {
             "; no process limit (no pids controller here)".to_owned()
         };
-        let cpu = if self.cpu_v1.is_some() {
+        let cpu = if self.v2.as_ref().is_some_and(|t| t.cpu) {
+            "; commands weigh half the server in one cpu cgroup, each user's with an equal weight there (cpu, cgroup v2)"
+        } else if self.cpu_v1.is_some() && self.weighs_users() {
+            "; commands weigh half the server in one cpu cgroup, each user's with an equal weight there and each call's in one of its own (cpu, cgroup v1)"
+        } else if self.cpu_v1.is_some() {
             "; the commands of all calls share one cpu cgroup, each call's in one of its own there (cpu, cgroup v1)"
         } else {
             "; commands share the processor with the server's own threads one by one (no cpu cgroup here)"
         };
-        format!("{kill}{limit}{cpu}")
+        let max_cpu = match self.limits.cpu {
+            Some(cores) if self.weighs_users() => format!(", at most {cores} cores per user"),
+            Some(cores) => format!(", --max-cpu {cores} not enforced (no cpu cgroup)"),
+            None => String::new(),
+        };
+        let memory = match self.limits.memory {
+            None => "; no memory limit (--max-memory 0)".to_owned(),
+            Some(bytes) if self.user(None).v2.as_ref().is_some_and(|t| t.memory) => format!(
+                "; at most {} of memory per user (memory, cgroup v2)",
+                limits::human(bytes)
+            ),
+            Some(bytes) if self.bounds_memory() => format!(
+                "; at most {} of memory per user (memory, cgroup v1)",
+                limits::human(bytes)
+            ),
+            Some(bytes) => format!(
+                "; at most {} of data per process (RLIMIT_DATA: no memory cgroup here)",
+                limits::human(bytes)
+            ),
+        };
+        format!(
+            "{kill}{limit}{cpu}{max_cpu}{memory}; commands run at nice {}, IO best-effort 7, oom_score_adj {}",
+            limits::NICE,
+            limits::OOM_SCORE_ADJ
+        )
     }
 
     /// The `tasks` file of the `cpu` cgroup every call's processes share, where there
@@ -269,33 +471,56 @@ impl Cgroups {
         self.pids_v1.as_ref().map(|t| t.root.as_path())
     }
 
-    /// Whether [`Cgroups::call`] would make nothing: a v2 cgroup is kept and a slot is
-    /// free, where there are such.
-    pub fn ready(&self) -> bool {
-        (self.v2.is_none() || !lock(&self.kept).is_empty())
-            && self
+    /// The calls' directory in the v1 `memory` hierarchy, for the watchdog.
+    pub fn memory_root(&self) -> Option<&Path> {
+        self.memory_v1.as_ref().map(|t| t.root.as_path())
+    }
+
+    /// Whether [`Cgroups::call`] would make nothing for `user`: their cgroups are
+    /// made, a v2 cgroup is kept and a slot is free, where there are such.
+    pub fn ready(&self, user: Option<u32>) -> bool {
+        let Some(made) = lock(&self.users).get(&user).cloned() else {
+            return false;
+        };
+        (made.v2.is_none() || !lock(&made.kept).is_empty())
+            && made
                 .slots
                 .as_ref()
                 .is_none_or(|slots| !lock(&slots.free).is_empty())
     }
 
-    /// Gives a call a v2 cgroup (a kept one, or a new one) and a v1 slot; a hierarchy
-    /// that refuses is left out.
-    pub fn call(&self) -> CallCgroups {
-        let v2 = self.v2.as_ref().and_then(|tree| {
-            let kept = lock(&self.kept).pop();
+    /// Gives a call of `user` a v2 cgroup (a kept one, or a new one) and a v1 slot,
+    /// below the user's cgroups; a hierarchy that refuses is left out.
+    pub fn call(&self, user: Option<u32>) -> CallCgroups {
+        let made = self.user(user);
+        let v2 = made.v2.as_ref().and_then(|tree| {
+            let kept = lock(&made.kept).pop();
             kept.or_else(|| {
                 let n = self.next.fetch_add(1, Ordering::Relaxed);
                 V2Cgroup::make(tree, n, self.max_processes)
             })
         });
-        let slot = self.slots.as_ref().and_then(|slots| slots.take());
+        let slot = made.slots.as_ref().and_then(|slots| slots.take());
+        let memory_v1 = slot.as_ref().and_then(|slot| slot.memory.clone());
+        let ooms = match v2.as_ref().and_then(|cgroup| cgroup.memory_events.as_ref()) {
+            Some(events) => events.try_clone().ok(),
+            None => {
+                (memory_v1.as_ref()).and_then(|dir| File::open(dir.join("memory.oom_control")).ok())
+            }
+        }
+        .map(|file| {
+            let before = oom_kills(&file).unwrap_or(0);
+            (file, before)
+        });
         CallCgroups {
             v2,
             pids_v1: Mutex::new(slot.as_ref().map(|slot| slot.dir.clone())),
             cpu_v1: Mutex::new(slot.as_ref().and_then(|slot| slot.cpu.clone())),
+            memory_v1: Mutex::new(memory_v1),
+            ooms,
             slot: Mutex::new(slot),
-            slots: self.slots.clone(),
+            slots: made.slots.clone(),
+            user: Some(made),
             killed: AtomicBool::new(false),
         }
     }
@@ -317,8 +542,8 @@ impl Cgroups {
     pub fn ended(&self, call: &mut CallCgroups, lends: bool) -> Vec<PathBuf> {
         call.release();
         let mut dirs = Vec::new();
-        if let Some(cgroup) = call.v2.take() {
-            let mut kept = lock(&self.kept);
+        if let (Some(cgroup), Some(user)) = (call.v2.take(), call.user.as_ref()) {
+            let mut kept = lock(&user.kept);
             let lends = lends && !call.killed.load(Ordering::Relaxed);
             if lends && kept.len() < KEPT_CGROUPS && !cgroup.populated() {
                 kept.push(cgroup);
@@ -328,17 +553,21 @@ impl Cgroups {
         }
         dirs.extend(lock(&call.pids_v1).take());
         dirs.extend(lock(&call.cpu_v1).take());
+        dirs.extend(lock(&call.memory_v1).take());
         dirs
     }
 
     /// Removes the empty call cgroups, then the server's own, at exit. A cgroup that
     /// still holds a background job stays until the system removes it.
     pub fn remove(&self) {
-        if let Some(slots) = &self.slots {
-            slots.close();
+        let users = std::mem::take(&mut *lock(&self.users));
+        for user in users.values() {
+            if let Some(slots) = &user.slots {
+                slots.close();
+            }
+            lock(&user.kept).clear();
         }
-        lock(&self.kept).clear();
-        for tree in [&self.v2, &self.pids_v1, &self.cpu_v1]
+        for tree in [&self.v2, &self.pids_v1, &self.cpu_v1, &self.memory_v1]
             .into_iter()
             .flatten()
         {
@@ -378,6 +607,7 @@ impl CallCgroups {
         if slot.tasks() == Some(1) {
             *lock(&self.pids_v1) = None;
             *lock(&self.cpu_v1) = None;
+            *lock(&self.memory_v1) = None;
             slots.give_back(slot);
         } else {
             slots.clone().renew(slot);
@@ -409,6 +639,19 @@ impl CallCgroups {
             .or_else(|| lock(&self.pids_v1).clone())?;
         let procs = std::fs::read_to_string(dir.join("cgroup.procs")).unwrap_or_default();
         Some(procs.trim().is_empty())
+    }
+
+    /// Whether the kernel killed a process of the call because the user's memory
+    /// limit was reached, since the call began.
+    pub fn out_of_memory(&self) -> bool {
+        self.ooms
+            .as_ref()
+            .is_some_and(|(file, before)| oom_kills(file).is_some_and(|now| now > *before))
+    }
+
+    /// Whether a memory cgroup bounds the call.
+    pub fn bounds_memory(&self) -> bool {
+        self.ooms.is_some()
     }
 
     /// The v2 directory, for the watchdog.
@@ -450,15 +693,33 @@ fn make_tree(base: &Path) -> Option<Tree> {
     remove_stale(base);
     let root = base.join(format!("forge-bash-{}", std::process::id()));
     std::fs::create_dir(&root).ok()?;
-    Some(Tree { root, pids: false })
+    Some(Tree {
+        root,
+        ..Tree::default()
+    })
 }
 
-/// Enables the `pids` controller for the call cgroups under `root`, where the parent
-/// offers it.
-fn enable_pids(root: &Path) -> bool {
+/// Enables `controller` for the cgroups under `root`, where the parent offers it.
+fn enable(root: &Path, controller: &str) -> bool {
     let offered = std::fs::read_to_string(root.join("cgroup.controllers"))
-        .is_ok_and(|c| c.split_whitespace().any(|c| c == "pids"));
-    offered && std::fs::write(root.join("cgroup.subtree_control"), "+pids").is_ok()
+        .is_ok_and(|c| c.split_whitespace().any(|c| c == controller));
+    offered
+        && std::fs::write(
+            root.join("cgroup.subtree_control"),
+            format!("+{controller}"),
+        )
+        .is_ok()
+}
+
+/// Writes `value` to the cgroup file `dir/name`; a refusal is logged.
+fn write(dir: &Path, name: &str, value: impl std::fmt::Display) -> bool {
+    match std::fs::write(dir.join(name), value.to_string()) {
+        Ok(()) => true,
+        Err(e) => {
+            tracing::debug!(error = %e, dir = %dir.display(), name, "cannot set a cgroup limit");
+            false
+        }
+    }
 }
 
 /// True when the server itself is in `cgroup` (it could not leave it after a spawn):
@@ -518,12 +779,12 @@ pub fn join_cpu(tasks: &Path) {
     }
 }
 
-/// Removes the empty call cgroups under `root`, then `root`.
+/// Removes the empty cgroups under `root` (users' and calls'), then `root`.
 pub fn remove_tree(root: &Path) {
     if let Ok(entries) = std::fs::read_dir(root) {
         for entry in entries.flatten() {
             if entry.file_type().is_ok_and(|t| t.is_dir()) {
-                let _ = std::fs::remove_dir(entry.path());
+                remove_tree(&entry.path());
             }
         }
     }
@@ -548,12 +809,18 @@ fn remove_stale(base: &Path) {
 }
 
 impl Slots {
-    /// The slots under `root`, each with a cgroup of its own under `cpu_root` where
-    /// there is one, and the spares made.
-    fn new(root: PathBuf, cpu_root: Option<PathBuf>, max_processes: u32) -> Arc<Slots> {
+    /// The slots under `root`, each with a cgroup of its own under `cpu_root` and
+    /// `memory_root` where there are such, and the spares made.
+    fn new(
+        root: PathBuf,
+        cpu_root: Option<PathBuf>,
+        memory_root: Option<PathBuf>,
+        max_processes: u32,
+    ) -> Arc<Slots> {
         let slots = Arc::new(Slots {
             root,
             cpu_root,
+            memory_root,
             max_processes,
             free: Mutex::new(Vec::new()),
             next: AtomicU64::new(1),
@@ -569,11 +836,20 @@ impl Slots {
     /// Makes a slot: a `slot-N` cgroup with the process limit, and a thread that moves
     /// into it and then runs what it is sent. `None` when the hierarchy refuses.
     fn make(&self) -> Option<Slot> {
-        let SlotDirs { dir, cpu, current } = self.new_dir()?;
+        let SlotDirs {
+            dir,
+            cpu,
+            memory,
+            current,
+        } = self.new_dir()?;
         let tasks = dir.join("tasks");
         let cpu_tasks = self.cpu_tasks(cpu.as_ref());
+        let memory_tasks = memory.as_ref().map(|dir| dir.join("tasks"));
         let started = Worker::start("spawn slot", move || {
             std::fs::write(&tasks, "0")?;
+            if let Some(memory) = memory_tasks {
+                std::fs::write(&memory, "0")?;
+            }
             if let Some(cpu) = cpu_tasks {
                 join_cpu(&cpu);
             }
@@ -584,7 +860,7 @@ impl Slots {
             Ok(work) => work,
             Err(e) => {
                 tracing::warn!(error = %e, dir = %dir.display(), "cannot make a slot for spawning in the pids cgroup");
-                for dir in std::iter::once(&dir).chain(&cpu) {
+                for dir in std::iter::once(&dir).chain(&cpu).chain(&memory) {
                     let _ = std::fs::remove_dir(dir);
                 }
                 return None;
@@ -593,6 +869,7 @@ impl Slots {
         Some(Slot {
             dir,
             cpu,
+            memory,
             current,
             work,
         })
@@ -619,17 +896,24 @@ impl Slots {
         }
         match File::open(dir.join("pids.current")) {
             Ok(current) => {
-                let cpu = self.cpu_root.as_ref().and_then(|root| {
-                    let cpu = root.join(format!("slot-{n}"));
-                    match std::fs::create_dir(&cpu) {
-                        Ok(()) => Some(cpu),
+                let slot_dir = |root: &PathBuf| {
+                    let slot = root.join(format!("slot-{n}"));
+                    match std::fs::create_dir(&slot) {
+                        Ok(()) => Some(slot),
                         Err(e) => {
-                            tracing::debug!(error = %e, dir = %cpu.display(), "no cpu cgroup for a slot");
+                            tracing::debug!(error = %e, dir = %slot.display(), "no cgroup for a slot");
                             None
                         }
                     }
-                });
-                Some(SlotDirs { dir, cpu, current })
+                };
+                let cpu = self.cpu_root.as_ref().and_then(slot_dir);
+                let memory = self.memory_root.as_ref().and_then(slot_dir);
+                Some(SlotDirs {
+                    dir,
+                    cpu,
+                    memory,
+                    current,
+                })
             }
             Err(e) => {
                 tracing::warn!(error = %e, dir = %dir.display(), "cannot count the call's processes");
@@ -669,12 +953,23 @@ impl Slots {
             if let Err(e) = std::fs::write(&old, slots.max_processes.to_string()) {
                 tracing::warn!(error = %e, "cannot limit the call's processes");
             }
-            let Some(SlotDirs { dir, cpu, current }) = slots.new_dir() else {
+            let Some(SlotDirs {
+                dir,
+                cpu,
+                memory,
+                current,
+            }) = slots.new_dir()
+            else {
                 return;
             };
-            if let Err(e) = std::fs::write(dir.join("tasks"), "0") {
+            let moved = std::fs::write(dir.join("tasks"), "0").and_then(|()| {
+                memory
+                    .as_ref()
+                    .map_or(Ok(()), |memory| std::fs::write(memory.join("tasks"), "0"))
+            });
+            if let Err(e) = moved {
                 tracing::warn!(error = %e, "cannot move a spawn slot");
-                for dir in std::iter::once(&dir).chain(&cpu) {
+                for dir in std::iter::once(&dir).chain(&cpu).chain(&memory) {
                     let _ = std::fs::remove_dir(dir);
                 }
                 return;
@@ -685,6 +980,7 @@ impl Slots {
             slots.give_back(Slot {
                 dir,
                 cpu,
+                memory,
                 current,
                 work,
             });
@@ -704,11 +1000,12 @@ impl Slots {
         }
         drop(free);
         let homes = [
-            (
-                self.root.parent().map(|p| p.join("tasks")),
-                Some(slot.dir.clone()),
-            ),
+            (home(&self.root), Some(slot.dir.clone())),
             (self.cpu_tasks(None), slot.cpu.clone()),
+            (
+                self.memory_root.as_deref().and_then(home),
+                slot.memory.clone(),
+            ),
         ];
         let _ = slot.work.send(Box::new(move || {
             for (home, dir) in homes {
@@ -725,15 +1022,16 @@ impl Slots {
     /// removed.
     fn close(&self) {
         let free = std::mem::take(&mut *lock(&self.free));
-        let home = self.root.parent().map(|p| p.join("tasks"));
-        let cpu_home =
-            (self.cpu_root.as_deref()).and_then(|root| Some(root.parent()?.join("tasks")));
+        let homes = [
+            home(&self.root),
+            self.cpu_root.as_deref().and_then(home),
+            self.memory_root.as_deref().and_then(home),
+        ];
         for slot in free {
             let (done, finished) = mpsc::sync_channel(1);
-            let home = home.clone();
-            let cpu_home = cpu_home.clone();
+            let homes = homes.clone();
             let _ = slot.work.send(Box::new(move || {
-                for home in [home, cpu_home].into_iter().flatten() {
+                for home in homes.into_iter().flatten() {
                     let _ = std::fs::write(home, "0");
                 }
                 let _ = done.send(());
@@ -741,6 +1039,12 @@ impl Slots {
             let _ = finished.recv();
         }
     }
+}
+
+/// The `tasks` file of the server's own cgroup, for a user's directory `root` in a v1
+/// hierarchy (`<own>/forge-bash-<pid>/user-…`).
+fn home(root: &Path) -> Option<PathBuf> {
+    Some(root.parent()?.parent()?.join("tasks"))
 }
 
 fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {

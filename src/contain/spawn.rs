@@ -83,6 +83,7 @@ pub struct Command {
     groups: Option<Vec<u32>>,
     no_new_privs: bool,
     drop_capabilities: bool,
+    data_limit: Option<u64>,
 }
 
 impl Command {
@@ -97,6 +98,7 @@ impl Command {
             groups: None,
             no_new_privs: false,
             drop_capabilities: false,
+            data_limit: None,
         }
     }
 
@@ -159,6 +161,13 @@ impl Command {
         self
     }
 
+    /// Bounds each process of the command to `bytes` of data (`RLIMIT_DATA`): the
+    /// memory limit where no memory cgroup holds the command.
+    pub fn data_limit(&mut self, bytes: u64) -> &mut Command {
+        self.data_limit = Some(bytes);
+        self
+    }
+
     /// The program's environment: the variables set here as `NAME=value` strings, and
     /// the pointer array over the server's own (those not set here) and these.
     fn environment(&self) -> (Vec<CString>, Vec<*const libc::c_char>) {
@@ -208,6 +217,10 @@ impl Command {
         Ok(Prepared {
             pid: Arc::new(AtomicI32::new(0)),
             nofile: COMMANDS_NOFILE.get().copied(),
+            data: self.data_limit.map(|bytes| libc::rlimit {
+                rlim_cur: bytes,
+                rlim_max: bytes,
+            }),
             argv_ptrs,
             envp_ptrs,
             program,
@@ -236,6 +249,9 @@ pub(super) struct Prepared {
     pid: Arc<AtomicI32>,
     /// The open-files limit the child sets for its program.
     nofile: Option<libc::rlimit>,
+    /// The data limit the child sets for its program (`--max-memory` without a
+    /// memory cgroup).
+    data: Option<libc::rlimit>,
     program: CString,
     /// Owns the strings `argv_ptrs` points to.
     _argv: Vec<CString>,
@@ -507,6 +523,7 @@ impl Prepared {
                 libc::close(procs);
             }
             reset_signals();
+            below_the_server();
             // Descriptors the server inherited without close-on-exec reach no command
             // (a kernel without close_range leaves them as they are).
             libc::syscall(
@@ -524,6 +541,15 @@ impl Prepared {
                         libc::SYS_prlimit64,
                         0,
                         libc::RLIMIT_NOFILE,
+                        std::ptr::from_ref(limit),
+                        std::ptr::null_mut::<libc::rlimit>(),
+                    ) == 0
+                })
+                && self.data.as_ref().is_none_or(|limit| {
+                    libc::syscall(
+                        libc::SYS_prlimit64,
+                        0,
+                        libc::RLIMIT_DATA,
                         std::ptr::from_ref(limit),
                         std::ptr::null_mut::<libc::rlimit>(),
                     ) == 0
@@ -575,6 +601,30 @@ impl Prepared {
             }
             libc::_exit(127)
         }
+    }
+}
+
+/// In the child, before it changes its credentials (a process may always lower its own
+/// standing): the kernel's OOM killer takes it first (`oom_score_adj` 1000; a vfork
+/// child's write is its own, not the server's, whose memory it shares until it
+/// executes), it runs [`NICE`](super::limits::NICE) levels nicer than the server and in the lowest
+/// best-effort IO priority. Each is best effort: a refusal does not stop the command.
+unsafe fn below_the_server() {
+    // SAFETY: open, write, close, setpriority and ioprio_set on constants.
+    unsafe {
+        let adj = libc::open(
+            c"/proc/self/oom_score_adj".as_ptr(),
+            libc::O_WRONLY | libc::O_CLOEXEC,
+        );
+        if adj >= 0 {
+            let value = super::limits::OOM_SCORE_ADJ;
+            libc::write(adj, value.as_ptr().cast(), value.len());
+            libc::close(adj);
+        }
+        let nice = libc::getpriority(libc::PRIO_PROCESS, 0);
+        libc::setpriority(libc::PRIO_PROCESS, 0, (nice + super::limits::NICE).min(19));
+        // IOPRIO_WHO_PROCESS, this process.
+        libc::syscall(libc::SYS_ioprio_set, 1, 0, super::limits::IOPRIO);
     }
 }
 

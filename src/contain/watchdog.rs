@@ -8,6 +8,7 @@
 //!   cgroup v2 directory for calls, whether background jobs of answered calls outlive
 //!   it (`1`) or not (`0`), and its directory in the v1 `pids` hierarchy;
 //! - `c<cpu-root>`: its directory in the v1 `cpu` hierarchy, which calls share;
+//! - `m<memory-root>`: its directory in the v1 `memory` hierarchy;
 //! - `+<marker> <pgid> <cgroup|->`: a call started;
 //! - `-<marker>`: it was answered.
 //!
@@ -46,6 +47,7 @@ struct Orders {
     keep: bool,
     pids_root: Option<PathBuf>,
     cpu_root: Option<PathBuf>,
+    memory_root: Option<PathBuf>,
     running: HashMap<String, (libc::pid_t, Option<PathBuf>)>,
 }
 
@@ -71,6 +73,8 @@ impl Orders {
             }
         } else if let Some(root) = line.strip_prefix('c') {
             self.cpu_root = cgroup(root);
+        } else if let Some(root) = line.strip_prefix('m') {
+            self.memory_root = cgroup(root);
         } else if let Some(marker) = line.strip_prefix('-') {
             self.running.remove(marker);
         }
@@ -104,9 +108,14 @@ impl Orders {
         for dir in cgroups {
             let _ = std::fs::remove_dir(&dir);
         }
-        for root in [&self.root, &self.pids_root, &self.cpu_root]
-            .into_iter()
-            .flatten()
+        for root in [
+            &self.root,
+            &self.pids_root,
+            &self.cpu_root,
+            &self.memory_root,
+        ]
+        .into_iter()
+        .flatten()
         {
             cgroup::remove_tree(root);
         }

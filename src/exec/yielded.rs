@@ -139,6 +139,7 @@ pub(super) async fn answer(job: &Job<'_>, taken: Taken) -> Output {
         ending: Ending::Yielded,
         background: Some(background),
         rest: Some(Rest(rx)),
+        out_of_memory: None,
     }
 }
 

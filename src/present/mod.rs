@@ -64,7 +64,7 @@ pub fn show(out: &Output, ms: u128, timeout_secs: u64, cap: u64, stderr: Stderr)
     }
 
     let headline = match out.ending {
-        Ending::Exited => None,
+        Ending::Exited => out.out_of_memory.map(out_of_memory),
         Ending::TimedOut => Some(format!("ERROR: Command timed out after {timeout_secs} s.")),
         Ending::Cancelled => Some("ERROR: Command cancelled by the client.".to_owned()),
         Ending::ShutDown => Some("ERROR: Server shutting down; command stopped.".to_owned()),
@@ -86,8 +86,19 @@ pub fn show(out: &Output, ms: u128, timeout_secs: u64, cap: u64, stderr: Stderr)
         Some(line) => format!("{line}\n{body}{footer}"),
     };
     let capped = out.stdout.capped || out.stderr.capped;
-    let is_error = binary || capped || !matches!(out.ending, Ending::Exited | Ending::Yielded);
+    let is_error = binary
+        || capped
+        || out.out_of_memory.is_some()
+        || !matches!(out.ending, Ending::Exited | Ending::Yielded);
     Answer { text, is_error }
+}
+
+/// The first line of the answer of a command the memory limit killed.
+pub fn out_of_memory(limit: u64) -> String {
+    format!(
+        "ERROR: Out of memory: the command reached its limit of {} (--max-memory) and was killed.",
+        crate::contain::limits::human(limit)
+    )
 }
 
 /// The answer of binary stdout: its size and the file that holds it.

@@ -27,6 +27,7 @@ impl Fixture {
             ending: Ending::Exited,
             background: None,
             rest: None,
+            out_of_memory: None,
         }
     }
 
@@ -454,6 +455,7 @@ fn binary_output_that_cannot_be_kept_says_why() {
         ending: Ending::Exited,
         background: None,
         rest: None,
+        out_of_memory: None,
     };
     let answer = show(&out, 5, 300, CAP, Stderr::Always);
     assert!(

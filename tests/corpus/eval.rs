@@ -118,6 +118,7 @@ pub fn answer_now(case: &Case, dir: &Path) -> String {
         ending: Ending::Exited,
         background: None,
         rest: None,
+        out_of_memory: None,
     };
     present::show(&out, 5, 300, CAP, present::Stderr::Always).text
 }
