@@ -230,7 +230,7 @@ pub async fn run(job: Job<'_>, stop: impl Future<Output = Stop>) -> Result<Outpu
     call.release();
     let code = code(ending, status);
     // Killed (128 + SIGKILL), and the cgroup counted an out-of-memory kill meanwhile.
-    let out_of_memory = (ending == Ending::Exited && code == OOM_CODE)
+    let out_of_memory = (ending == Ending::Exited && code == exit::KILLED)
         .then(|| call.out_of_memory())
         .flatten();
     Ok(Output {
@@ -243,9 +243,6 @@ pub async fn run(job: Job<'_>, stop: impl Future<Output = Stop>) -> Result<Outpu
         out_of_memory,
     })
 }
-
-/// The exit code of a shell killed by SIGKILL, as the OOM killer kills.
-const OOM_CODE: i32 = 128 + libc::SIGKILL;
 
 /// The answer's exit code: the shell's, or the code of how the call was stopped.
 fn code(ending: Ending, status: ExitStatus) -> i32 {

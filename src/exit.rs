@@ -13,5 +13,9 @@ pub const TIMEOUT: i32 = 124;
 /// Cancelled by the client (128 + SIGINT, as for Ctrl-C).
 pub const CANCELLED: i32 = 130;
 
+/// Killed by SIGKILL (128 + 9): how the memory limit (`--max-memory`) ends a command,
+/// whose answer then says so.
+pub const KILLED: i32 = 137;
+
 /// Stopped because the server shuts down (128 + SIGTERM).
 pub const SHUTDOWN: i32 = 143;

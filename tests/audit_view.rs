@@ -562,6 +562,7 @@ fn failed_means_the_same_in_the_filter_and_the_summary() {
             ("timed out", 124, 5),
             ("cancelled", 130, 5),
             ("shut down", 143, 5),
+            ("python3 -c 'bytearray(1 << 30)'", 137, 5),
             ("rm -rf /", -1, 0),
             ("true", 0, 1),
             ("false", 1, 1),
@@ -572,7 +573,14 @@ fn failed_means_the_same_in_the_filter_and_the_summary() {
     let listed = json_rows(state, &[&day[..], &["--failed"]].concat());
     assert_eq!(
         commands(&listed),
-        ["timed out", "cancelled", "shut down", "false", "ls nope"]
+        [
+            "timed out",
+            "cancelled",
+            "shut down",
+            "python3 -c 'bytearray(1 << 30)'",
+            "false",
+            "ls nope"
+        ]
     );
     let summary = stdout(&audit(state, &[&day[..], &["--summary"]].concat()));
     let figure = |label: &str| -> usize {
@@ -583,7 +591,7 @@ fn failed_means_the_same_in_the_filter_and_the_summary() {
         line[label.len()..].trim().parse().unwrap()
     };
     assert_eq!(figure("failed"), listed.len(), "{summary}");
-    assert_eq!(figure("calls"), 7);
+    assert_eq!(figure("calls"), 8);
     assert_eq!(
         figure("calls"),
         figure("ok") + figure("failed") + figure("blocked")
@@ -593,6 +601,7 @@ fn failed_means_the_same_in_the_filter_and_the_summary() {
         (1, 1, 1)
     );
     assert_eq!((figure("cancelled"), figure("stopped at shutdown")), (1, 1));
+    assert_eq!(figure("out of memory/killed"), 1, "{summary}");
     // --help says so.
     let help = crate::support::binary()
         .args(["audit", "--help"])

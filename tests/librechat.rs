@@ -260,7 +260,7 @@ fn a_placeholder_left_in_a_path_or_a_relative_path_refuses_start_up() {
 /// A root server: LibreChat's per-user registration with `--user`, in an image where
 /// the server is root. Two servers started at once, for alice and bob, sharing one
 /// uid mapping.
-struct RootHost {
+pub(crate) struct RootHost {
     root: tempfile::TempDir,
     uids: PathBuf,
     range: String,
@@ -268,7 +268,7 @@ struct RootHost {
 
 impl RootHost {
     /// `None` (and why, on stderr) when the tests do not run as root.
-    fn new() -> Option<RootHost> {
+    pub(crate) fn new() -> Option<RootHost> {
         // SAFETY: geteuid has no preconditions.
         if unsafe { libc::geteuid() } != 0 {
             eprintln!("skipped: a uid per user needs a root server");
@@ -290,7 +290,7 @@ impl RootHost {
     }
 
     /// The server of `user`, as `--user {{LIBRECHAT_USER_ID}}` starts it.
-    fn start(&self, user: &str, extra: &[&str]) -> Server {
+    pub(crate) fn start(&self, user: &str, extra: &[&str]) -> Server {
         let mut options = Options::default()
             .workdir(&self.path("workspace/{user}"))
             .state(&self.path("state/{user}"))

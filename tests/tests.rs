@@ -21,6 +21,8 @@ mod unattended;
 mod yield_after;
 // Containment: escapees, cap after the answer, server death, concurrency limit.
 mod containment;
+// What commands consume: memory per user, the out-of-memory answer, oom_score_adj.
+mod limits;
 // Layer 2 through the real binary: the spec's examples, overflow files, binary output.
 mod presentation;
 // The answer is a function of the bytes, not of how reads cut them.

@@ -24,7 +24,7 @@
 
 use std::ffi::{CString, OsStr, OsString};
 use std::io::{self, Read};
-use std::os::fd::{AsRawFd, BorrowedFd, FromRawFd, OwnedFd, RawFd};
+use std::os::fd::{AsFd, AsRawFd, BorrowedFd, FromRawFd, OwnedFd, RawFd};
 use std::os::unix::ffi::{OsStrExt, OsStringExt};
 use std::os::unix::process::ExitStatusExt;
 use std::path::{Path, PathBuf};
@@ -393,6 +393,7 @@ impl Prepared {
             let _ = reap(pidfd.as_raw_fd(), 0);
             return Err(io::Error::from_raw_os_error(errno));
         }
+        oom_first(pid, pidfd.as_fd());
         Ok(Started {
             pid: pid as u32,
             pidfd,
@@ -627,6 +628,58 @@ unsafe fn below_the_server() {
         libc::syscall(libc::SYS_ioprio_set, 1, 0, super::limits::IOPRIO);
     }
 }
+
+/// A server that is not root gives its just executed child `oom_score_adj` 1000 from
+/// outside: the child could not before it executed (the server is not dumpable, so
+/// until the exec its `/proc` files are root's). The kernel wakes this thread as the
+/// child drops the shared memory, a moment before the exec makes it dumpable: the
+/// write is tried again until then, within [`OOM_WRITE_BOUND`]. The child has not
+/// been reaped, so its pid is its own; what it forked before this write keeps the
+/// score it had (a shell forks after it read its command, well after this write).
+fn oom_first(pid: libc::c_long, pidfd: BorrowedFd<'_>) {
+    // SAFETY: geteuid has no preconditions.
+    if unsafe { libc::geteuid() } == 0 {
+        return;
+    }
+    let path = format!("/proc/{pid}/oom_score_adj");
+    let start = std::time::Instant::now();
+    loop {
+        match std::fs::write(&path, super::limits::OOM_SCORE_ADJ) {
+            Err(e)
+                if e.kind() == io::ErrorKind::PermissionDenied
+                    && start.elapsed() < OOM_WRITE_BOUND
+                    && !exited(pidfd) =>
+            {
+                if start.elapsed() < std::time::Duration::from_millis(1) {
+                    std::thread::yield_now();
+                } else {
+                    std::thread::sleep(std::time::Duration::from_micros(100));
+                }
+            }
+            Err(e) => {
+                tracing::debug!(error = %e, path, "cannot raise a command's oom_score_adj");
+                return;
+            }
+            Ok(()) => return,
+        }
+    }
+}
+
+/// Whether the process of `pidfd` exited (its pidfd is readable): a zombie's `/proc`
+/// files are root's.
+fn exited(pidfd: BorrowedFd<'_>) -> bool {
+    let mut poll = libc::pollfd {
+        fd: pidfd.as_raw_fd(),
+        events: libc::POLLIN,
+        revents: 0,
+    };
+    // SAFETY: one pollfd, no wait.
+    unsafe { libc::poll(&raw mut poll, 1, 0) != 0 }
+}
+
+/// How long [`oom_first`] tries, at most: the exec's last steps take microseconds, but
+/// a busy machine may leave the child waiting for a processor in between.
+const OOM_WRITE_BOUND: std::time::Duration = std::time::Duration::from_millis(200);
 
 /// The errno of a child that could not start its program: from the report pipe
 /// (which closes on exec), or else from the memory it shared with this thread, which

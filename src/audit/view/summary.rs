@@ -8,7 +8,7 @@ use std::path::Path;
 
 use super::entry::{Entry, failed, shown_field};
 use super::show::{Users, View};
-use crate::exit::{BLOCKED, CANCELLED, SHUTDOWN, TIMEOUT};
+use crate::exit::{BLOCKED, CANCELLED, KILLED, SHUTDOWN, TIMEOUT};
 
 /// What the state dir holds on disk, for the summary: the budget at work.
 #[derive(Debug, Default)]
@@ -62,7 +62,8 @@ impl Disk {
 const SLOWEST: usize = 10;
 
 /// The counts of some calls. `calls` = `ok` + `failed` + `blocked`; `timed_out`,
-/// `cancelled` and `shut_down` are parts of `failed`. Durations are counted per
+/// `cancelled`, `shut_down` and `killed` (exit 137: the memory limit's kills, and any
+/// other SIGKILL of the shell) are parts of `failed`. Durations are counted per
 /// distinct value: memory bounded by their number (a few hundred thousand at most, at
 /// the 300 s timeout).
 #[derive(Debug, Default)]
@@ -74,6 +75,7 @@ struct Tally {
     timed_out: u64,
     cancelled: u64,
     shut_down: u64,
+    killed: u64,
     durations: BTreeMap<u64, u64>,
 }
 
@@ -92,6 +94,7 @@ impl Tally {
             TIMEOUT => self.timed_out += 1,
             CANCELLED => self.cancelled += 1,
             SHUTDOWN => self.shut_down += 1,
+            KILLED => self.killed += 1,
             _ => {}
         }
         *self.durations.entry(ms).or_default() += 1;
@@ -184,6 +187,7 @@ impl<W: Write> View for Summary<'_, W> {
         line("timed out", all.timed_out);
         line("cancelled", all.cancelled);
         line("stopped at shutdown", all.shut_down);
+        line("out of memory/killed", all.killed);
         line("state dir bytes", self.disk.bytes);
         line("overflow files", self.disk.overflow_files);
         line("overflow bytes", self.disk.overflow_bytes);
