@@ -48,6 +48,7 @@ fn main() {
     ));
     // The same over Streamable HTTP on loopback: one kept-alive connection.
     let (http_true, http_floor) = http_call_against_floor(&binary, &work, &state);
+    let neighbours = users_sharing_cores(&binary, dir.path());
     let mut server = Client::spawn(&binary, &work, &state);
     server.initialize();
 
@@ -139,6 +140,25 @@ fn main() {
             "run(\"true\") over HTTP (--http, loopback, kept-alive)",
             ms(http_true),
             format!("stdio's + ε (its floor here: {})", ms(http_floor)),
+        ),
+        (
+            if neighbours.own_uids {
+                "bob's CPU-bound command beside alice's 6 busy loops (one --http service, a uid each), to its time alone"
+            } else {
+                "bob's CPU-bound command beside alice's 6 busy loops (one --http service, one shared uid: not root), to its time alone"
+            },
+            format!("{:.2}×", neighbours.cpu_ratio),
+            format!("≤ 1.6× on {} cores", cores()),
+        ),
+        (
+            "bob's run(\"true\") over HTTP while alice's loops keep the cores busy",
+            format!(
+                "{} (alone {}, {:.2}×)",
+                ms(neighbours.busy_true),
+                ms(neighbours.quiet_true),
+                neighbours.busy_true.as_secs_f64() / neighbours.quiet_true.as_secs_f64()
+            ),
+            format!("≤ 3 × alone = {}", ms(neighbours.quiet_true.mul_f64(3.0))),
         ),
         (
             "floor: spawn + wait `bash -c true`, piped",
@@ -518,15 +538,16 @@ fn start_peers(peers: &Path, work: &Path, dir: &Path) -> Vec<(Client, &'static s
 
 /// Medians of `run("true")` over HTTP and of the floor, in alternation: a server on
 /// 127.0.0.1 with a token, one session, one kept-alive connection.
-fn http_call_against_floor(binary: &Path, work: &Path, state: &Path) -> (Duration, Duration) {
-    const TOKEN: &str = "bench-token-0123456789abcdef";
+const TOKEN: &str = "bench-token-0123456789abcdef";
+
+/// `forge-bash --http 127.0.0.1:0` with `args` and `env`: the child and its address.
+fn http_server(binary: &Path, args: &[&std::ffi::OsStr], env: &[(&str, &str)]) -> (Child, String) {
     let mut child = Command::new(binary)
-        .args(["--http", "127.0.0.1:0", "--workdir"])
-        .arg(work)
-        .arg("--state-dir")
-        .arg(state)
+        .args(["--http", "127.0.0.1:0"])
+        .args(args)
         .env("FORGE_BASH_HTTP_TOKEN", TOKEN)
         .env("RUST_LOG", "warn,forge_bash=info")
+        .envs(env.iter().copied())
         .stdin(Stdio::null())
         .stdout(Stdio::null())
         .stderr(Stdio::piped())
@@ -542,39 +563,105 @@ fn http_call_against_floor(binary: &Path, work: &Path, state: &Path) -> (Duratio
         }
     };
     std::thread::spawn(move || std::io::copy(&mut log, &mut std::io::sink()));
-    let stream = std::net::TcpStream::connect(&addr).unwrap();
-    stream.set_nodelay(true).unwrap();
-    let mut http = HttpClient {
-        reader: BufReader::new(stream.try_clone().unwrap()),
-        stream,
-        addr,
-        token: TOKEN,
-        session: None,
-    };
-    let init = json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
-        "protocolVersion": "2025-06-18", "capabilities": {},
-        "clientInfo": {"name": "bench", "version": "1"}}});
-    http.post(&init.to_string());
-    http.post(r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#);
-    let call = |http: &mut HttpClient, id: u64| {
-        let body = json!({"jsonrpc": "2.0", "id": id, "method": "tools/call",
-            "params": {"name": "run", "arguments": {"command": "true"}}});
-        let answer = http.post(&body.to_string());
-        assert!(answer.contains("[exit:0 |"), "{answer}");
-    };
-    for id in 0..20 {
-        call(&mut http, id);
+    (child, addr)
+}
+
+fn http_call_against_floor(binary: &Path, work: &Path, state: &Path) -> (Duration, Duration) {
+    let args = [
+        "--workdir".as_ref(),
+        work.as_os_str(),
+        "--state-dir".as_ref(),
+        state.as_os_str(),
+    ];
+    let (mut child, addr) = http_server(binary, &args, &[]);
+    let mut http = HttpClient::connect(addr, None);
+    for _ in 0..20 {
+        http.run("true");
     }
     let (mut calls, mut floors) = (Vec::new(), Vec::new());
-    for id in 0..ROUND_TRIPS as u64 {
+    for _ in 0..ROUND_TRIPS {
         let started = Instant::now();
-        call(&mut http, 100 + id);
+        http.run("true");
         calls.push(started.elapsed());
         floors.push(spawn_floor());
     }
     let _ = child.kill();
     let _ = child.wait();
     (median(calls), median(floors))
+}
+
+/// Two users of one HTTP service while one of them keeps the cores busy.
+struct Neighbours {
+    /// Bob's CPU-bound command beside alice's 6 busy loops, as a ratio to its time
+    /// alone.
+    cpu_ratio: f64,
+    /// `run("true")` round trips of bob's, alone and beside alice's loops.
+    quiet_true: Duration,
+    busy_true: Duration,
+    /// Users get a uid (and cgroups) of their own: the bench runs as root.
+    own_uids: bool,
+}
+
+/// Bob's CPU-bound command: a shell loop of about half a second on an idle core.
+const BOB_CPU: &str = "i=0; while [ $i -lt 400000 ]; do i=$((i + 1)); done; echo $i";
+
+/// alice and bob on one `--http` service with `{user}` paths (as root, each with a uid
+/// and cgroups of their own): bob's CPU-bound command and `run("true")` alone, then
+/// while alice's call has left 6 busy loops running in the background.
+fn users_sharing_cores(binary: &Path, dir: &Path) -> Neighbours {
+    use std::os::unix::fs::PermissionsExt;
+    let root = dir.join("users");
+    std::fs::create_dir_all(&root).unwrap();
+    std::fs::set_permissions(&root, std::fs::Permissions::from_mode(0o711)).unwrap();
+    let (work, state, uids) = (root.join("ws/{user}"), root.join("st/{user}"), root.join("uids"));
+    let args = [
+        "--workdir".as_ref(),
+        work.as_os_str(),
+        "--state-dir".as_ref(),
+        state.as_os_str(),
+        "--timeout-secs".as_ref(),
+        "600".as_ref(),
+    ];
+    // SAFETY: geteuid has no preconditions.
+    let own_uids = unsafe { libc::geteuid() } == 0;
+    let uids = uids.display().to_string();
+    let mut env = vec![
+        ("FORGE_BASH_USER_UIDS_FILE", uids.as_str()),
+        ("FORGE_BASH_USER_UIDS", "390000-390019"),
+    ];
+    if !own_uids {
+        env.push(("FORGE_BASH_ALLOW_SHARED_UID", "1"));
+    }
+    let (mut child, addr) = http_server(binary, &args, &env);
+    let mut alice = HttpClient::connect(addr.clone(), Some("alice"));
+    let mut bob = HttpClient::connect(addr, Some("bob"));
+    alice.run("true");
+    let timed = |bob: &mut HttpClient, command: &str| {
+        let started = Instant::now();
+        bob.run(command);
+        started.elapsed()
+    };
+    let trues = |bob: &mut HttpClient| median((0..200).map(|_| timed(bob, "true")).collect());
+    for _ in 0..20 {
+        bob.run("true");
+    }
+    let quiet_cpu = median((0..5).map(|_| timed(&mut bob, BOB_CPU)).collect());
+    let quiet_true = trues(&mut bob);
+    let loops = "for n in 1 2 3 4 5 6; do (while :; do :; done) > /dev/null 2>&1 & done";
+    alice.run(loops);
+    std::thread::sleep(Duration::from_millis(300));
+    let busy_cpu = median((0..5).map(|_| timed(&mut bob, BOB_CPU)).collect());
+    let busy_true = trues(&mut bob);
+    // The server's end ends alice's loops with every other process of its calls.
+    // SAFETY: SIGTERM to the server this function started.
+    unsafe { libc::kill(child.id() as libc::pid_t, libc::SIGTERM) };
+    let _ = child.wait();
+    Neighbours {
+        cpu_ratio: busy_cpu.as_secs_f64() / quiet_cpu.as_secs_f64(),
+        quiet_true,
+        busy_true,
+        own_uids,
+    }
 }
 
 /// HTTP/1.1 on one kept-alive connection: POST /mcp, the answer's body whole.
@@ -584,16 +671,52 @@ struct HttpClient {
     addr: String,
     token: &'static str,
     session: Option<String>,
+    /// The `X-User-ID` of every request, where the service has users.
+    user: Option<&'static str>,
+    next: u64,
 }
 
 impl HttpClient {
+    /// A kept-alive connection to `addr` with an initialized session.
+    fn connect(addr: String, user: Option<&'static str>) -> HttpClient {
+        let stream = std::net::TcpStream::connect(&addr).unwrap();
+        stream.set_nodelay(true).unwrap();
+        let mut http = HttpClient {
+            reader: BufReader::new(stream.try_clone().unwrap()),
+            stream,
+            addr,
+            token: TOKEN,
+            session: None,
+            user,
+            next: 1,
+        };
+        let init = json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
+            "protocolVersion": "2025-06-18", "capabilities": {},
+            "clientInfo": {"name": "bench", "version": "1"}}});
+        http.post(&init.to_string());
+        http.post(r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#);
+        http
+    }
+
+    /// Runs `command`, which must exit 0.
+    fn run(&mut self, command: &str) {
+        self.next += 1;
+        let body = json!({"jsonrpc": "2.0", "id": self.next, "method": "tools/call",
+            "params": {"name": "run", "arguments": {"command": command}}});
+        let answer = self.post(&body.to_string());
+        assert!(answer.contains("[exit:0 |"), "{answer}");
+    }
+
     fn post(&mut self, body: &str) -> String {
         let session = self
             .session
             .as_ref()
             .map_or_else(String::new, |s| format!("Mcp-Session-Id: {s}\r\n"));
+        let user = self
+            .user
+            .map_or_else(String::new, |u| format!("X-User-ID: {u}\r\n"));
         let head = format!(
-            "POST /mcp HTTP/1.1\r\nHost: {}\r\nAuthorization: Bearer {}\r\n{session}\
+            "POST /mcp HTTP/1.1\r\nHost: {}\r\nAuthorization: Bearer {}\r\n{session}{user}\
              Content-Type: application/json\r\nAccept: application/json, text/event-stream\r\n\
              Content-Length: {}\r\n\r\n{body}",
             self.addr,
