@@ -612,8 +612,15 @@ fn users_sharing_cores(binary: &Path, dir: &Path) -> Neighbours {
     use std::os::unix::fs::PermissionsExt;
     let root = dir.join("users");
     std::fs::create_dir_all(&root).unwrap();
-    std::fs::set_permissions(&root, std::fs::Permissions::from_mode(0o711)).unwrap();
-    let (work, state, uids) = (root.join("ws/{user}"), root.join("st/{user}"), root.join("uids"));
+    // The users' uids pass through to their workdirs.
+    for dir in [dir, &root] {
+        std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o711)).unwrap();
+    }
+    let (work, state, uids) = (
+        root.join("ws/{user}"),
+        root.join("st/{user}"),
+        root.join("uids"),
+    );
     let args = [
         "--workdir".as_ref(),
         work.as_os_str(),

@@ -92,7 +92,7 @@ struct V2Cgroup {
     dir: OwnedFd,
     events: File,
     /// `memory.events`, where the memory controller is enabled: its `oom_kill` count.
-    memory_events: Option<File>,
+    memory_events: Option<Arc<File>>,
 }
 
 impl V2Cgroup {
@@ -116,7 +116,7 @@ impl V2Cgroup {
             Ok((dir, events)) => Some(V2Cgroup {
                 memory_events: tree
                     .memory
-                    .then(|| File::open(path.join("memory.events")).ok())
+                    .then(|| File::open(path.join("memory.events")).ok().map(Arc::new))
                     .flatten(),
                 path,
                 dir,
@@ -169,7 +169,7 @@ pub struct CallCgroups {
     memory_v1: Mutex<Option<PathBuf>>,
     /// Where the out-of-memory kills of the call's cgroup are counted (v2
     /// `memory.events`, v1 `memory.oom_control`), and the count when the call began.
-    ooms: Option<(File, u64)>,
+    ooms: Option<(Arc<File>, u64)>,
     /// The slot the shell is spawned from, until the call is answered.
     slot: Mutex<Option<Slot>>,
     slots: Option<Arc<Slots>>,
@@ -203,6 +203,8 @@ struct Slot {
     cpu: Option<PathBuf>,
     /// Its cgroup in the v1 `memory` hierarchy, under the user's one.
     memory: Option<PathBuf>,
+    /// That cgroup's `memory.oom_control`, opened.
+    ooms: Option<Arc<File>>,
     current: File,
     work: Worker,
 }
@@ -260,8 +262,9 @@ impl Cgroups {
         let cpu_v1 = if v2.as_ref().is_some_and(|t| t.cpu) {
             None
         } else {
-            v1_tree(&own, &mountinfo, "cpu")
-                .filter(|tree| write(&tree.root, "cpu.shares", limits::COMMANDS_SHARES))
+            v1_tree(&own, &mountinfo, "cpu").inspect(|tree| {
+                write(&tree.root, "cpu.shares", limits::COMMANDS_SHARES);
+            })
         };
         let memory_v1 = if v2.as_ref().is_some_and(|t| t.memory) || limits.memory.is_none() {
             None
@@ -502,11 +505,9 @@ impl Cgroups {
         });
         let slot = made.slots.as_ref().and_then(|slots| slots.take());
         let memory_v1 = slot.as_ref().and_then(|slot| slot.memory.clone());
-        let ooms = match v2.as_ref().and_then(|cgroup| cgroup.memory_events.as_ref()) {
-            Some(events) => events.try_clone().ok(),
-            None => {
-                (memory_v1.as_ref()).and_then(|dir| File::open(dir.join("memory.oom_control")).ok())
-            }
+        let ooms = match v2.as_ref().and_then(|cgroup| cgroup.memory_events.clone()) {
+            Some(events) => Some(events),
+            None => slot.as_ref().and_then(|slot| slot.ooms.clone()),
         }
         .map(|file| {
             let before = oom_kills(&file).unwrap_or(0);
@@ -867,6 +868,7 @@ impl Slots {
             }
         };
         Some(Slot {
+            ooms: oom_control(memory.as_deref()),
             dir,
             cpu,
             memory,
@@ -978,6 +980,7 @@ impl Slots {
                 join_cpu(&cpu);
             }
             slots.give_back(Slot {
+                ooms: oom_control(memory.as_deref()),
                 dir,
                 cpu,
                 memory,
@@ -1039,6 +1042,13 @@ impl Slots {
             let _ = finished.recv();
         }
     }
+}
+
+/// A v1 memory cgroup's `memory.oom_control`, opened once for the calls of its slot.
+fn oom_control(dir: Option<&Path>) -> Option<Arc<File>> {
+    File::open(dir?.join("memory.oom_control"))
+        .ok()
+        .map(Arc::new)
 }
 
 /// The `tasks` file of the server's own cgroup, for a user's directory `root` in a v1

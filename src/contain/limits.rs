@@ -88,9 +88,17 @@ impl std::str::FromStr for Size {
 pub fn human(n: u64) -> String {
     const KIB: u64 = 1024;
     for (unit, size) in [("GiB", KIB * KIB * KIB), ("MiB", KIB * KIB), ("KiB", KIB)] {
-        if n >= size && n.is_multiple_of(size) {
+        if n >= size && n.is_multiple_of(size) && (size > KIB || n < KIB * KIB) {
             return format!("{} {unit}", n / size);
         }
+    }
+    if n >= KIB * KIB {
+        let (unit, size) = if n >= KIB * KIB * KIB {
+            ("GiB", KIB * KIB * KIB)
+        } else {
+            ("MiB", KIB * KIB)
+        };
+        return format!("{:.1} {unit}", n as f64 / size as f64);
     }
     format!("{n} bytes")
 }
@@ -162,6 +170,8 @@ mod tests {
         assert_eq!(human(1 << 30), "1 GiB");
         assert_eq!(human(300 << 10), "300 KiB");
         assert_eq!(human(1000), "1000 bytes");
+        assert_eq!(human(12_341_892 << 10), "11.8 GiB");
+        assert_eq!(human((1 << 20) + (1 << 19)), "1.5 MiB");
     }
 
     #[test]
