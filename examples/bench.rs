@@ -640,9 +640,7 @@ fn users_sharing_cores(binary: &Path, dir: &Path) -> Neighbours {
         env.push(("FORGE_BASH_ALLOW_SHARED_UID", "1"));
     }
     let (mut child, addr) = http_server(binary, &args, &env);
-    let mut alice = HttpClient::connect(addr.clone(), Some("alice"));
-    let mut bob = HttpClient::connect(addr, Some("bob"));
-    alice.run("true");
+    let mut bob = HttpClient::connect(addr.clone(), Some("bob"));
     let timed = |bob: &mut HttpClient, command: &str| {
         let started = Instant::now();
         bob.run(command);
@@ -654,6 +652,8 @@ fn users_sharing_cores(binary: &Path, dir: &Path) -> Neighbours {
     }
     let quiet_cpu = median((0..5).map(|_| timed(&mut bob, BOB_CPU)).collect());
     let quiet_true = trues(&mut bob);
+    // A connection of her own now: the service closes one that idles.
+    let mut alice = HttpClient::connect(addr, Some("alice"));
     let loops = "for n in 1 2 3 4 5 6; do (while :; do :; done) > /dev/null 2>&1 & done";
     alice.run(loops);
     std::thread::sleep(Duration::from_millis(300));
@@ -733,6 +733,8 @@ impl HttpClient {
         self.stream.write_all(head.as_bytes()).unwrap();
         let mut line = String::new();
         let (mut length, mut chunked) = (0, false);
+        let mut status = String::new();
+        self.reader.read_line(&mut status).unwrap();
         loop {
             line.clear();
             self.reader.read_line(&mut line).unwrap();
@@ -765,6 +767,9 @@ impl HttpClient {
         } else {
             body.resize(length, 0);
             std::io::Read::read_exact(&mut self.reader, &mut body).unwrap();
+        }
+        if !status.contains(" 20") {
+            return format!("{status}{}", String::from_utf8_lossy(&body));
         }
         String::from_utf8_lossy(&body).into_owned()
     }

@@ -266,3 +266,60 @@ fn cgroup_v2_bounds_memory_where_it_holds_the_memory_controller() {
     assert!(answer.starts_with("ERROR: Out of memory"), "{answer}");
     assert!(server.run("echo next").starts_with("next\n"));
 }
+
+/// The service's users each have the limit: alice's job holding 200 MiB under
+/// 300 MiB leaves bob room for 200 MiB of his own, and alice's second 200 MiB is not.
+#[cfg(feature = "http")]
+#[test]
+fn each_user_of_the_service_has_a_limit_of_their_own() {
+    // SAFETY: geteuid has no preconditions.
+    if unsafe { libc::geteuid() } != 0 {
+        eprintln!("skipped: a uid (and cgroups) per user needs a root server");
+        return;
+    }
+    let server = crate::support::http::HttpServer::start(&[
+        "--workdir",
+        "{root}/ws/{user}",
+        "--state-dir",
+        "{root}/state/{user}",
+        "--max-memory",
+        "300M",
+    ]);
+    assert!(eventually(PATIENCE, || server
+        .stderr()
+        .contains("containment of commands")));
+    if !server
+        .stderr()
+        .contains("of memory per user (memory, cgroup")
+    {
+        eprintln!("skipped: no memory cgroup for calls here (the RLIMIT_DATA fallback)");
+        return;
+    }
+    let (mut alice, mut bob) = (server.client(Some("alice")), server.client(Some("bob")));
+    alice.initialize();
+    bob.initialize();
+    let hold = "python3 -c 'import time; a = bytearray(200 << 20); open(\"held\", \"w\").close(); time.sleep(60)' > /dev/null 2>&1 & echo $! > job";
+    assert!(alice.run(hold).contains("[exit:0"));
+    let held = server.path("ws/alice/held");
+    assert!(eventually(PATIENCE, || held.exists()));
+    let job = crate::support::read_pid(&server.path("ws/alice/job"));
+    let allocate = "python3 -c 'a = bytearray(200 << 20); print(\"holds\")'";
+    let answer = bob.run(allocate);
+    assert!(answer.starts_with("holds\n"), "{answer}");
+    assert!(
+        crate::support::alive(job),
+        "bob's allocation took alice's job"
+    );
+    let answer = alice.run(allocate);
+    let killed =
+        answer.starts_with("ERROR: Out of memory: the command reached its limit of 300 MiB");
+    let job_died = eventually(std::time::Duration::from_secs(2), || {
+        !crate::support::alive(job)
+    });
+    assert!(
+        killed || job_died,
+        "alice held 400 MiB under 300 MiB: {answer}"
+    );
+    // SAFETY: kill has no memory-safety preconditions; the job is this test's.
+    unsafe { libc::kill(job, libc::SIGKILL) };
+}

@@ -1,16 +1,21 @@
 //! The cgroups of calls.
 //!
-//! Under the server's own cgroup it makes `forge-bash-<pid>`, and one `call-N` in it
-//! per call. Two hierarchies may serve:
+//! Under the server's own cgroup it makes `forge-bash-<pid>`, in it a directory per
+//! user (`user` for the server's own, `user-<uid>` for a root server's users), and one
+//! `call-N` (v2) or `slot-N` (v1) in that per call. Several hierarchies may serve:
 //!
 //! - **cgroup v2**, for `cgroup.kill` (every process of a call, or of the server, at
-//!   once), and for `pids.max` where the `pids` controller is enabled for the server's
-//!   cgroup;
+//!   once), and for `pids.max`, `memory.max` and `cpu.weight` where those controllers
+//!   are enabled for the server's cgroup;
 //! - **the v1 `pids` hierarchy**, where the system still mounts `pids` there (hybrid
-//!   set-ups): only for `pids.max`.
+//!   set-ups): for `pids.max`;
+//! - **the v1 `cpu` and `memory` hierarchies** of hybrid set-ups: the user's weight and
+//!   `--max-cpu`, and the user's `--max-memory` ([`super::limits`]).
 //!
 //! The process limit stops a fork bomb at `--max-processes` processes per call, so
-//! the calls after it can still fork.
+//! the calls after it can still fork. The memory limit is the user's, over all of
+//! their calls; each call's own cgroup below it counts the kernel's out-of-memory
+//! kills of that call (`oom_kill`), which its answer reports.
 //!
 //! No call moves anything between cgroups on its way to the answer (see [`spawn`]):
 //! the shell is born in its v2 cgroup by `clone3`, and in the v1 hierarchy, which moves
