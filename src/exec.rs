@@ -29,7 +29,7 @@ use tokio_util::task::TaskTracker;
 use crate::background::{Background, Log};
 use crate::capture::{self, Captured, Sink, Spiller};
 use crate::contain::spawn::{Child, Command};
-use crate::contain::{Call, Containment, Scope};
+use crate::contain::{Call, Containment, Jobs, Scope};
 use crate::sandbox::Sandbox;
 use crate::tail::Tail;
 use crate::users::Identity;
@@ -115,6 +115,9 @@ pub struct Job<'a> {
     /// The client session the call belongs to, when its transport has sessions: what
     /// the call leaves in the background ends with the session.
     pub scope: Option<&'a Scope>,
+    /// The server's jobs: a call answered with a job still running is kept there, so
+    /// that the server can stop it when a later call asks ([`crate::background::Kill`]).
+    pub jobs: Option<&'a Jobs>,
     /// Where the last bytes of each stream go while the call runs, when its progress
     /// notifications show the last line.
     pub tail: Option<&'a Arc<Tail>>,
@@ -256,6 +259,9 @@ fn keep_output(job: &Job<'_>, call: &Arc<Call>) -> (Option<Arc<Log>>, Background
             (None, Err(format!("{}: {e}", job.spiller.dir().display())))
         }
     };
+    if let Some(jobs) = job.jobs {
+        jobs.keep(call);
+    }
     let pgid = call.pgid();
     let background = Background {
         pgid,

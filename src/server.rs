@@ -30,13 +30,13 @@ use tokio_util::task::{AbortOnDropHandle, TaskTracker};
 use crate::backlog::Backlog;
 use crate::capture::{Captured, Spill, Spiller};
 use crate::config::Config;
-use crate::contain::{Containment, Scope};
+use crate::contain::{Containment, Jobs, Scope};
 use crate::present::Answer;
 use crate::sandbox::Sandbox;
 use crate::state::StateDir;
 use crate::tail::Tail;
 use crate::users::Identity;
-use crate::{audit, exec, exit, guard, present, retention};
+use crate::{audit, background, exec, exit, guard, present, retention};
 
 /// The one tool's name.
 pub const TOOL: &str = "run";
@@ -62,6 +62,8 @@ struct Inner {
     sandbox: Option<Arc<Sandbox>>,
     /// What commands run as, when not the server's own uid.
     identity: Option<Identity>,
+    /// Calls answered with a job still running, which a later call may stop.
+    jobs: Jobs,
     /// Held while a retention pass runs.
     pruning: std::sync::Mutex<()>,
     tool: Tool,
@@ -259,6 +261,7 @@ impl Server {
                 spiller,
                 sandbox: sandbox.map(Arc::new),
                 identity,
+                jobs: Jobs::default(),
                 pruning: std::sync::Mutex::new(()),
                 tool,
                 info,
@@ -322,6 +325,9 @@ impl Server {
         if let Some(refused) = self.refused(command) {
             return refused;
         }
+        if let Some(killed) = self.kill_jobs(command) {
+            return killed;
+        }
         crate::users::keep_workdir(&config.workdir, self.inner.identity.as_ref());
         keep_limits();
         let shutdown = shared.shutdown.clone();
@@ -376,6 +382,7 @@ impl Server {
             sandbox: self.inner.sandbox.as_ref(),
             identity: self.inner.identity.as_ref(),
             scope,
+            jobs: Some(&self.inner.jobs),
             tail,
             yielding: config.yield_after().map(|after| exec::Yielding {
                 after,
@@ -398,6 +405,43 @@ impl Server {
         self.audit(command, exit::FAILURE, 0);
         let message = format!("the audit log cannot be written ({e}), so the command was not run");
         Some(present::failure(&message, 0))
+    }
+
+    /// Under the sandbox, a command that is only `kill` of process groups that are all
+    /// this server's jobs ([`background::Kill`]) is carried out by the server, and
+    /// answered and audited as the shell's `kill` would be: each call's commands are in
+    /// a Landlock domain of their own, so the way the answer names to stop a job would
+    /// otherwise be refused. Anything else runs as it is.
+    fn kill_jobs(&self, command: &str) -> Option<Answer> {
+        self.inner.sandbox.as_ref()?;
+        let kill = background::Kill::parse(command)?;
+        let jobs = &self.inner.jobs;
+        if !kill.groups.iter().all(|&pgid| jobs.holds(pgid)) {
+            return None;
+        }
+        let started = Instant::now();
+        for &pgid in &kill.groups {
+            if let Err(e) = jobs.signal(pgid, kill.signal) {
+                let ms = started.elapsed().as_millis();
+                self.audit(command, exit::FAILURE, ms);
+                let message = format!("cannot signal process group {pgid}: {e}");
+                return Some(present::failure(&message, ms));
+            }
+            tracing::info!(
+                pgid,
+                signal = kill.signal,
+                "a job signalled at a call's request"
+            );
+        }
+        let out = exec::Output {
+            stdout: Captured::default(),
+            stderr: Captured::default(),
+            code: 0,
+            ending: exec::Ending::Exited,
+            background: None,
+            rest: None,
+        };
+        Some(self.finished(command, out, started))
     }
 
     /// The answer to a command that ran: shown, audited, and the overflow files it

@@ -3,6 +3,7 @@
 
 use std::io::Read;
 use std::net::TcpListener;
+use std::os::unix::process::CommandExt;
 use std::process::Command;
 
 use crate::support::{Options, Server, mask_ms};
@@ -207,6 +208,56 @@ fn a_sandboxed_command_cannot_signal_the_server() {
             .run("sleep 30 & kill $! && echo killed")
             .starts_with("killed\n")
     );
+}
+
+/// The way an answer names to stop a job it left running (`kill -- -PGID`) stops it
+/// under the sandbox too, where each call's commands are in a Landlock domain of their
+/// own and their own `kill` of another call's group is refused: the server carries it
+/// out for groups that are its jobs, and for nothing else. As root and as an
+/// unprivileged user.
+#[test]
+fn the_stop_an_answer_names_stops_the_job() {
+    if !signals_scoped_here() {
+        return;
+    }
+    for user in as_root_and_nobody() {
+        let mut server = sandboxed_as(user, &[]);
+        let answer = server.run("sleep 300 &");
+        let stop = answer
+            .split("stop it with: ")
+            .nth(1)
+            .and_then(|rest| rest.split(']').next())
+            .unwrap_or_else(|| panic!("{user:?}: no stop in {answer}"));
+        let pgid: i32 = stop.trim_start_matches("kill -- -").parse().expect(stop);
+        // The job's own group, from another call: refused by Landlock without the server.
+        let by_hand = server.run(&format!("kill -0 -- -{pgid} && echo reached"));
+        assert!(refused(&by_hand), "{user:?}: {by_hand}");
+        assert_eq!(mask_ms(&server.run(stop)), "\n[exit:0 | Xms]", "{user:?}");
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(5);
+        // SAFETY: signal 0 only asks whether the group exists.
+        while unsafe { libc::killpg(pgid, 0) } == 0 {
+            assert!(
+                std::time::Instant::now() < deadline,
+                "{user:?}: {pgid} still runs"
+            );
+            std::thread::sleep(std::time::Duration::from_millis(20));
+        }
+        // A group that is not one of the server's jobs is the command's own business:
+        // its `kill` runs, and Landlock refuses it.
+        let mut other = Command::new("sleep")
+            .arg("300")
+            .process_group(0)
+            .spawn()
+            .unwrap();
+        let answer = server.run(&format!("kill -- -{}", other.id()));
+        assert!(refused(&answer), "{user:?}: {answer}");
+        assert!(
+            other.try_wait().unwrap().is_none(),
+            "{user:?}: it was killed"
+        );
+        other.kill().unwrap();
+        other.wait().unwrap();
+    }
 }
 
 #[test]
