@@ -122,6 +122,7 @@ fn start_up(config: Config) -> Result<(Config, Option<String>), config::Error> {
         );
     }
     config.check_user_paths(euid)?;
+    let config = config.with_sandbox_uid(euid);
     // Over stdio the one user is known now: `{user}` is theirs.
     let config = match (&config.user, config.http) {
         (Some(user), None) => config.for_user(user),

@@ -541,6 +541,11 @@ impl Prepared {
     unsafe fn take_credentials(&self) -> bool {
         // SAFETY: plain system calls on values made before the clone.
         unsafe {
+            // The bounding set first, while the child is still root: a uid of its own
+            // takes CAP_SETPCAP away.
+            if self.drop_capabilities {
+                drop_bounding_set();
+            }
             self.groups.as_ref().is_none_or(|groups| {
                 libc::syscall(libc::SYS_setgroups, groups.len(), groups.as_ptr()) == 0
             }) && self
@@ -593,17 +598,34 @@ fn start_error(report: Option<(OwnedFd, OwnedFd)>, failed: AtomicI32) -> Option<
     }
 }
 
-/// In the child: every capability dropped, the bounding set's first (while the child
-/// may still drop from it: a server that is not root has nothing there to drop), with
-/// root's rights on `execve` locked off; then the permitted, effective and inheritable
-/// sets emptied. False when emptying them failed.
+/// In the child, before it takes a uid of its own: the bounding set emptied (a server
+/// that is not root has nothing there to drop), with root's rights on `execve` locked
+/// off.
+///
+/// # Safety
+/// Only between the clone and `execve`: plain system calls.
+unsafe fn drop_bounding_set() {
+    /// `SECBIT_NOROOT | SECBIT_NOROOT_LOCKED | SECBIT_NO_SETUID_FIXUP |
+    /// SECBIT_NO_SETUID_FIXUP_LOCKED`: uid 0 gains nothing on `execve`.
+    const NOROOT: libc::c_ulong = 0x0f;
+    // SAFETY: prctl on plain values.
+    unsafe {
+        // EINVAL past the last capability; EPERM without CAP_SETPCAP (not root).
+        for cap in 0..64 {
+            if libc::prctl(libc::PR_CAPBSET_DROP, cap, 0, 0, 0) != 0 {
+                break;
+            }
+        }
+        libc::prctl(libc::PR_SET_SECUREBITS, NOROOT, 0, 0, 0);
+    }
+}
+
+/// In the child, once its uid is taken: the ambient, permitted, effective and
+/// inheritable sets emptied. False when emptying them failed.
 ///
 /// # Safety
 /// Only between the clone and `execve`: plain system calls on local memory.
 unsafe fn drop_capabilities() -> bool {
-    /// `SECBIT_NOROOT | SECBIT_NOROOT_LOCKED | SECBIT_NO_SETUID_FIXUP |
-    /// SECBIT_NO_SETUID_FIXUP_LOCKED`: uid 0 gains nothing on `execve`.
-    const NOROOT: libc::c_ulong = 0x0f;
     #[repr(C)]
     struct Header {
         version: u32,
@@ -618,13 +640,6 @@ unsafe fn drop_capabilities() -> bool {
     }
     // SAFETY: prctl and capset on values on this stack.
     unsafe {
-        // EINVAL past the last capability; EPERM without CAP_SETPCAP (not root).
-        for cap in 0..64 {
-            if libc::prctl(libc::PR_CAPBSET_DROP, cap, 0, 0, 0) != 0 {
-                break;
-            }
-        }
-        libc::prctl(libc::PR_SET_SECUREBITS, NOROOT, 0, 0, 0);
         libc::prctl(
             libc::PR_CAP_AMBIENT,
             libc::PR_CAP_AMBIENT_CLEAR_ALL,
