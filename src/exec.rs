@@ -309,7 +309,8 @@ async fn spawn(job: &Job<'_>, call: &Arc<Call>) -> Result<Child, Error> {
     let child = call
         .spawn(&command, confined, move |start| match sandbox {
             None => start.run(),
-            Some(sandbox) => sandbox.spawn_confined(move |ruleset| start.entering(ruleset).run()),
+            Some(sandbox) => sandbox
+                .spawn_confined(move |ruleset, network| start.entering(ruleset, network).run()),
         })
         .await
         .map_err(|source| {

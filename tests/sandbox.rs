@@ -844,15 +844,32 @@ fn no_command_reaches_another_process_limits_or_scheduling() {
 
 /// Under `--network deny` no netlink socket but NETLINK_ROUTE can be made: sock_diag
 /// (NETLINK_SOCK_DIAG, 4, what `ss` asks first) and the others are refused, while name
-/// resolution and `ip link` (NETLINK_ROUTE) still work. As root and as an
-/// unprivileged user.
+/// resolution and `ip link` (NETLINK_ROUTE) still work. A root server's commands are
+/// in a network namespace of their own, so `ss`, which then reads `/proc/net`, lists
+/// none of the host's sockets; a server that is not root says at start-up that it
+/// cannot give them one. As root and as an unprivileged user.
 #[test]
 fn network_deny_refuses_netlink_but_what_name_resolution_needs() {
     if !crate::support::landlock_here(4) {
         return;
     }
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
     for user in as_root_and_nobody() {
         let mut server = sandboxed_as(user, &["--network", "deny"]);
+        let answer = server.run(&format!(
+            "ss -tanl 2> /dev/null | grep -c ':{port} '; grep -ci ':{port:04X} ' /proc/net/tcp"
+        ));
+        let stderr = server.stderr();
+        if user.is_none() {
+            assert_eq!(mask_ms(&answer), "0\n0\n\n[exit:1 | Xms]", "{answer}");
+            assert!(
+                stderr.contains("a network namespace of their own"),
+                "{stderr}"
+            );
+        } else {
+            assert!(stderr.contains("the host's network namespace"), "{stderr}");
+        }
         for protocol in [4, 9, 15, 16] {
             let answer = server.run(&format!(
                 "python3 -c 'import socket; socket.socket(socket.AF_NETLINK, socket.SOCK_RAW, {protocol})'"

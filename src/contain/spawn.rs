@@ -220,6 +220,7 @@ impl Command {
             no_new_privs: self.no_new_privs,
             drop_capabilities: self.drop_capabilities,
             ruleset: None,
+            network: None,
             null,
             out: (out_r, out_w),
             err: (err_r, err_w),
@@ -251,6 +252,8 @@ pub(super) struct Prepared {
     drop_capabilities: bool,
     /// A Landlock ruleset the child enters last, after `no_new_privs`.
     ruleset: Option<RawFd>,
+    /// A network namespace the child enters first, while it is still root.
+    network: Option<RawFd>,
     /// `/dev/null`, opened once for every call.
     null: RawFd,
     out: (OwnedFd, OwnedFd),
@@ -303,6 +306,7 @@ pub struct Start<'a> {
     pub(super) prepared: Prepared,
     pub(super) cgroup: Option<BorrowedFd<'a>>,
     ruleset: Option<BorrowedFd<'a>>,
+    network: Option<BorrowedFd<'a>>,
 }
 
 impl<'a> Start<'a> {
@@ -311,12 +315,18 @@ impl<'a> Start<'a> {
             prepared,
             cgroup,
             ruleset: None,
+            network: None,
         }
     }
 
     /// The child enters this Landlock ruleset before it executes the program, with
-    /// `no_new_privs` (which the kernel requires of an unprivileged process first).
-    pub fn entering<'b>(self, ruleset: Option<BorrowedFd<'b>>) -> Start<'b>
+    /// `no_new_privs` (which the kernel requires of an unprivileged process first),
+    /// and this network namespace first of all.
+    pub fn entering<'b>(
+        self,
+        ruleset: Option<BorrowedFd<'b>>,
+        network: Option<BorrowedFd<'b>>,
+    ) -> Start<'b>
     where
         'a: 'b,
     {
@@ -326,6 +336,7 @@ impl<'a> Start<'a> {
             prepared,
             cgroup: self.cgroup,
             ruleset,
+            network,
         }
     }
 
@@ -336,8 +347,10 @@ impl<'a> Start<'a> {
             mut prepared,
             cgroup,
             ruleset,
+            network,
         } = self;
         prepared.ruleset = ruleset.map(|fd| fd.as_raw_fd());
+        prepared.network = network.map(|fd| fd.as_raw_fd());
         prepared.start(cgroup)
     }
 }
@@ -535,14 +548,21 @@ impl Prepared {
         }
     }
 
-    /// In the child: its groups, gid and uid, `no_new_privs`, then the Landlock
-    /// ruleset; false when one failed. The credentials change through the system calls
-    /// themselves: libc's wrappers would also change those of the server's threads.
+    /// In the child: its network namespace, groups, gid and uid, `no_new_privs`, then
+    /// the Landlock ruleset; false when one failed. The credentials change through the
+    /// system calls themselves: libc's wrappers would also change those of the server's
+    /// threads.
     unsafe fn take_credentials(&self) -> bool {
         // SAFETY: plain system calls on values made before the clone.
         unsafe {
-            // The bounding set first, while the child is still root: a uid of its own
-            // takes CAP_SETPCAP away.
+            // While the child is still root: the namespace needs CAP_SYS_ADMIN, and the
+            // bounding set CAP_SETPCAP, which a uid of its own takes away.
+            if self
+                .network
+                .is_some_and(|ns| libc::setns(ns, libc::CLONE_NEWNET) != 0)
+            {
+                return false;
+            }
             if self.drop_capabilities {
                 drop_bounding_set();
             }
