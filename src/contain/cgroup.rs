@@ -650,8 +650,10 @@ impl Slots {
             let _ = std::thread::Builder::new()
                 .name("slot maker".to_owned())
                 .spawn(move || {
+                    // Kept as a freed slot is: slots made for a burst that ended
+                    // meanwhile do not pile up past the spares.
                     if let Some(slot) = slots.make() {
-                        lock(&slots.free).push(slot);
+                        slots.give_back(slot);
                     }
                 });
         }
