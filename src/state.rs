@@ -21,6 +21,9 @@ use reserve::{Reserved, Room};
 
 mod reserve;
 
+#[cfg(test)]
+pub(crate) use reserve::reserve;
+
 /// Mode of the files the server creates: the server's user only.
 const FILE_MODE: libc::mode_t = 0o600;
 
@@ -247,6 +250,22 @@ impl StateDir {
             Err(e) if reserve::unsupported(&e) => self.cannot_reserve(&e),
             Err(e) => tracing::debug!(log = name, error = %e, "no room reserved ahead"),
         }
+    }
+
+    /// Gives back the room reserved past the end of the log `name`, a log no row
+    /// goes to any more (of a day before yesterday: a row appended meanwhile would be
+    /// cut). A name that is not a lone regular file of this user is left alone.
+    pub fn release_room(&self, name: &str) -> io::Result<()> {
+        let dir = self.handle()?;
+        match statat(dir.as_fd(), name) {
+            Ok(stat) => check_regular(name, &stat)?,
+            Err(e) => return Err(e),
+        }
+        let flags = libc::O_WRONLY | libc::O_NOFOLLOW | libc::O_NONBLOCK;
+        let file = openat(dir.as_fd(), name, flags, 0)?;
+        let stat = fstat(file.as_fd())?;
+        check_regular(name, &stat)?;
+        reserve::release(&file, stat.st_size.max(0) as u64)
     }
 
     /// Says once that the state dir's filesystem cannot reserve room for the logs.

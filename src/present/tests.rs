@@ -516,7 +516,7 @@ fn an_unaudited_call_says_so_before_its_footer() {
     unaudited(&mut answer, &full);
     assert_eq!(
         answer.text,
-        "made\nWARNING: this call's audit row could not be written (No space left on device \
+        "made\n\nWARNING: this call's audit row could not be written (No space left on device \
          (os error 28)); the server's log holds it.\n[exit:0 | 5ms]"
     );
     let mut answer = blocked();
