@@ -208,10 +208,12 @@ fn every_line_splitter_sees_one_row_per_call() {
 
 /// A server whose workdir and state dir are on a filesystem of their own (`fstype`
 /// mounted with `options`) in a mount namespace of the server's, and the path the test
-/// reads its state dir through; `None` where this machine refuses it (said why).
+/// reads its state dir through; with `uid`, the server runs as that user (uid = gid)
+/// and the filesystem is its own. `None` where this machine refuses it (said why).
 fn on_a_filesystem_of_its_own(
     fstype: &str,
     options: &str,
+    uid: Option<u32>,
 ) -> Option<(Server, PathBuf, tempfile::TempDir)> {
     // SAFETY: geteuid has no preconditions.
     if unsafe { libc::geteuid() } != 0 {
@@ -222,9 +224,18 @@ fn on_a_filesystem_of_its_own(
     let mount = dir.path().join("fs");
     std::fs::create_dir(&mount).unwrap();
     let mount_arg = mount.display().to_string();
-    let script = r#"mount -t "$1" -o "$2" none "$0" && mkdir "$0/work" && shift 2 && exec "$@""#;
+    let mut script = r#"mount -t "$1" -o "$2" none "$0" && mkdir "$0/work" && shift 2"#.to_owned();
+    match uid {
+        Some(uid) => {
+            std::os::unix::fs::chown(dir.path(), Some(uid), Some(uid)).unwrap();
+            script += &format!(
+                r#" && chown {uid}:{uid} "$0" "$0/work" && exec setpriv --reuid {uid} --regid {uid} --clear-groups -- "$@""#
+            );
+        }
+        None => script += r#" && exec "$@""#,
+    }
     let through = [
-        "unshare", "-m", "sh", "-c", script, &mount_arg, fstype, options,
+        "unshare", "-m", "sh", "-c", &script, &mount_arg, fstype, options,
     ];
     let probe = std::process::Command::new(through[0])
         .args(&through[1..])
@@ -273,16 +284,31 @@ const UNAUDITED: &str = "WARNING: this call's audit row could not be written (No
 /// The state dir and workdir on an 8 MiB tmpfs: a command fills it, the calls after it
 /// still have their rows, in room reserved ahead. A command too long for what is left
 /// of that room says so in its answer and in the server's log; the rows after it that
-/// fit still land, and `forge-bash audit` reads only rows, never the room.
+/// fit still land, and `forge-bash audit` reads only rows, never the room. As root and
+/// as an unprivileged user (LibreChat's container).
 #[test]
 fn a_full_disk_keeps_the_rows() {
-    let Some((mut server, state, _dir)) = on_a_filesystem_of_its_own("tmpfs", "size=8m") else {
+    full_disk_as(None);
+    if let Some(uid) = crate::support::unprivileged() {
+        full_disk_as(Some(uid));
+    }
+}
+
+fn full_disk_as(uid: Option<u32>) {
+    let Some((mut server, state, _dir)) = on_a_filesystem_of_its_own("tmpfs", "size=8m", uid)
+    else {
         return;
     };
     let fill = "dd if=/dev/zero of=big bs=64k; df -k . | tail -1";
     let answer = server.run(fill);
     assert!(answer.contains("No space left on device"), "{answer}");
     assert!(answer.contains(" 100% "), "the disk is full: {answer}");
+    let owner = std::fs::metadata(&state).unwrap().uid();
+    assert_eq!(
+        owner,
+        uid.unwrap_or(0),
+        "the server's user made the state dir"
+    );
     let after = [
         "echo after",
         "rm big",
@@ -357,7 +383,8 @@ fn a_full_disk_keeps_the_rows() {
 /// the rows as they come.
 #[test]
 fn a_filesystem_without_reserved_room_is_said_and_logged_to() {
-    let Some((mut server, state, _dir)) = on_a_filesystem_of_its_own("ramfs", "mode=755") else {
+    let Some((mut server, state, _dir)) = on_a_filesystem_of_its_own("ramfs", "mode=755", None)
+    else {
         return;
     };
     for n in 0..2 {
