@@ -30,7 +30,8 @@ pub enum Room {
     /// The filesystem cannot reserve room (`EOPNOTSUPP`: ramfs, some network and FUSE
     /// filesystems); the row is written as it comes.
     Unsupported(io::Error),
-    /// The row does not fit: the room reserved is used up and the disk is full.
+    /// The row does not fit: the room reserved is used up and the disk is full (or a
+    /// quota or file size limit is reached).
     Full(io::Error),
 }
 
@@ -59,7 +60,10 @@ impl Reserved {
                 self.end = need;
                 Room::Kept
             }
-            Err(_) => Room::Full(e),
+            // The write would fail, or stop part way through the row.
+            Err(row) if no_room(&row) => Room::Full(e),
+            // Anything else (an immutable file, an I/O error): the write says.
+            Err(_) => Room::Kept,
         }
     }
 }
@@ -90,6 +94,15 @@ pub fn reserve(file: &File, offset: u64, len: u64) -> io::Result<()> {
 /// its own size frees the blocks past its end (ext4, tmpfs).
 pub fn release(file: &File, size: u64) -> io::Result<()> {
     file.set_len(size)
+}
+
+/// Whether `e` says there is no room for the bytes asked: a full disk, a quota, a
+/// file size limit.
+fn no_room(e: &io::Error) -> bool {
+    matches!(
+        e.raw_os_error(),
+        Some(libc::ENOSPC | libc::EDQUOT | libc::EFBIG)
+    )
 }
 
 /// Whether `e` says the filesystem cannot reserve room at all.
