@@ -350,8 +350,9 @@ impl Server {
         let answer = match result {
             Ok(out) => self.finished(command, out, started),
             Err(e) => {
-                self.audit(command, exit::FAILURE, ms);
-                present::failure(&e.to_string(), ms)
+                let mut answer = present::failure(&e.to_string(), ms);
+                self.audit(&mut answer, command, exit::FAILURE, ms);
+                answer
             }
         };
         release_memory_when_idle(shared);
@@ -396,13 +397,15 @@ impl Server {
     /// unrecorded).
     fn refused(&self, command: &str) -> Option<Answer> {
         if guard::check(command).is_blocked() {
-            self.audit(command, exit::BLOCKED, 0);
-            return Some(present::blocked());
+            let mut answer = present::blocked();
+            self.audit(&mut answer, command, exit::BLOCKED, 0);
+            return Some(answer);
         }
         let Err(e) = audit::ready(&self.inner.state) else {
             return None;
         };
-        self.audit(command, exit::FAILURE, 0);
+        // The answer says already that the log cannot be written.
+        let _ = self.audit_row(command, exit::FAILURE, 0, false);
         let message = format!("the audit log cannot be written ({e}), so the command was not run");
         Some(present::failure(&message, 0))
     }
@@ -452,7 +455,7 @@ impl Server {
         if !present::shows_stderr(&out, config.stderr) {
             out.stderr.discard_spill();
         }
-        let answer = present::show(
+        let mut answer = present::show(
             &out,
             ms,
             config.timeout_secs,
@@ -461,7 +464,12 @@ impl Server {
         );
         match out.rest.take() {
             Some(rest) => self.audit_at_the_end(command, rest, started),
-            None => self.audit_row(command, out.code, ms, out.background.is_some()),
+            None => {
+                let background = out.background.is_some();
+                if let Err(e) = self.audit_row(command, out.code, ms, background) {
+                    present::unaudited(&mut answer, &e);
+                }
+            }
         }
         let named = [&out.stdout.spill, &out.stderr.spill];
         let named: Vec<String> = named
@@ -502,14 +510,15 @@ impl Server {
     }
 
     /// The row of a call answered early, written when its command ends, with its exit
-    /// code; the server's shutdown waits for it as for a running call.
+    /// code; the server's shutdown waits for it as for a running call. Its answer is
+    /// gone by then: a row that cannot be written is only in the server's log.
     fn audit_at_the_end(&self, command: &str, rest: exec::Rest, started: Instant) {
         let running = self.inner.shared.calls.token();
         let (server, command) = (self.clone(), command.to_owned());
         tokio::spawn(async move {
             let finished = rest.finished().await;
             let ms = started.elapsed().as_millis();
-            server.audit_row(&command, finished.code, ms, true);
+            let _ = server.audit_row(&command, finished.code, ms, true);
             drop(running);
         });
     }
@@ -528,23 +537,35 @@ impl Server {
             background: None,
             rest: None,
         };
-        self.audit(command, out.code, 0);
         let config = &self.inner.config;
-        present::show(
+        let mut answer = present::show(
             &out,
             0,
             config.timeout_secs,
             config.max_output_bytes,
             config.stderr,
-        )
+        );
+        self.audit(&mut answer, command, out.code, 0);
+        answer
     }
 
-    fn audit(&self, command: &str, code: i32, ms: u128) {
-        self.audit_row(command, code, ms, false);
+    /// The row of a call that left nothing running; `answer` says so when it could
+    /// not be written.
+    fn audit(&self, answer: &mut Answer, command: &str, code: i32, ms: u128) {
+        if let Err(e) = self.audit_row(command, code, ms, false) {
+            present::unaudited(answer, &e);
+        }
     }
 
-    /// The call's row; `background`: it left a job running.
-    fn audit_row(&self, command: &str, code: i32, ms: u128, background: bool) {
+    /// The call's row; `background`: it left a job running. Not written: the server
+    /// has warned with the row.
+    fn audit_row(
+        &self,
+        command: &str,
+        code: i32,
+        ms: u128,
+        background: bool,
+    ) -> std::io::Result<()> {
         let row = audit::Row {
             at: chrono::Utc::now(),
             command,
@@ -552,7 +573,7 @@ impl Server {
             ms,
             background,
         };
-        audit::record(&self.inner.state, &row);
+        audit::record(&self.inner.state, &row)
     }
 }
 
