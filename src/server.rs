@@ -426,9 +426,10 @@ impl Server {
         for &pgid in &kill.groups {
             if let Err(e) = jobs.signal(pgid, kill.signal) {
                 let ms = started.elapsed().as_millis();
-                self.audit(command, exit::FAILURE, ms);
                 let message = format!("cannot signal process group {pgid}: {e}");
-                return Some(present::failure(&message, ms));
+                let mut answer = present::failure(&message, ms);
+                self.audit(&mut answer, command, exit::FAILURE, ms);
+                return Some(answer);
             }
             tracing::info!(
                 pgid,
