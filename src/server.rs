@@ -75,7 +75,7 @@ const IDLE_RELEASE: Duration = Duration::from_millis(100);
 /// the system (`malloc_trim`): a burst of calls side by side leaves the allocator's
 /// heap fragmented, and its free pages would otherwise stay resident while the server
 /// idles. One release is planned at a time; off the answer's path.
-fn release_memory_when_idle(shared: &Arc<Shared>) {
+pub fn release_memory_when_idle(shared: &Arc<Shared>) {
     if shared.releasing.swap(true, Ordering::Relaxed) {
         return;
     }
@@ -126,6 +126,11 @@ impl Shared {
     /// Running calls; each holds a token of this tracker until its audit row is written.
     pub fn calls(&self) -> &TaskTracker {
         &self.calls
+    }
+
+    /// Commands that may run at once, all servers together.
+    pub fn max_concurrent(&self) -> usize {
+        self.max_concurrent
     }
 
     /// Cancelling it stops every running command (and any that starts later).

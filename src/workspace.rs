@@ -199,7 +199,16 @@ pub struct Workspaces {
     shared: Arc<Shared>,
     /// The one workspace, when the paths hold no `{user}`.
     single: Option<Server>,
-    users: Mutex<HashMap<String, Server>>,
+    users: Mutex<HashMap<String, Held>>,
+}
+
+/// A user's server, held while they have sessions and for `--user-idle-secs` after.
+#[derive(Debug)]
+struct Held {
+    server: Server,
+    /// Since when no session (nor anything else) uses the server, as seen by the last
+    /// sweep ([`Workspaces::release_idle`]).
+    unused_since: Option<tokio::time::Instant>,
 }
 
 impl Workspaces {
@@ -241,34 +250,108 @@ impl Workspaces {
         }
         debug_assert!(config::valid_user(user));
         let mut users = self.users.lock().unwrap_or_else(|e| e.into_inner());
-        if let Some(server) = users.get(user) {
+        if let Some(held) = users.get_mut(user) {
             // The user's uid may have been freed (`forge-bash users --remove`) and
             // given to another since: never serve them under the old one.
-            let current = match server.uid() {
+            let current = match held.server.uid() {
                 Some(_) => ids(&self.template.for_user(user))?.map(|ids| ids.uid),
                 None => None,
             };
-            if current == server.uid() {
-                return Ok(server.clone());
+            if current == held.server.uid() {
+                held.unused_since = None;
+                return Ok(held.server.clone());
             }
             users.remove(user);
         }
         if users.len() >= MAX_OPEN_USERS {
             // Each holds its state dir open: let go of those no session uses.
-            users.retain(|_, server| server.in_use());
+            users.retain(|_, held| held.server.in_use());
         }
         let config = self.template.for_user(user);
         make_dir(&config.workdir)?;
         let server = open(self.shared.clone(), config)?;
         tracing::info!(user, workdir = %server.workdir().display(), "a user's workspace");
-        users.insert(user.to_owned(), server.clone());
+        let held = Held {
+            server: server.clone(),
+            unused_since: None,
+        };
+        users.insert(user.to_owned(), held);
         Ok(server)
     }
 
     /// Every workspace open.
     pub fn all(&self) -> Vec<Server> {
         let users = self.users.lock().unwrap_or_else(|e| e.into_inner());
-        self.single.iter().chain(users.values()).cloned().collect()
+        let held = users.values().map(|held| &held.server);
+        self.single.iter().chain(held).cloned().collect()
+    }
+
+    /// Users held now (their server open).
+    pub fn held(&self) -> usize {
+        self.users.lock().unwrap_or_else(|e| e.into_inner()).len()
+    }
+
+    /// How long a user no session uses is held (`--user-idle-secs`).
+    pub fn user_idle(&self) -> Duration {
+        Duration::from_secs(self.template.user_idle_secs)
+    }
+
+    /// Releases the users nothing has used for `idle` (as seen by this sweep and the
+    /// ones before it, at `now`): their server, its state dir and audit log handles,
+    /// its sandbox. Their uid stays in the mapping file; what they left running in the
+    /// background is found by its marker, as any command's. The number released.
+    pub fn release_idle(&self, idle: Duration, now: tokio::time::Instant) -> usize {
+        let released: Vec<Held> = {
+            let mut users = self.users.lock().unwrap_or_else(|e| e.into_inner());
+            let mut idle_users = Vec::new();
+            for (user, held) in users.iter_mut() {
+                if held.server.in_use() {
+                    held.unused_since = None;
+                } else if now.duration_since(*held.unused_since.get_or_insert(now)) >= idle {
+                    idle_users.push(user.clone());
+                }
+            }
+            idle_users
+                .iter()
+                .filter_map(|user| users.remove(user))
+                .collect()
+        };
+        self.released(released)
+    }
+
+    /// Releases every user nothing uses now, however recently: the descriptor limit
+    /// needs their room. The number released.
+    pub fn release_unused(&self) -> usize {
+        let released: Vec<Held> = {
+            let mut users = self.users.lock().unwrap_or_else(|e| e.into_inner());
+            let unused: Vec<String> = users
+                .iter()
+                .filter(|(_, held)| !held.server.in_use())
+                .map(|(user, _)| user.clone())
+                .collect();
+            unused
+                .iter()
+                .filter_map(|user| users.remove(user))
+                .collect()
+        };
+        self.released(released)
+    }
+
+    /// Drops `released` (outside the lock: closing files may wait on the disk) and
+    /// gives the memory they freed back to the system.
+    fn released(&self, released: Vec<Held>) -> usize {
+        let count = released.len();
+        if count == 0 {
+            return 0;
+        }
+        drop(released);
+        tracing::info!(
+            released = count,
+            held = self.held(),
+            "users with no session released"
+        );
+        crate::server::release_memory_when_idle(&self.shared);
+        count
     }
 
     /// Keeps every open workspace's state dir within its limits ([`keep_bounded`]).
