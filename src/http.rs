@@ -834,6 +834,7 @@ pub async fn serve(
     stop: impl Future<Output = ()>,
 ) -> io::Result<()> {
     let listener = TcpListener::bind(settings.addr).await?;
+    let files = budget(&workspaces, settings.max_sessions)?;
     tracing::info!(
         addr = %listener.local_addr()?,
         token = settings.token.is_some(),
@@ -841,7 +842,6 @@ pub async fn serve(
         "serving MCP over HTTP at {PATH}"
     );
     let shutdown = CancellationToken::new();
-    let files = budget(&workspaces, settings.max_sessions)?;
     let gate = Arc::new(Gate::new(&workspaces, settings, files, &shutdown));
     let retention = {
         let workspaces = workspaces.clone();
