@@ -545,6 +545,7 @@ impl Gate {
         if deletes && response.status().is_success() {
             self.forget(id);
             bound.end();
+            crate::server::release_memory_when_idle(self.workspaces.shared());
             // rmcp answers 202; clients expect 200 or 204 (the Python SDK warns on
             // anything else), and nothing is left to do.
             *response.status_mut() = StatusCode::NO_CONTENT;
@@ -709,9 +710,13 @@ impl Gate {
             }
             ended
         };
+        if ended.is_empty() {
+            return;
+        }
         for id in ended {
             let _ = self.manager.close_session(&id.into()).await;
         }
+        crate::server::release_memory_when_idle(self.workspaces.shared());
     }
 
     fn binding(&self, session: &str) -> Option<Arc<Binding>> {

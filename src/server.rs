@@ -243,7 +243,7 @@ impl Server {
     ) -> Server {
         let workdir = config.workdir.display().to_string();
         let description = tool_description(&workdir, config.timeout_secs);
-        let tool = Tool::new(TOOL, description, input_schema())
+        let tool = Tool::new(TOOL, description, shared_input_schema())
             .with_title("Forge Bash")
             .with_annotations(
                 ToolAnnotations::with_title("Forge Bash")
@@ -691,6 +691,13 @@ pub struct RunArgs {
 
 /// The input schema, derived from [`RunArgs`]: its properties, without the
 /// `$schema`, `title` and struct-level `description` keys, which are for Rust readers.
+/// The input schema, made once and shared by every server of the process (over HTTP,
+/// one per user).
+fn shared_input_schema() -> Arc<JsonObject> {
+    static SCHEMA: std::sync::OnceLock<Arc<JsonObject>> = std::sync::OnceLock::new();
+    SCHEMA.get_or_init(|| Arc::new(input_schema())).clone()
+}
+
 fn input_schema() -> JsonObject {
     let schema = schemars::schema_for!(RunArgs);
     let mut object = schema.as_object().cloned().unwrap_or_default();
