@@ -276,6 +276,12 @@ impl Server {
         Arc::strong_count(&self.inner) > 1
     }
 
+    /// How many hold this server (a test waits for a retention pass to let go).
+    #[cfg(test)]
+    pub(crate) fn holders(&self) -> usize {
+        Arc::strong_count(&self.inner)
+    }
+
     /// What this server shares with the others of the process.
     pub fn shared(&self) -> &Arc<Shared> {
         &self.inner.shared

@@ -392,3 +392,90 @@ fn make_dir(path: &std::path::Path) -> Result<(), Error> {
         source,
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::contain::Containment;
+
+    /// Per-user workspaces under `dir`, their uids (as root) from a mapping file there.
+    fn workspaces(dir: &std::path::Path) -> Workspaces {
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o711)).unwrap();
+        let at = dir.display();
+        let first = 30_000_000 + (std::process::id() % 1000) * 100;
+        let config = Config::try_parse_from([
+            "forge-bash".to_owned(),
+            format!("--workdir={at}/ws/{{user}}"),
+            format!("--state-dir={at}/state/{{user}}"),
+            format!("--user-uids={first}-{}", first + 9),
+            format!("--user-uids-file={at}/uids"),
+            "--allow-shared-uid".to_owned(),
+        ])
+        .unwrap();
+        let containment = Arc::new(Containment::without_watchdog());
+        let shared = Shared::new(config::find_shell(), containment, 4);
+        Workspaces::new(shared, config).unwrap()
+    }
+
+    /// Waits (up to 5 s) for the retention pass a new workspace starts on a blocking
+    /// thread, which holds its server while it runs: then only the list and `server`
+    /// (the test's) hold it.
+    fn settle(server: &Server) {
+        let deadline = std::time::Instant::now() + Duration::from_secs(5);
+        while server.holders() > 2 {
+            assert!(
+                std::time::Instant::now() < deadline,
+                "a retention pass runs on"
+            );
+            std::thread::sleep(Duration::from_millis(5));
+        }
+    }
+
+    #[tokio::test]
+    async fn a_user_is_released_once_nothing_used_them_for_the_idle_time() {
+        let dir = tempfile::tempdir().unwrap();
+        let workspaces = workspaces(dir.path());
+        let idle = Duration::from_secs(900);
+        let start = tokio::time::Instant::now();
+        let session = workspaces.server("alice").unwrap();
+        settle(&session);
+        let uid = session.uid();
+        // In use (a session holds the server): never released, however long.
+        assert_eq!(workspaces.release_idle(idle, start), 0);
+        assert_eq!(workspaces.release_idle(idle, start + idle * 2), 0);
+        drop(session);
+        // Unused from the sweep that first sees it so.
+        let unused = start + idle * 3;
+        assert_eq!(workspaces.release_idle(idle, unused), 0);
+        assert_eq!(workspaces.release_idle(idle, unused + idle / 2), 0);
+        // A new session starts the wait again.
+        drop(workspaces.server("alice").unwrap());
+        assert_eq!(workspaces.release_idle(idle, unused + idle), 0);
+        assert_eq!(workspaces.held(), 1);
+        assert_eq!(workspaces.release_idle(idle, unused + idle * 2), 1);
+        assert_eq!(workspaces.held(), 0);
+        // Coming back sets the user up again: the same uid, their files there.
+        std::fs::write(dir.path().join("ws/alice/kept"), "mine").unwrap();
+        let back = workspaces.server("alice").unwrap();
+        assert_eq!(back.uid(), uid);
+        assert_eq!(workspaces.held(), 1);
+        assert!(back.workdir().join("kept").exists());
+    }
+
+    #[tokio::test]
+    async fn the_descriptor_limit_releases_unused_users_at_once() {
+        let dir = tempfile::tempdir().unwrap();
+        let workspaces = workspaces(dir.path());
+        let kept = workspaces.server("alice").unwrap();
+        let bob = workspaces.server("bob").unwrap();
+        settle(&kept);
+        settle(&bob);
+        drop(bob);
+        assert_eq!(workspaces.held(), 2);
+        assert_eq!(workspaces.release_unused(), 1);
+        assert_eq!(workspaces.held(), 1);
+        drop(kept);
+        assert_eq!(workspaces.release_unused(), 1);
+    }
+}

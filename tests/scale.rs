@@ -20,9 +20,13 @@ const PER_USER: [&str; 4] = [
 /// spawning slots made ahead. Far below the two per user it used to keep.
 const SETTLED: usize = 24;
 
-/// A range of 300 uids for this process's servers, apart from the support's ranges.
+/// A range of 300 uids of its own for each server of this process, apart from the
+/// support's ranges.
 fn wide_uid_range() -> String {
-    let first = 200_000 + (std::process::id() % 300) * 1_000;
+    use std::sync::atomic::{AtomicU32, Ordering};
+    static NEXT: AtomicU32 = AtomicU32::new(0);
+    let n = NEXT.fetch_add(1, Ordering::Relaxed) % 3;
+    let first = 20_000_000 + (std::process::id() % 1000) * 1_000 + n * 300;
     format!("{first}-{}", first + 299)
 }
 
