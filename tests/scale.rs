@@ -1,6 +1,6 @@
 //! The service at scale: what a user leaves behind is released once they have been
 //! idle (`--user-idle-secs`), and the descriptor limit refuses new sessions (503)
-//! without failing a call of those already in.
+//! without failing a call of those already in, or start-up when it has no room.
 
 use std::process::Command;
 use std::time::Duration;
@@ -175,4 +175,32 @@ fn a_low_descriptor_limit_refuses_new_sessions_not_calls() {
         server.client(Some("late")).initialize().status == 200
     });
     assert!(eventually_served, "{}", server.stderr());
+}
+
+/// A descriptor limit with no room for a single session refuses start-up, naming it.
+#[test]
+fn a_limit_with_no_room_for_a_session_refuses_start_up() {
+    if Command::new("prlimit").arg("--version").output().is_err() {
+        eprintln!("skipped: prlimit (util-linux) is not installed");
+        return;
+    }
+    let root = tempfile::tempdir().unwrap();
+    let at = root.path().display().to_string();
+    let output = Command::new("prlimit")
+        .args(["--nofile=64:64", BIN, "--http", "127.0.0.1:0"])
+        .args(PER_USER.map(|arg| arg.replace("{root}", &at)))
+        .env("FORGE_BASH_HTTP_TOKEN", TOKEN)
+        .env("FORGE_BASH_USER_UIDS_FILE", root.path().join("uids"))
+        .env("FORGE_BASH_USER_UIDS", wide_uid_range())
+        .env("FORGE_BASH_ALLOW_SHARED_UID", "1")
+        .stdin(std::process::Stdio::null())
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(1), "{stderr}");
+    assert!(
+        stderr.contains("the open-file limit (RLIMIT_NOFILE 64) leaves no room for a session"),
+        "{stderr}"
+    );
+    assert!(output.stdout.is_empty());
 }
