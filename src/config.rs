@@ -196,6 +196,14 @@ pub struct Config {
           value_parser = clap::value_parser!(u32).range(1..))]
     pub http_max_sessions: u32,
 
+    /// Seconds after a user's last HTTP session ended (closed or expired) before what
+    /// the server holds for them is released: their audit log and state dir handles,
+    /// their server, its sandbox. Their uid stays theirs; their next session sets them
+    /// up again.
+    #[arg(long, env = "FORGE_BASH_USER_IDLE_SECS", default_value_t = 900,
+          value_parser = clap::value_parser!(u64).range(1..))]
+    pub user_idle_secs: u64,
+
     /// The user this stdio server serves (1 to 64 of `A-Z a-z 0-9 . _ -`): LibreChat's
     /// per-user registration gives `{{LIBRECHAT_USER_ID}}`. `{user}` in --workdir and
     /// --state-dir becomes the name; a root server runs the user's commands under a

@@ -636,6 +636,11 @@ impl Scope {
         }
     }
 
+    /// Lets go of the calls that are over (answered, nothing of them left running).
+    pub fn forget_over(&self) {
+        lock(&self.calls).retain(|call| !call.is_over());
+    }
+
     /// Ends the scope: every process of every call kept is killed. Running calls are
     /// stopped by their own cancellation; this takes what they left behind. Only the
     /// first end does anything.

@@ -225,6 +225,11 @@ pub async fn run(job: Job<'_>, stop: impl Future<Output = Stop>) -> Result<Outpu
     });
     guard.disarm();
     call.release();
+    if let Some(scope) = job.scope {
+        // A call with nothing left running gives its cgroup (two descriptors) back
+        // for the next calls now, not at its session's next call or end.
+        scope.forget_over();
+    }
     Ok(Output {
         stdout,
         stderr,

@@ -77,7 +77,7 @@ const IDLE_RELEASE: Duration = Duration::from_millis(100);
 /// the system (`malloc_trim`): a burst of calls side by side leaves the allocator's
 /// heap fragmented, and its free pages would otherwise stay resident while the server
 /// idles. One release is planned at a time; off the answer's path.
-fn release_memory_when_idle(shared: &Arc<Shared>) {
+pub fn release_memory_when_idle(shared: &Arc<Shared>) {
     if shared.releasing.swap(true, Ordering::Relaxed) {
         return;
     }
@@ -128,6 +128,11 @@ impl Shared {
     /// Running calls; each holds a token of this tracker until its audit row is written.
     pub fn calls(&self) -> &TaskTracker {
         &self.calls
+    }
+
+    /// Commands that may run at once, all servers together.
+    pub fn max_concurrent(&self) -> usize {
+        self.max_concurrent
     }
 
     /// Cancelling it stops every running command (and any that starts later).
@@ -240,7 +245,7 @@ impl Server {
     ) -> Server {
         let workdir = config.workdir.display().to_string();
         let description = tool_description(&workdir, config.timeout_secs);
-        let tool = Tool::new(TOOL, description, input_schema())
+        let tool = Tool::new(TOOL, description, shared_input_schema())
             .with_title("Forge Bash")
             .with_annotations(
                 ToolAnnotations::with_title("Forge Bash")
@@ -272,6 +277,12 @@ impl Server {
     /// Whether anything but the one holding it (a workspace list) uses this server.
     pub fn in_use(&self) -> bool {
         Arc::strong_count(&self.inner) > 1
+    }
+
+    /// How many hold this server (a test waits for a retention pass to let go).
+    #[cfg(test)]
+    pub(crate) fn holders(&self) -> usize {
+        Arc::strong_count(&self.inner)
     }
 
     /// What this server shares with the others of the process.
@@ -752,6 +763,13 @@ pub struct RunArgs {
 
 /// The input schema, derived from [`RunArgs`]: its properties, without the
 /// `$schema`, `title` and struct-level `description` keys, which are for Rust readers.
+/// The input schema, made once and shared by every server of the process (over HTTP,
+/// one per user).
+fn shared_input_schema() -> Arc<JsonObject> {
+    static SCHEMA: std::sync::OnceLock<Arc<JsonObject>> = std::sync::OnceLock::new();
+    SCHEMA.get_or_init(|| Arc::new(input_schema())).clone()
+}
+
 fn input_schema() -> JsonObject {
     let schema = schemars::schema_for!(RunArgs);
     let mut object = schema.as_object().cloned().unwrap_or_default();
