@@ -26,6 +26,9 @@ const ROUND_TRIPS: usize = 500;
 
 fn main() {
     let binary = build_release();
+    if std::env::args().nth(1).as_deref() == Some("scale") {
+        return print_rows(&service_at_scale(&binary));
+    }
     let dir = tempfile::tempdir().expect("temp dir");
     let work = dir.path().join("work");
     std::fs::create_dir(&work).unwrap();
@@ -108,6 +111,7 @@ fn main() {
     let size = std::fs::metadata(&binary).map(|m| m.len()).unwrap_or(0);
     let ms = |d: Duration| format!("{:.2} ms", d.as_secs_f64() * 1e3);
     let mb = |kb: u64| format!("{:.1} MB", kb as f64 / 1024.0);
+    let scale = service_at_scale(&binary);
     let rows = [
         ("spawn → initialize response", ms(cold), "≤ 3 ms".to_owned()),
         (
@@ -242,10 +246,25 @@ fn main() {
             "reported".to_owned(),
         ),
     ];
+    let mut rows: Vec<(String, String, String)> = rows
+        .into_iter()
+        .map(|(what, value, target)| (what.to_owned(), value, target))
+        .collect();
+    rows.extend(scale);
+    print_rows(&rows);
+}
+
+fn print_rows(rows: &[(String, String, String)]) {
     eprintln!(
-        "forge-bash {} on {} cores",
+        "forge-bash {} on {} cores (load average {})",
         env!("CARGO_PKG_VERSION"),
-        cores()
+        cores(),
+        std::fs::read_to_string("/proc/loadavg")
+            .unwrap_or_default()
+            .split_whitespace()
+            .take(3)
+            .collect::<Vec<_>>()
+            .join(" ")
     );
     let mut out = std::io::stdout().lock();
     writeln!(out, "| measure | median | target |").unwrap();
@@ -253,6 +272,160 @@ fn main() {
     for (what, value, target) in rows {
         writeln!(out, "| {what} | {value} | {target} |").unwrap();
     }
+}
+
+/// Users who come and go at once: each opens a session, makes two calls, and keeps
+/// the session open until every user has called; then all close.
+const SCALE_USERS: usize = 1_500;
+
+/// Clients at once in [`service_at_scale`].
+const SCALE_CLIENTS: usize = 8;
+
+/// The service at scale: a server with per-user paths (a uid per user as root) and
+/// `--user-idle-secs 1`; [`SCALE_USERS`] users, [`SCALE_CLIENTS`] at a time, open a
+/// session and make two `run("true")` calls, one connection per request. Its RSS and
+/// descriptors at start, with every session open, once all closed, and once they
+/// idled; the time the calls took, and their median.
+fn service_at_scale(binary: &Path) -> Vec<(String, String, String)> {
+    const TOKEN: &str = "bench-token-0123456789abcdef";
+    let dir = tempfile::tempdir().expect("temp dir");
+    let root = dir.path();
+    std::fs::set_permissions(root, std::os::unix::fs::PermissionsExt::from_mode(0o711)).unwrap();
+    let mut child = Command::new(binary)
+        .args(["--http", "127.0.0.1:0", "--user-idle-secs", "1"])
+        .args(["--http-max-sessions", &(SCALE_USERS + 16).to_string()])
+        .arg("--workdir")
+        .arg(root.join("ws/{user}"))
+        .arg("--state-dir")
+        .arg(root.join("state/{user}"))
+        .env("FORGE_BASH_HTTP_TOKEN", TOKEN)
+        .env("FORGE_BASH_USER_UIDS_FILE", root.join("uids"))
+        .env("FORGE_BASH_USER_UIDS", "600000-609999")
+        .env("FORGE_BASH_ALLOW_SHARED_UID", "1")
+        .env("RUST_LOG", "warn,forge_bash=info")
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("spawn forge-bash --http");
+    let mut log = BufReader::new(child.stderr.take().unwrap());
+    let mut line = String::new();
+    let addr = loop {
+        line.clear();
+        assert!(log.read_line(&mut line).unwrap() > 0, "no address logged");
+        if let Some(addr) = line.split("addr=").nth(1) {
+            break addr.split_whitespace().next().unwrap().to_owned();
+        }
+    };
+    std::thread::spawn(move || std::io::copy(&mut log, &mut std::io::sink()));
+    let pid = child.id();
+    let fds = || std::fs::read_dir(format!("/proc/{pid}/fd")).map_or(0, |d| d.count());
+    let sample = || (status_kb(pid, "VmRSS"), fds());
+    std::thread::sleep(Duration::from_millis(300));
+    let at_start = sample();
+    let connect = |session: Option<String>, user: &str| {
+        let stream = std::net::TcpStream::connect(&addr).unwrap();
+        stream.set_nodelay(true).unwrap();
+        HttpClient {
+            reader: BufReader::new(stream.try_clone().unwrap()),
+            stream,
+            addr: addr.clone(),
+            token: TOKEN,
+            session,
+            user: Some(user.to_owned()),
+            next: 1,
+        }
+    };
+    let started = Instant::now();
+    let (sessions, calls) = std::thread::scope(|scope| {
+        let lanes: Vec<_> = (0..SCALE_CLIENTS)
+            .map(|lane| {
+                let connect = &connect;
+                scope.spawn(move || {
+                    let (mut sessions, mut calls) = (Vec::new(), Vec::new());
+                    for n in (lane..SCALE_USERS).step_by(SCALE_CLIENTS) {
+                        let user = format!("user{n}");
+                        let init = json!({"jsonrpc": "2.0", "id": 0, "method": "initialize",
+                            "params": {"protocolVersion": "2025-06-18", "capabilities": {},
+                            "clientInfo": {"name": "bench", "version": "1"}}});
+                        let mut http = connect(None, &user);
+                        http.post(&init.to_string());
+                        let mut http = connect(http.session.take(), &user);
+                        http.post(r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#);
+                        for id in 1..=2 {
+                            let mut http = connect(http.session.clone(), &user);
+                            let body = json!({"jsonrpc": "2.0", "id": id, "method": "tools/call",
+                                "params": {"name": "run", "arguments": {"command": "true"}}});
+                            let called = Instant::now();
+                            let answer = http.post(&body.to_string());
+                            calls.push(called.elapsed());
+                            assert!(answer.contains("[exit:0 |"), "{user}: {answer}");
+                        }
+                        sessions.push((user, http.session.take().unwrap()));
+                    }
+                    (sessions, calls)
+                })
+            })
+            .collect();
+        let (mut sessions, mut calls) = (Vec::new(), Vec::new());
+        for lane in lanes {
+            let (s, c) = lane.join().unwrap();
+            sessions.extend(s);
+            calls.extend(c);
+        }
+        (sessions, calls)
+    });
+    let calls_in = started.elapsed();
+    let open = sample();
+    for (user, session) in sessions {
+        connect(Some(session), &user).delete();
+    }
+    std::thread::sleep(Duration::from_millis(300));
+    let closed = sample();
+    // Released between 1 and 1.25 s after their last session; the memory given back
+    // 100 ms after.
+    std::thread::sleep(Duration::from_secs(3));
+    let idled = sample();
+    let _ = child.kill();
+    let _ = child.wait();
+    let (ms, mb) = (
+        |d: Duration| format!("{:.2} ms", d.as_secs_f64() * 1e3),
+        |kb: u64| format!("{:.1} MB", kb as f64 / 1024.0),
+    );
+    let figures = |(rss, fds): (u64, usize)| format!("{}, {fds} descriptors", mb(rss));
+    let n = SCALE_USERS;
+    vec![
+        (
+            format!(
+                "service at scale: {n} users ({SCALE_CLIENTS} at once) open a session and call `true` twice: all in, and a call's median"
+            ),
+            format!("{:.2} s, {}", calls_in.as_secs_f64(), ms(median(calls))),
+            "reported".to_owned(),
+        ),
+        (
+            "service at scale: at start".to_owned(),
+            figures(at_start),
+            "—".to_owned(),
+        ),
+        (
+            format!("service at scale: {n} sessions open"),
+            figures(open),
+            "reported".to_owned(),
+        ),
+        (
+            format!("service at scale: {n} sessions closed"),
+            figures(closed),
+            "reported".to_owned(),
+        ),
+        (
+            "service at scale: closed, then idle past --user-idle-secs 1".to_owned(),
+            figures(idled),
+            format!(
+                "≤ start + 16 MB, ≤ start + 20 = {} descriptors",
+                at_start.1 + 20
+            ),
+        ),
+    ]
 }
 
 /// `command` (50 MB of output) on fresh servers: the median wall time and peak RSS
@@ -678,14 +851,14 @@ struct HttpClient {
     addr: String,
     token: &'static str,
     session: Option<String>,
-    /// The `X-User-ID` of every request, where the service has users.
-    user: Option<&'static str>,
+    /// The `X-User-ID` header, when given.
+    user: Option<String>,
     next: u64,
 }
 
 impl HttpClient {
     /// A kept-alive connection to `addr` with an initialized session.
-    fn connect(addr: String, user: Option<&'static str>) -> HttpClient {
+    fn connect(addr: String, user: Option<&str>) -> HttpClient {
         let stream = std::net::TcpStream::connect(&addr).unwrap();
         stream.set_nodelay(true).unwrap();
         let mut http = HttpClient {
@@ -694,7 +867,7 @@ impl HttpClient {
             addr,
             token: TOKEN,
             session: None,
-            user,
+            user: user.map(str::to_owned),
             next: 1,
         };
         let init = json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
@@ -715,15 +888,15 @@ impl HttpClient {
     }
 
     fn post(&mut self, body: &str) -> String {
-        let session = self
+        let mut session = self
             .session
             .as_ref()
             .map_or_else(String::new, |s| format!("Mcp-Session-Id: {s}\r\n"));
-        let user = self
-            .user
-            .map_or_else(String::new, |u| format!("X-User-ID: {u}\r\n"));
+        if let Some(user) = &self.user {
+            session.push_str(&format!("X-User-ID: {user}\r\n"));
+        }
         let head = format!(
-            "POST /mcp HTTP/1.1\r\nHost: {}\r\nAuthorization: Bearer {}\r\n{session}{user}\
+            "POST /mcp HTTP/1.1\r\nHost: {}\r\nAuthorization: Bearer {}\r\n{session}\
              Content-Type: application/json\r\nAccept: application/json, text/event-stream\r\n\
              Content-Length: {}\r\n\r\n{body}",
             self.addr,
@@ -772,6 +945,23 @@ impl HttpClient {
             return format!("{status}{}", String::from_utf8_lossy(&body));
         }
         String::from_utf8_lossy(&body).into_owned()
+    }
+
+    /// Ends the session with a DELETE; the answer's status line.
+    fn delete(&mut self) -> String {
+        let head = format!(
+            "DELETE /mcp HTTP/1.1\r\nHost: {}\r\nAuthorization: Bearer {}\r\n\
+             Mcp-Session-Id: {}\r\nX-User-ID: {}\r\nConnection: close\r\n\r\n",
+            self.addr,
+            self.token,
+            self.session.as_deref().unwrap_or_default(),
+            self.user.as_deref().unwrap_or_default()
+        );
+        self.stream.write_all(head.as_bytes()).unwrap();
+        let mut status = String::new();
+        self.reader.read_line(&mut status).unwrap();
+        assert!(status.contains(" 204 "), "DELETE: {status}");
+        status
     }
 }
 

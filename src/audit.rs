@@ -7,7 +7,12 @@
 //! handle and never through a symlink or a hard link (see [`StateDir::append`]), and
 //! kept open: a command cannot stop the rows by changing a mode. A call whose day's
 //! log cannot be opened is refused before it runs ([`ready`]); a write that fails
-//! after the call ran is a warning on stderr that carries the row.
+//! after the call ran is a warning on stderr that carries the row, and the call's
+//! answer says so.
+//!
+//! A full disk does not take the rows: room is reserved in the day's log ahead of
+//! them, and the next day's log is made with room in it when the day's is opened
+//! (see [`StateDir::open_log`]).
 
 use std::io;
 use std::path::{Path, PathBuf};
@@ -86,6 +91,11 @@ pub fn file_name(at: DateTime<Utc>) -> String {
     )
 }
 
+/// The name of the next day's log file.
+fn next_file_name(at: DateTime<Utc>) -> String {
+    file_name(at.checked_add_days(chrono::Days::new(1)).unwrap_or(at))
+}
+
 /// The day's log file in `dir`.
 pub fn path(dir: &Path, at: DateTime<Utc>) -> PathBuf {
     dir.join(file_name(at))
@@ -94,23 +104,26 @@ pub fn path(dir: &Path, at: DateTime<Utc>) -> PathBuf {
 /// Appends `row` to its day's file in the state dir, which the state dir keeps open
 /// (see [`StateDir::append_log`]).
 pub fn append(state: &StateDir, row: &Row<'_>) -> io::Result<()> {
-    state.append_log(&file_name(row.at), row.to_line().as_bytes())
+    let (name, next) = (file_name(row.at), next_file_name(row.at));
+    state.append_log(&name, &next, row.to_line().as_bytes())
 }
 
 /// Whether a row could be written now: the day's log opens (or is open already).
 /// A call whose row could not be written is not run.
 pub fn ready(state: &StateDir) -> io::Result<()> {
-    let name = file_name(Utc::now());
+    let now = Utc::now();
+    let name = file_name(now);
     if state.holds_log(&name) {
         return Ok(());
     }
-    state.open_log(&name).map(drop)
+    state.open_log(&name, &next_file_name(now)).map(drop)
 }
 
 /// Appends `row`, or warns on stderr why it could not, with the row itself, so that
-/// nothing is lost.
-pub fn record(state: &StateDir, row: &Row<'_>) {
-    if let Err(e) = append(state, row) {
+/// nothing is lost; the error is for the call's answer to say so too.
+pub fn record(state: &StateDir, row: &Row<'_>) -> io::Result<()> {
+    let written = append(state, row);
+    if let Err(e) = &written {
         tracing::warn!(
             dir = %state.path().display(),
             error = %e,
@@ -118,6 +131,7 @@ pub fn record(state: &StateDir, row: &Row<'_>) {
             "audit row not written"
         );
     }
+    written
 }
 
 /// Escapes a command so that a row stays one line for any line splitter (awk,
@@ -324,7 +338,7 @@ mod tests {
             )
             .is_err()
         );
-        record(
+        let recorded = record(
             &state,
             &Row {
                 at: at(),
@@ -334,5 +348,6 @@ mod tests {
                 background: false,
             },
         );
+        assert!(recorded.is_err());
     }
 }

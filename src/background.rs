@@ -53,6 +53,83 @@ impl Background {
     }
 }
 
+/// A command that is only `kill` of process groups, as the answer's line names it:
+/// `kill [-SIGNAL | -s SIGNAL | -n NUMBER] [--] -PGID...`. Under the sandbox, the server
+/// carries it out when every group is one of its jobs: the command's own `kill` could
+/// not reach another call's processes.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Kill {
+    pub signal: libc::c_int,
+    pub groups: Vec<libc::pid_t>,
+}
+
+impl Kill {
+    /// The request `command` makes, or `None` when it is anything more than a `kill`
+    /// of groups (quotes, expansions, other commands, a pid that is not a group).
+    pub fn parse(command: &str) -> Option<Kill> {
+        let mut words = command.split_ascii_whitespace().peekable();
+        if words.next()? != "kill" {
+            return None;
+        }
+        let mut signal = None;
+        match *words.peek()? {
+            "-s" | "-n" => {
+                words.next();
+                signal = Some(signal_number(words.next()?)?);
+            }
+            "--" => {}
+            word => {
+                signal = Some(signal_number(word.strip_prefix('-')?)?);
+                words.next();
+            }
+        }
+        let dashes = words.peek() == Some(&"--");
+        if dashes {
+            words.next();
+        } else if signal.is_none() {
+            return None;
+        }
+        let groups = words
+            .map(|word| {
+                let id = word.strip_prefix('-')?;
+                (id.bytes().all(|b| b.is_ascii_digit()) && !id.starts_with('0'))
+                    .then(|| id.parse::<libc::pid_t>().ok())
+                    .flatten()
+            })
+            .collect::<Option<Vec<_>>>()?;
+        (!groups.is_empty()).then_some(Kill {
+            signal: signal.unwrap_or(libc::SIGTERM),
+            groups,
+        })
+    }
+}
+
+/// The number of a signal named as bash's `kill` takes it: `TERM`, `SIGTERM`, `15`.
+fn signal_number(name: &str) -> Option<libc::c_int> {
+    if let Ok(number) = name.parse::<libc::c_int>() {
+        return (0..=64).contains(&number).then_some(number);
+    }
+    let name = name.to_ascii_uppercase();
+    let name = name.strip_prefix("SIG").unwrap_or(&name);
+    let number = match name {
+        "HUP" => libc::SIGHUP,
+        "INT" => libc::SIGINT,
+        "QUIT" => libc::SIGQUIT,
+        "ABRT" => libc::SIGABRT,
+        "KILL" => libc::SIGKILL,
+        "USR1" => libc::SIGUSR1,
+        "USR2" => libc::SIGUSR2,
+        "ALRM" => libc::SIGALRM,
+        "TERM" => libc::SIGTERM,
+        "CONT" => libc::SIGCONT,
+        "STOP" => libc::SIGSTOP,
+        "TSTP" => libc::SIGTSTP,
+        "WINCH" => libc::SIGWINCH,
+        _ => return None,
+    };
+    Some(number)
+}
+
 /// Why the server stopped a job; the last line of its file says so.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum End {
@@ -235,6 +312,54 @@ mod tests {
     use super::*;
     use crate::contain::Containment;
     use crate::state::StateDir;
+
+    #[test]
+    fn a_kill_of_groups_is_read_as_bash_reads_it() {
+        let kill = |signal, groups: &[i32]| {
+            Some(Kill {
+                signal,
+                groups: groups.to_vec(),
+            })
+        };
+        assert_eq!(Kill::parse("kill -- -4242"), kill(libc::SIGTERM, &[4242]));
+        assert_eq!(
+            Kill::parse(" kill  --  -4242 -77 "),
+            kill(libc::SIGTERM, &[4242, 77])
+        );
+        assert_eq!(Kill::parse("kill -9 -4242"), kill(libc::SIGKILL, &[4242]));
+        assert_eq!(
+            Kill::parse("kill -KILL -- -4242"),
+            kill(libc::SIGKILL, &[4242])
+        );
+        assert_eq!(
+            Kill::parse("kill -s int -4242"),
+            kill(libc::SIGINT, &[4242])
+        );
+        assert_eq!(Kill::parse("kill -n 0 -- -4242"), kill(0, &[4242]));
+        assert_eq!(
+            Kill::parse("kill -SIGSTOP -- -4242"),
+            kill(libc::SIGSTOP, &[4242])
+        );
+        for not_only_groups in [
+            "kill -4242",
+            "kill 4242",
+            "kill -- 4242",
+            "kill -- -4242 4243",
+            "kill -- -0",
+            "kill -- -04242",
+            "kill -- -1; echo",
+            "kill -- -$PGID",
+            "kill -- '-4242'",
+            "kill -BOGUS -- -4242",
+            "kill -99 -- -4242",
+            "kill --",
+            "kill",
+            "killall -- -4242",
+            "sudo kill -- -4242",
+        ] {
+            assert_eq!(Kill::parse(not_only_groups), None, "{not_only_groups}");
+        }
+    }
 
     fn log(cap: u64) -> (tempfile::TempDir, Arc<Log>) {
         let dir = tempfile::tempdir().unwrap();

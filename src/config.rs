@@ -208,6 +208,14 @@ pub struct Config {
           value_parser = clap::value_parser!(u32).range(1..))]
     pub http_max_sessions: u32,
 
+    /// Seconds after a user's last HTTP session ended (closed or expired) before what
+    /// the server holds for them is released: their audit log and state dir handles,
+    /// their server, its sandbox. Their uid stays theirs; their next session sets them
+    /// up again.
+    #[arg(long, env = "FORGE_BASH_USER_IDLE_SECS", default_value_t = 900,
+          value_parser = clap::value_parser!(u64).range(1..))]
+    pub user_idle_secs: u64,
+
     /// The user this stdio server serves (1 to 64 of `A-Z a-z 0-9 . _ -`): LibreChat's
     /// per-user registration gives `{{LIBRECHAT_USER_ID}}`. `{user}` in --workdir and
     /// --state-dir becomes the name; a root server runs the user's commands under a
@@ -315,6 +323,13 @@ fn parse_cores(s: &str) -> Result<f64, String> {
 }
 
 pub use crate::users::USER;
+
+/// The uid and gid of `nobody`: what a root server's sandboxed commands run as when
+/// nothing names a uid and the workdir is root's ([`Config::with_sandbox_uid`]).
+pub const SANDBOX_IDS: crate::users::Ids = crate::users::Ids {
+    uid: 65534,
+    gid: 65534,
+};
 
 pub use crate::users::valid_user;
 
@@ -550,6 +565,40 @@ impl Config {
         } else {
             self.run_as.map(crate::users::Others::RunAs)
         }
+    }
+
+    /// These settings with the uid a root server's sandboxed commands run as when
+    /// nothing names one: with `--sandbox`, no users and no `--run-as`, commands would
+    /// be uid 0 without capabilities, which still owns every root-owned file (reads
+    /// `/etc/shadow`, changes the mode of `/etc/passwd`). They run as the workdir's
+    /// owner when that is not root, else as [`SANDBOX_IDS`] (`nobody`).
+    pub fn with_sandbox_uid(mut self, euid: u32) -> Config {
+        let unnamed = euid == 0
+            && self.sandbox != crate::sandbox::Mode::Off
+            && self.run_as.is_none()
+            && !self.uid_per_user(euid);
+        if unnamed {
+            use std::os::unix::fs::MetadataExt;
+            let ids = match std::fs::metadata(&self.workdir) {
+                Ok(meta) if meta.uid() != 0 => crate::users::Ids {
+                    uid: meta.uid(),
+                    gid: meta.gid(),
+                },
+                _ => SANDBOX_IDS,
+            };
+            tracing::info!(
+                uid = ids.uid,
+                gid = ids.gid,
+                "a root server with --sandbox and no users: commands run as {} (--run-as UID[:GID] names another)",
+                if ids == SANDBOX_IDS {
+                    "nobody"
+                } else {
+                    "the workdir's owner"
+                }
+            );
+            self.run_as = Some(ids);
+        }
+        self
     }
 
     /// These settings for `user`: `{user}` in the workdir and state dir replaced by

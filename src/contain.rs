@@ -664,6 +664,11 @@ impl Scope {
         }
     }
 
+    /// Lets go of the calls that are over (answered, nothing of them left running).
+    pub fn forget_over(&self) {
+        lock(&self.calls).retain(|call| !call.is_over());
+    }
+
     /// Ends the scope: every process of every call kept is killed. Running calls are
     /// stopped by their own cancellation; this takes what they left behind. Only the
     /// first end does anything.
@@ -692,6 +697,54 @@ impl Scope {
             call.kill_off_thread();
         }
     }
+}
+
+/// The calls of one server answered with a job still running: the answer names their
+/// process group, and a later call may have the server signal it ([`Jobs::signal`]).
+/// Under the sandbox, each call's commands are in a Landlock domain of their own and
+/// cannot signal another call's processes; the server is outside every domain.
+#[derive(Debug, Default)]
+pub struct Jobs {
+    calls: Mutex<Vec<Weak<Call>>>,
+}
+
+impl Jobs {
+    /// Keeps `call`, whose answer names its group, for as long as something else
+    /// holds it (its output file's writer).
+    pub fn keep(&self, call: &Arc<Call>) {
+        let mut calls = lock(&self.calls);
+        calls.retain(|call| call.strong_count() > 0);
+        calls.push(Arc::downgrade(call));
+    }
+
+    /// Whether `pgid` is the group of a job kept here, with processes in it, and
+    /// certainly the job's (see [`Call::own_group`]).
+    pub fn holds(&self, pgid: libc::pid_t) -> bool {
+        let calls = lock(&self.calls);
+        calls
+            .iter()
+            .filter_map(Weak::upgrade)
+            .any(|call| call.own_group() == Some(pgid) && group_exists(pgid))
+    }
+
+    /// Sends `signal` to the group `pgid`, a group [`Jobs::holds`] holds.
+    pub fn signal(&self, pgid: libc::pid_t, signal: libc::c_int) -> io::Result<()> {
+        if !self.holds(pgid) {
+            return Err(io::Error::from_raw_os_error(libc::ESRCH));
+        }
+        // SAFETY: killpg has no memory-safety preconditions.
+        if unsafe { libc::killpg(pgid, signal) } == 0 {
+            Ok(())
+        } else {
+            Err(io::Error::last_os_error())
+        }
+    }
+}
+
+/// Whether a process group `pgid` has processes.
+fn group_exists(pgid: libc::pid_t) -> bool {
+    // SAFETY: signal 0 only checks that the group exists and may be signalled.
+    unsafe { libc::killpg(pgid, 0) == 0 }
 }
 
 /// SIGKILL to a process group; a group that is gone already is not an error.

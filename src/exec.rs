@@ -29,7 +29,7 @@ use tokio_util::task::TaskTracker;
 use crate::background::{Background, Log};
 use crate::capture::{self, Captured, Sink, Spiller};
 use crate::contain::spawn::{Child, Command};
-use crate::contain::{Call, Containment, Scope};
+use crate::contain::{Call, Containment, Jobs, Scope};
 use crate::sandbox::Sandbox;
 use crate::tail::Tail;
 use crate::users::Identity;
@@ -115,6 +115,9 @@ pub struct Job<'a> {
     /// The client session the call belongs to, when its transport has sessions: what
     /// the call leaves in the background ends with the session.
     pub scope: Option<&'a Scope>,
+    /// The server's jobs: a call answered with a job still running is kept there, so
+    /// that the server can stop it when a later call asks ([`crate::background::Kill`]).
+    pub jobs: Option<&'a Jobs>,
     /// Where the last bytes of each stream go while the call runs, when its progress
     /// notifications show the last line.
     pub tail: Option<&'a Arc<Tail>>,
@@ -233,6 +236,11 @@ pub async fn run(job: Job<'_>, stop: impl Future<Output = Stop>) -> Result<Outpu
     let out_of_memory = (ending == Ending::Exited && code == exit::KILLED)
         .then(|| call.out_of_memory())
         .flatten();
+    if let Some(scope) = job.scope {
+        // A call with nothing left running gives its cgroup (two descriptors) back
+        // for the next calls now, not at its session's next call or end.
+        scope.forget_over();
+    }
     Ok(Output {
         stdout,
         stderr,
@@ -268,6 +276,9 @@ fn keep_output(job: &Job<'_>, call: &Arc<Call>) -> (Option<Arc<Log>>, Background
             (None, Err(format!("{}: {e}", job.spiller.dir().display())))
         }
     };
+    if let Some(jobs) = job.jobs {
+        jobs.keep(call);
+    }
     let pgid = call.pgid();
     let background = Background {
         pgid,
@@ -318,7 +329,8 @@ async fn spawn(job: &Job<'_>, call: &Arc<Call>) -> Result<Child, Error> {
     let child = call
         .spawn(&command, confined, move |start| match sandbox {
             None => start.run(),
-            Some(sandbox) => sandbox.spawn_confined(move |ruleset| start.entering(ruleset).run()),
+            Some(sandbox) => sandbox
+                .spawn_confined(move |ruleset, network| start.entering(ruleset, network).run()),
         })
         .await
         .map_err(|source| {

@@ -55,6 +55,7 @@ use tokio_util::task::AbortOnDropHandle;
 use crate::check::{self, Accepted, Refusal};
 use crate::config::{self, Config};
 use crate::contain::Scope;
+use crate::descriptors::{self, Budget};
 use crate::server::{Server, TOOL};
 use crate::workspace::Workspaces;
 
@@ -412,7 +413,10 @@ struct Gate {
     manager: Arc<LocalSessionManager>,
     token: Option<Token>,
     per_user: bool,
+    /// `--http-max-sessions`, or fewer when the descriptor limit holds fewer.
     max_sessions: usize,
+    /// The descriptor limit and what is set aside in it.
+    files: Budget,
     /// Each session's binding, by session id: the gate knows every session, and
     /// answers 404 for any other id before rmcp sees it.
     sessions: Mutex<HashMap<String, Arc<Binding>>>,
@@ -430,7 +434,12 @@ struct Checked {
 impl Gate {
     /// rmcp's service, its sessions expiring after `settings.session_idle` and ending
     /// with `shutdown`, behind the gate of `settings`.
-    fn new(workspaces: &Arc<Workspaces>, settings: Settings, shutdown: &CancellationToken) -> Gate {
+    fn new(
+        workspaces: &Arc<Workspaces>,
+        settings: Settings,
+        files: Budget,
+        shutdown: &CancellationToken,
+    ) -> Gate {
         let mut sessions = LocalSessionManager::default();
         sessions.session_config.keep_alive = Some(settings.session_idle);
         let config = StreamableHttpServerConfig::default()
@@ -449,7 +458,8 @@ impl Gate {
             token: settings.token,
             per_user: workspaces.per_user(),
             workspaces: workspaces.clone(),
-            max_sessions: settings.max_sessions,
+            max_sessions: settings.max_sessions.min(files.sessions()),
+            files,
             sessions: Mutex::new(HashMap::new()),
         }
     }
@@ -535,6 +545,7 @@ impl Gate {
         if deletes && response.status().is_success() {
             self.forget(id);
             bound.end();
+            crate::server::release_memory_when_idle(self.workspaces.shared());
             // rmcp answers 202; clients expect 200 or 204 (the Python SDK warns on
             // anything else), and nothing is left to do.
             *response.status_mut() = StatusCode::NO_CONTENT;
@@ -569,6 +580,13 @@ impl Gate {
         if let Err(response) = self.make_room(user.as_deref()).await {
             return response;
         }
+        if let Err(full) = self.room_for_files() {
+            tracing::warn!(error = %full, "a new session is refused");
+            return plain(
+                StatusCode::SERVICE_UNAVAILABLE,
+                &format!("Service Unavailable: {full}; retry once sessions have ended"),
+            );
+        }
         if let Some(user) = user.as_deref().filter(|_| self.per_user)
             && let Err(e) = self.workspaces.server(user)
         {
@@ -600,10 +618,20 @@ impl Gate {
         let oldest = {
             let mut sessions = self.sessions.lock().unwrap_or_else(|e| e.into_inner());
             sessions.retain(|_, binding| !binding.ended.is_cancelled());
-            if sessions.len() >= self.max_sessions {
+            if sessions.len() >= self.max_sessions && self.max_sessions < self.files.sessions() {
                 return Err(plain(
                     StatusCode::SERVICE_UNAVAILABLE,
                     "Service Unavailable: too many sessions; end one (DELETE) or wait for one to expire",
+                ));
+            }
+            if sessions.len() >= self.max_sessions {
+                let limit = self.files.limit;
+                return Err(plain(
+                    StatusCode::SERVICE_UNAVAILABLE,
+                    &format!(
+                        "Service Unavailable: {} sessions are open, as many as the open-file limit (RLIMIT_NOFILE {limit}) can hold; end one (DELETE) or wait for one to expire",
+                        sessions.len()
+                    ),
                 ));
             }
             let mine: Vec<(&String, &Arc<Binding>)> = sessions
@@ -651,6 +679,44 @@ impl Gate {
                 "Bad Request: X-User-ID must be given once, 1 to 64 of A-Z a-z 0-9 . _ - (and not . or ..)",
             )),
         }
+    }
+
+    /// Room for one more session's descriptors: what is open now and what is set
+    /// aside for running commands and new connections, within the limit. When it is
+    /// short, users no session uses are released first.
+    fn room_for_files(&self) -> Result<(), descriptors::Full> {
+        let Ok(open) = descriptors::open_now() else {
+            return Ok(());
+        };
+        if self.files.admits_session(open).is_ok() || self.workspaces.release_unused() == 0 {
+            return self.files.admits_session(open);
+        }
+        self.files
+            .admits_session(descriptors::open_now().unwrap_or(open))
+    }
+
+    /// Lets go of the sessions that ended without a DELETE (expired, or their handler
+    /// gone): rmcp keeps an expired session's handle until it is closed.
+    async fn close_ended(&self) {
+        let ended: Vec<String> = {
+            let mut sessions = self.sessions.lock().unwrap_or_else(|e| e.into_inner());
+            let ended = sessions
+                .iter()
+                .filter(|(_, binding)| binding.ended.is_cancelled())
+                .map(|(id, _)| id.clone())
+                .collect::<Vec<_>>();
+            for id in &ended {
+                sessions.remove(id);
+            }
+            ended
+        };
+        if ended.is_empty() {
+            return;
+        }
+        for id in ended {
+            let _ = self.manager.close_session(&id.into()).await;
+        }
+        crate::server::release_memory_when_idle(self.workspaces.shared());
     }
 
     fn binding(&self, session: &str) -> Option<Arc<Binding>> {
@@ -773,6 +839,7 @@ pub async fn serve(
     stop: impl Future<Output = ()>,
 ) -> io::Result<()> {
     let listener = TcpListener::bind(settings.addr).await?;
+    let files = budget(&workspaces, settings.max_sessions)?;
     tracing::info!(
         addr = %listener.local_addr()?,
         token = settings.token.is_some(),
@@ -780,11 +847,15 @@ pub async fn serve(
         "serving MCP over HTTP at {PATH}"
     );
     let shutdown = CancellationToken::new();
-    let gate = Arc::new(Gate::new(&workspaces, settings, &shutdown));
+    let gate = Arc::new(Gate::new(&workspaces, settings, files, &shutdown));
     let retention = {
         let workspaces = workspaces.clone();
         AbortOnDropHandle::new(tokio::spawn(async move { workspaces.keep_bounded().await }))
     };
+    let releases = AbortOnDropHandle::new(tokio::spawn(release_idle_users(
+        gate.clone(),
+        workspaces.clone(),
+    )));
     let trusted = Arc::new(tokio::sync::Semaphore::new(MAX_CONNECTIONS));
     let strangers = Arc::new(Strangers::new(max_strangers()));
     tokio::pin!(stop);
@@ -801,6 +872,10 @@ pub async fn serve(
                 }
             },
         };
+        if !files.admits_connection(std::os::fd::AsRawFd::as_raw_fd(&stream) as usize) {
+            turn_away(stream, files.limit);
+            continue;
+        }
         let connection = Connection {
             stranger: strangers.admit(peer.ip()),
             strangers: strangers.clone(),
@@ -817,7 +892,72 @@ pub async fn serve(
     shut_down(&workspaces, &gate).await;
     shutdown.cancel();
     drop(retention);
+    drop(releases);
     Ok(())
+}
+
+/// The descriptor budget of serving `workspaces`, with what it holds logged: refused
+/// when the limit leaves no room for a single session.
+fn budget(workspaces: &Workspaces, max_sessions: usize) -> io::Result<Budget> {
+    let commands = workspaces.shared().max_concurrent();
+    let files = Budget::new(
+        descriptors::soft_limit(),
+        descriptors::open_now().unwrap_or(0),
+        commands,
+        max_strangers(),
+    );
+    let limit = files.limit;
+    let held = files.sessions();
+    if held == 0 {
+        return Err(io::Error::other(format!(
+            "the open-file limit (RLIMIT_NOFILE {limit}) leaves no room for a session beside {} descriptors open and {} set aside for {commands} commands at once and new connections; raise the limit (ulimit -n)",
+            files.held,
+            files.reserved()
+        )));
+    }
+    if held < max_sessions {
+        tracing::warn!(
+            "the open-file limit (RLIMIT_NOFILE {limit}) holds {held} sessions at once, fewer than --http-max-sessions {max_sessions}: past {held}, new sessions are refused (503); raise the limit (ulimit -n) to hold more"
+        );
+    } else {
+        tracing::info!(
+            limit,
+            sessions = max_sessions,
+            room = held,
+            "the open-file limit holds every session"
+        );
+    }
+    Ok(files)
+}
+
+/// Releases, every quarter of `--user-idle-secs` (100 ms to 60 s), the users whose
+/// last session ended that long ago; sessions that expired are let go first.
+async fn release_idle_users(gate: Arc<Gate>, workspaces: Arc<Workspaces>) {
+    let idle = workspaces.user_idle();
+    let every = (idle / 4).clamp(Duration::from_millis(100), Duration::from_secs(60));
+    let mut sweeps = tokio::time::interval(every);
+    sweeps.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    loop {
+        sweeps.tick().await;
+        gate.close_ended().await;
+        if workspaces.per_user() {
+            workspaces.release_idle(idle, tokio::time::Instant::now());
+        }
+    }
+}
+
+/// Answers a connection the descriptor limit has no room for with a 503 that names
+/// the limit, and closes it.
+fn turn_away(stream: tokio::net::TcpStream, limit: usize) {
+    let text = format!(
+        "Service Unavailable: the open-file limit (RLIMIT_NOFILE {limit}) is reached; retry once sessions have ended"
+    );
+    let answer = format!(
+        "HTTP/1.1 503 Service Unavailable\r\ncontent-type: text/plain; charset=utf-8\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{text}",
+        text.len()
+    );
+    let _ = stream.try_write(answer.as_bytes());
+    tracing::debug!("a connection is turned away: the open-file limit is reached");
 }
 
 /// One connection's requests, each through the gate, until it closes or `ended`. A

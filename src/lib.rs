@@ -42,6 +42,7 @@ pub mod capture;
 pub mod check;
 pub mod config;
 pub mod contain;
+pub mod descriptors;
 pub mod environ;
 pub mod exec;
 pub mod exit;

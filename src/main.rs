@@ -122,6 +122,7 @@ fn start_up(config: Config) -> Result<(Config, Option<String>), config::Error> {
         );
     }
     config.check_user_paths(euid)?;
+    let config = config.with_sandbox_uid(euid);
     // Over stdio the one user is known now: `{user}` is theirs.
     let config = match (&config.user, config.http) {
         (Some(user), None) => config.for_user(user),
@@ -221,7 +222,8 @@ fn serve(config: Config, token: Option<String>) -> ExitCode {
         config.keep_background,
         config.limits(),
     ));
-    let shared = Shared::new(shell, containment.clone(), config.max_concurrent);
+    let commands = commands_within_limit(config.max_concurrent);
+    let shared = Shared::new(shell, containment.clone(), commands);
     // One thread: the work is waiting on pipes and children, and a single thread wakes
     // straight from epoll without cross-thread hand-offs (≈0.4 ms less per call).
     let runtime = match tokio::runtime::Builder::new_current_thread()
@@ -322,6 +324,22 @@ fn raise_fd_limit() {
             }
         }
     }
+}
+
+/// `wanted` commands at once (`--max-concurrent`), or fewer when the open-file limit
+/// cannot hold their descriptors beside what the server needs: a call that could not
+/// open its pipes would fail, where one that waits for its turn does not.
+fn commands_within_limit(wanted: u32) -> u32 {
+    use forge_bash::descriptors;
+    let limit = descriptors::soft_limit();
+    let held = descriptors::open_now().unwrap_or(0);
+    let commands = descriptors::commands_at_once(wanted, limit, held);
+    if commands < wanted {
+        tracing::warn!(
+            "the open-file limit (RLIMIT_NOFILE {limit}) holds the descriptors of {commands} commands at once: --max-concurrent {wanted} is lowered to {commands}; raise the limit (ulimit -n) to run more"
+        );
+    }
+    commands
 }
 
 /// A handler that does nothing for SIGXFSZ: a write past the file size limit (which

@@ -76,16 +76,21 @@ pub fn prune(
             let bytes = stat.st_size.max(0) as u64;
             overflows.push(Overflow { name, bytes, age });
         } else if let Some(day) = audit_day(&name) {
-            audit_logs.push((name, day));
+            audit_logs.push((name, day, reserved_past_end(&stat)));
         }
     }
     let mut pruned = prune_overflows(state, retention, spared, overflows);
-    if let Some(days) = retention.audit_days {
-        let today = Utc::now().date_naive();
-        for (name, day) in audit_logs {
-            let old = today.signed_duration_since(day).num_days() > days as i64;
-            if old && remove(state, &name) {
+    let today = Utc::now().date_naive();
+    for (name, day, reserved) in audit_logs {
+        let age = today.signed_duration_since(day).num_days();
+        if retention.audit_days.is_some_and(|days| age > days as i64) {
+            if remove(state, &name) {
                 pruned.audit_logs += 1;
+            }
+        } else if reserved && age >= 2 {
+            // No row goes to it any more (yesterday's may still get a late one).
+            if let Err(e) = state.release_room(&name) {
+                tracing::debug!(log = name, error = %e, "room past an old log not given back");
             }
         }
     }
@@ -136,6 +141,14 @@ fn remove(state: &StateDir, name: &str) -> bool {
             false
         }
     }
+}
+
+/// Whether a file has room reserved past its end (see [`crate::state`]): more than
+/// 64 KiB past the block of its last byte.
+fn reserved_past_end(stat: &libc::stat) -> bool {
+    let allocated = stat.st_blocks.max(0) as u64 * 512;
+    let used = (stat.st_size.max(0) as u64).next_multiple_of(4096);
+    allocated > used + 64 * 1024
 }
 
 /// The day of `audit-YYYY-MM-DD.tsv`.
@@ -281,6 +294,39 @@ mod tests {
         let pruned = prune(&state, &keep_two, &mut nothing, SystemTime::now());
         assert_eq!(pruned.audit_logs, 2);
         assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 3);
+    }
+
+    #[test]
+    fn the_room_past_an_old_log_is_given_back_and_the_recent_ones_keep_theirs() {
+        use std::os::unix::fs::MetadataExt;
+        let dir = tempfile::tempdir().unwrap();
+        let state = StateDir::open(dir.path());
+        let today = Utc::now().date_naive();
+        let name = |days: i64| {
+            let day = today - chrono::Duration::days(days);
+            format!("audit-{}.tsv", day.format("%Y-%m-%d"))
+        };
+        for days in [-1, 0, 1, 2, 10] {
+            let path = dir.path().join(name(days));
+            std::fs::write(&path, "row\n").unwrap();
+            let file = std::fs::File::options().append(true).open(&path).unwrap();
+            if let Err(e) = crate::state::reserve(&file, 4, 1 << 20) {
+                eprintln!("skipped: this filesystem cannot reserve room ({e})");
+                return;
+            }
+        }
+        prune(&state, &retention(0), &mut nothing, SystemTime::now());
+        for days in [-1, 0, 1, 2, 10] {
+            let path = dir.path().join(name(days));
+            let room = std::fs::metadata(&path).unwrap().blocks() * 512;
+            assert_eq!(std::fs::read(&path).unwrap(), b"row\n");
+            let given_back = days >= 2;
+            assert_eq!(
+                room < 64 * 1024,
+                given_back,
+                "{days} days old: {room} bytes"
+            );
+        }
     }
 
     #[test]

@@ -237,6 +237,9 @@ pub struct Sandbox {
     ruleset: Option<OwnedFd>,
     /// What Landlock does not govern (unix sockets, other ways to a port, io_uring).
     filter: seccomp::Filter,
+    /// Under `--network deny` on a root server: the network namespace every command
+    /// enters, with no interface but a loopback that is down.
+    network: Option<BorrowedFd<'static>>,
     /// A thread carrying the filter, which the spawning threads of calls that have no
     /// spawning thread of their own (a cgroup slot) start from.
     spawner: OnceLock<Worker>,
@@ -402,8 +405,18 @@ impl Sandbox {
             Network::Allow.to_string()
         };
         let filter = seccomp::Filter::new(request.network, request.unix_sockets)?;
+        let (namespace, namespaced) = match request.network {
+            Network::Deny => match denied_network() {
+                Some(fd) => (Some(fd), "; a network namespace of their own"),
+                None => (
+                    None,
+                    "; the host's network namespace (a namespace of their own needs a root server): /proc/net lists the host's sockets",
+                ),
+            },
+            _ => (None, ""),
+        };
         let summary = format!(
-            "Landlock ABI {}: reads and writes confined (state dir read-only, no device nodes); network {network}; signals and abstract unix sockets {}; {filter}",
+            "Landlock ABI {}: reads and writes confined (state dir read-only, no device nodes); network {network}{namespaced}; signals and abstract unix sockets {}; {filter}",
             abi as i32,
             if scoped { "scoped" } else { "not scoped" },
         );
@@ -412,6 +425,7 @@ impl Sandbox {
             Some(Sandbox {
                 ruleset: ruleset.into(),
                 filter,
+                network: namespace,
                 spawner: OnceLock::new(),
                 summary,
                 env,
@@ -431,9 +445,10 @@ impl Sandbox {
     /// spawning thread, which does.
     pub fn spawn_confined<T: Send>(
         &self,
-        spawn: impl FnOnce(Option<BorrowedFd<'_>>) -> io::Result<T> + Send,
+        spawn: impl FnOnce(Option<BorrowedFd<'_>>, Option<BorrowedFd<'_>>) -> io::Result<T> + Send,
     ) -> io::Result<T> {
         let ruleset = self.ruleset.as_ref().map(AsFd::as_fd);
+        let network = self.network;
         if !self.filter.carried_here()? {
             let spawner = match self.spawner.get() {
                 Some(spawner) => spawner,
@@ -451,11 +466,33 @@ impl Sandbox {
                         "the sandbox's spawning thread has no filter",
                     ));
                 }
-                spawn(ruleset)
+                spawn(ruleset, network)
             });
         }
-        spawn(ruleset)
+        spawn(ruleset, network)
     }
+}
+
+/// The network namespace of commands under `--network deny`, made once for the whole
+/// server: with no interface but a loopback that is down, `ss` and `/proc/net` show
+/// none of the host's sockets. Needs a root server (CAP_SYS_ADMIN).
+fn denied_network() -> Option<BorrowedFd<'static>> {
+    static NAMESPACE: OnceLock<Option<OwnedFd>> = OnceLock::new();
+    let made = NAMESPACE.get_or_init(|| {
+        // unshare moves the calling thread alone: a thread of its own, which ends.
+        let made = std::thread::spawn(|| -> io::Result<OwnedFd> {
+            // SAFETY: unshare of the calling thread's network namespace.
+            if unsafe { libc::unshare(libc::CLONE_NEWNET) } != 0 {
+                return Err(io::Error::last_os_error());
+            }
+            Ok(std::fs::File::open("/proc/thread-self/ns/net")?.into())
+        })
+        .join()
+        .unwrap_or_else(|_| Err(io::Error::other("the thread making it panicked")));
+        made.inspect_err(|e| tracing::debug!(error = %e, "no network namespace for commands"))
+            .ok()
+    });
+    made.as_ref().map(AsFd::as_fd)
 }
 
 /// The variables set for sandboxed commands: `TMPDIR` and `HOME` in the server's

@@ -30,13 +30,13 @@ use tokio_util::task::{AbortOnDropHandle, TaskTracker};
 use crate::backlog::Backlog;
 use crate::capture::{Captured, Spill, Spiller};
 use crate::config::Config;
-use crate::contain::{Containment, Scope};
+use crate::contain::{Containment, Jobs, Scope};
 use crate::present::Answer;
 use crate::sandbox::Sandbox;
 use crate::state::StateDir;
 use crate::tail::Tail;
 use crate::users::Identity;
-use crate::{audit, exec, exit, guard, present, retention};
+use crate::{audit, background, exec, exit, guard, present, retention};
 
 /// The one tool's name.
 pub const TOOL: &str = "run";
@@ -62,6 +62,8 @@ struct Inner {
     sandbox: Option<Arc<Sandbox>>,
     /// What commands run as, when not the server's own uid.
     identity: Option<Identity>,
+    /// Calls answered with a job still running, which a later call may stop.
+    jobs: Jobs,
     /// Held while a retention pass runs.
     pruning: std::sync::Mutex<()>,
     tool: Tool,
@@ -75,7 +77,7 @@ const IDLE_RELEASE: Duration = Duration::from_millis(100);
 /// the system (`malloc_trim`): a burst of calls side by side leaves the allocator's
 /// heap fragmented, and its free pages would otherwise stay resident while the server
 /// idles. One release is planned at a time; off the answer's path.
-fn release_memory_when_idle(shared: &Arc<Shared>) {
+pub fn release_memory_when_idle(shared: &Arc<Shared>) {
     if shared.releasing.swap(true, Ordering::Relaxed) {
         return;
     }
@@ -126,6 +128,11 @@ impl Shared {
     /// Running calls; each holds a token of this tracker until its audit row is written.
     pub fn calls(&self) -> &TaskTracker {
         &self.calls
+    }
+
+    /// Commands that may run at once, all servers together.
+    pub fn max_concurrent(&self) -> usize {
+        self.max_concurrent
     }
 
     /// Cancelling it stops every running command (and any that starts later).
@@ -238,7 +245,7 @@ impl Server {
     ) -> Server {
         let workdir = config.workdir.display().to_string();
         let description = tool_description(&workdir, config.timeout_secs);
-        let tool = Tool::new(TOOL, description, input_schema())
+        let tool = Tool::new(TOOL, description, shared_input_schema())
             .with_title("Forge Bash")
             .with_annotations(
                 ToolAnnotations::with_title("Forge Bash")
@@ -259,6 +266,7 @@ impl Server {
                 spiller,
                 sandbox: sandbox.map(Arc::new),
                 identity,
+                jobs: Jobs::default(),
                 pruning: std::sync::Mutex::new(()),
                 tool,
                 info,
@@ -269,6 +277,12 @@ impl Server {
     /// Whether anything but the one holding it (a workspace list) uses this server.
     pub fn in_use(&self) -> bool {
         Arc::strong_count(&self.inner) > 1
+    }
+
+    /// How many hold this server (a test waits for a retention pass to let go).
+    #[cfg(test)]
+    pub(crate) fn holders(&self) -> usize {
+        Arc::strong_count(&self.inner)
     }
 
     /// What this server shares with the others of the process.
@@ -322,6 +336,9 @@ impl Server {
         if let Some(refused) = self.refused(command) {
             return refused;
         }
+        if let Some(killed) = self.kill_jobs(command) {
+            return killed;
+        }
         crate::users::keep_workdir(&config.workdir, self.inner.identity.as_ref());
         keep_limits();
         let shutdown = shared.shutdown.clone();
@@ -344,8 +361,9 @@ impl Server {
         let answer = match result {
             Ok(out) => self.finished(command, out, started),
             Err(e) => {
-                self.audit(command, exit::FAILURE, ms);
-                present::failure(&e.to_string(), ms)
+                let mut answer = present::failure(&e.to_string(), ms);
+                self.audit(&mut answer, command, exit::FAILURE, ms);
+                answer
             }
         };
         release_memory_when_idle(shared);
@@ -376,6 +394,7 @@ impl Server {
             sandbox: self.inner.sandbox.as_ref(),
             identity: self.inner.identity.as_ref(),
             scope,
+            jobs: Some(&self.inner.jobs),
             tail,
             yielding: config.yield_after().map(|after| exec::Yielding {
                 after,
@@ -389,15 +408,56 @@ impl Server {
     /// unrecorded).
     fn refused(&self, command: &str) -> Option<Answer> {
         if guard::check(command).is_blocked() {
-            self.audit(command, exit::BLOCKED, 0);
-            return Some(present::blocked());
+            let mut answer = present::blocked();
+            self.audit(&mut answer, command, exit::BLOCKED, 0);
+            return Some(answer);
         }
         let Err(e) = audit::ready(&self.inner.state) else {
             return None;
         };
-        self.audit(command, exit::FAILURE, 0);
+        // The answer says already that the log cannot be written.
+        let _ = self.audit_row(command, exit::FAILURE, 0, false);
         let message = format!("the audit log cannot be written ({e}), so the command was not run");
         Some(present::failure(&message, 0))
+    }
+
+    /// Under the sandbox, a command that is only `kill` of process groups that are all
+    /// this server's jobs ([`background::Kill`]) is carried out by the server, and
+    /// answered and audited as the shell's `kill` would be: each call's commands are in
+    /// a Landlock domain of their own, so the way the answer names to stop a job would
+    /// otherwise be refused. Anything else runs as it is.
+    fn kill_jobs(&self, command: &str) -> Option<Answer> {
+        self.inner.sandbox.as_ref()?;
+        let kill = background::Kill::parse(command)?;
+        let jobs = &self.inner.jobs;
+        if !kill.groups.iter().all(|&pgid| jobs.holds(pgid)) {
+            return None;
+        }
+        let started = Instant::now();
+        for &pgid in &kill.groups {
+            if let Err(e) = jobs.signal(pgid, kill.signal) {
+                let ms = started.elapsed().as_millis();
+                let message = format!("cannot signal process group {pgid}: {e}");
+                let mut answer = present::failure(&message, ms);
+                self.audit(&mut answer, command, exit::FAILURE, ms);
+                return Some(answer);
+            }
+            tracing::info!(
+                pgid,
+                signal = kill.signal,
+                "a job signalled at a call's request"
+            );
+        }
+        let out = exec::Output {
+            stdout: Captured::default(),
+            stderr: Captured::default(),
+            code: 0,
+            ending: exec::Ending::Exited,
+            background: None,
+            rest: None,
+            out_of_memory: None,
+        };
+        Some(self.finished(command, out, started))
     }
 
     /// The answer to a command that ran: shown, audited, and the overflow files it
@@ -408,7 +468,7 @@ impl Server {
         if !present::shows_stderr(&out, config.stderr) {
             out.stderr.discard_spill();
         }
-        let answer = present::show(
+        let mut answer = present::show(
             &out,
             ms,
             config.timeout_secs,
@@ -417,7 +477,12 @@ impl Server {
         );
         match out.rest.take() {
             Some(rest) => self.audit_at_the_end(command, rest, started),
-            None => self.audit_row(command, out.code, ms, out.background.is_some()),
+            None => {
+                let background = out.background.is_some();
+                if let Err(e) = self.audit_row(command, out.code, ms, background) {
+                    present::unaudited(&mut answer, &e);
+                }
+            }
         }
         let named = [&out.stdout.spill, &out.stderr.spill];
         let named: Vec<String> = named
@@ -458,14 +523,15 @@ impl Server {
     }
 
     /// The row of a call answered early, written when its command ends, with its exit
-    /// code; the server's shutdown waits for it as for a running call.
+    /// code; the server's shutdown waits for it as for a running call. Its answer is
+    /// gone by then: a row that cannot be written is only in the server's log.
     fn audit_at_the_end(&self, command: &str, rest: exec::Rest, started: Instant) {
         let running = self.inner.shared.calls.token();
         let (server, command) = (self.clone(), command.to_owned());
         tokio::spawn(async move {
             let finished = rest.finished().await;
             let ms = started.elapsed().as_millis();
-            server.audit_row(&command, finished.code, ms, true);
+            let _ = server.audit_row(&command, finished.code, ms, true);
             drop(running);
         });
     }
@@ -485,23 +551,35 @@ impl Server {
             rest: None,
             out_of_memory: None,
         };
-        self.audit(command, out.code, 0);
         let config = &self.inner.config;
-        present::show(
+        let mut answer = present::show(
             &out,
             0,
             config.timeout_secs,
             config.max_output_bytes,
             config.stderr,
-        )
+        );
+        self.audit(&mut answer, command, out.code, 0);
+        answer
     }
 
-    fn audit(&self, command: &str, code: i32, ms: u128) {
-        self.audit_row(command, code, ms, false);
+    /// The row of a call that left nothing running; `answer` says so when it could
+    /// not be written.
+    fn audit(&self, answer: &mut Answer, command: &str, code: i32, ms: u128) {
+        if let Err(e) = self.audit_row(command, code, ms, false) {
+            present::unaudited(answer, &e);
+        }
     }
 
-    /// The call's row; `background`: it left a job running.
-    fn audit_row(&self, command: &str, code: i32, ms: u128, background: bool) {
+    /// The call's row; `background`: it left a job running. Not written: the server
+    /// has warned with the row.
+    fn audit_row(
+        &self,
+        command: &str,
+        code: i32,
+        ms: u128,
+        background: bool,
+    ) -> std::io::Result<()> {
         let row = audit::Row {
             at: chrono::Utc::now(),
             command,
@@ -509,7 +587,7 @@ impl Server {
             ms,
             background,
         };
-        audit::record(&self.inner.state, &row);
+        audit::record(&self.inner.state, &row)
     }
 }
 
@@ -687,6 +765,13 @@ pub struct RunArgs {
 
 /// The input schema, derived from [`RunArgs`]: its properties, without the
 /// `$schema`, `title` and struct-level `description` keys, which are for Rust readers.
+/// The input schema, made once and shared by every server of the process (over HTTP,
+/// one per user).
+fn shared_input_schema() -> Arc<JsonObject> {
+    static SCHEMA: std::sync::OnceLock<Arc<JsonObject>> = std::sync::OnceLock::new();
+    SCHEMA.get_or_init(|| Arc::new(input_schema())).clone()
+}
+
 fn input_schema() -> JsonObject {
     let schema = schemars::schema_for!(RunArgs);
     let mut object = schema.as_object().cloned().unwrap_or_default();

@@ -14,7 +14,15 @@ use std::os::fd::{AsFd, AsRawFd, BorrowedFd, FromRawFd, OwnedFd};
 use std::os::unix::ffi::OsStrExt;
 use std::os::unix::fs::DirBuilderExt;
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
+
+use reserve::{Reserved, Room};
+
+mod reserve;
+
+#[cfg(test)]
+pub(crate) use reserve::reserve;
 
 /// Mode of the files the server creates: the server's user only.
 const FILE_MODE: libc::mode_t = 0o600;
@@ -33,10 +41,20 @@ pub struct StateDir {
     readers: Option<u32>,
     /// The day's audit log, kept open: a command that changes its mode (or the state
     /// dir's) cannot stop the rows. Reopened when its name changes (a new UTC day) or
-    /// when the name no longer leads to it.
-    log: Mutex<Option<(String, File)>>,
+    /// when the name no longer leads to it. Room is reserved in it ahead of its rows
+    /// (see [`reserve`]).
+    log: Mutex<Option<HeldLog>>,
     /// Whether a changed mode was reported already (the state dir's, a log's).
-    warned: [std::sync::atomic::AtomicBool; 2],
+    warned: [AtomicBool; 2],
+    /// Whether the filesystem reserves room for the logs; false once it said it cannot.
+    reserving: AtomicBool,
+}
+
+/// The log held open: its name, its file and the room reserved in it.
+#[derive(Debug)]
+pub struct HeldLog {
+    name: String,
+    log: Reserved,
 }
 
 impl StateDir {
@@ -55,6 +73,7 @@ impl StateDir {
             readers,
             log: Mutex::new(None),
             warned: Default::default(),
+            reserving: AtomicBool::new(true),
         };
         if let Err(e) = state.handle() {
             tracing::error!(dir = %state.path.display(), error = %e, "cannot open the state dir");
@@ -125,11 +144,14 @@ impl StateDir {
     }
 
     /// Appends `line` to the log `name` with one `write`, through the log kept open
-    /// ([`StateDir::open_log`]).
-    pub fn append_log(&self, name: &str, line: &[u8]) -> io::Result<()> {
-        let mut log = self.open_log(name)?;
-        let (_, file) = log.as_mut().expect("opened");
-        let written = file.write(line)?;
+    /// ([`StateDir::open_log`]), into room reserved ahead of it. When the disk is full
+    /// and that room is used up, nothing is written: the error says why.
+    pub fn append_log(&self, name: &str, next: &str, line: &[u8]) -> io::Result<()> {
+        let mut log = self.open_log(name, next)?;
+        let held = log.as_mut().expect("opened");
+        let size = fstat(held.log.file.as_fd())?.st_size.max(0) as u64;
+        self.make_room(&mut held.log, size, line.len() as u64)?;
+        let written = held.log.file.write(line)?;
         if written != line.len() {
             return Err(io::Error::new(
                 io::ErrorKind::WriteZero,
@@ -140,30 +162,47 @@ impl StateDir {
     }
 
     /// The log `name`, open for appending: the one kept open while `name` still leads
-    /// to it, else opened anew ([`StateDir::append`]). A mode of the state dir or the
-    /// log that is not the server's own (a command of a server that is not root may
-    /// change them) is restored, with a warning the first time.
+    /// to it, else opened anew ([`StateDir::append`]), with room reserved in it, and
+    /// in the log `next` (the next day's, made now so that the day starts with room
+    /// on a full disk). A mode of the state dir or the log that is not the server's
+    /// own (a command of a server that is not root may change them) is restored, with
+    /// a warning the first time.
     pub fn open_log(
         &self,
         name: &str,
-    ) -> io::Result<std::sync::MutexGuard<'_, Option<(String, File)>>> {
+        next: &str,
+    ) -> io::Result<std::sync::MutexGuard<'_, Option<HeldLog>>> {
         let dir = self.kept_handle()?;
         let mut log = self.log.lock().unwrap_or_else(|e| e.into_inner());
         let held = log
             .as_ref()
-            .and_then(|(open, file)| still_named(dir.as_fd(), open, name, file));
+            .and_then(|held| still_named(dir.as_fd(), &held.name, name, &held.log.file));
         let held = match held {
             Some(held) => held,
             None => {
                 *log = None;
                 let file = self.append(name)?;
                 let held = fstat(file.as_fd())?;
-                *log = Some((name.to_owned(), file));
+                let size = held.st_size.max(0) as u64;
+                let mut reserved = Reserved { file, end: size };
+                // Room for the rows to come; a full disk leaves what was reserved before.
+                let _ = self.make_room(&mut reserved, size, 0);
+                *log = Some(HeldLog {
+                    name: name.to_owned(),
+                    log: reserved,
+                });
+                self.prepare_log(next);
                 held
             }
         };
-        if let Some((_, file)) = log.as_ref() {
-            self.keep_mode(file.as_fd(), held.st_mode, &name, self.file_mode(), 1)?;
+        if let Some(open) = log.as_ref() {
+            self.keep_mode(
+                open.log.file.as_fd(),
+                held.st_mode,
+                &name,
+                self.file_mode(),
+                1,
+            )?;
         }
         Ok(log)
     }
@@ -175,8 +214,70 @@ impl StateDir {
             return false;
         };
         let log = self.log.lock().unwrap_or_else(|e| e.into_inner());
-        log.as_ref()
-            .is_some_and(|(open, file)| still_named(dir.as_fd(), open, name, file).is_some())
+        log.as_ref().is_some_and(|held| {
+            still_named(dir.as_fd(), &held.name, name, &held.log.file).is_some()
+        })
+    }
+
+    /// Room for a row of `len` bytes in `log`, now `size` bytes long (see
+    /// [`Reserved::room_for`]). A filesystem that cannot reserve room is said so once,
+    /// and its rows are written as they come.
+    fn make_room(&self, log: &mut Reserved, size: u64, len: u64) -> io::Result<()> {
+        if !self.reserving.load(Ordering::Relaxed) {
+            return Ok(());
+        }
+        match log.room_for(size, len) {
+            Room::Kept => Ok(()),
+            Room::Unsupported(e) => {
+                self.cannot_reserve(&e);
+                Ok(())
+            }
+            Room::Full(e) => Err(e),
+        }
+    }
+
+    /// Makes the log `name` before its day, with a step of room reserved in it.
+    fn prepare_log(&self, name: &str) {
+        if !self.reserving.load(Ordering::Relaxed) {
+            return;
+        }
+        let made = self.append(name).and_then(|file| {
+            let size = fstat(file.as_fd())?.st_size.max(0) as u64;
+            reserve::reserve(&file, size, reserve::STEP)
+        });
+        match made {
+            Ok(()) => {}
+            Err(e) if reserve::unsupported(&e) => self.cannot_reserve(&e),
+            Err(e) => tracing::debug!(log = name, error = %e, "no room reserved ahead"),
+        }
+    }
+
+    /// Gives back the room reserved past the end of the log `name`, a log no row
+    /// goes to any more (of a day before yesterday: a row appended meanwhile would be
+    /// cut). A name that is not a lone regular file of this user is left alone.
+    pub fn release_room(&self, name: &str) -> io::Result<()> {
+        let dir = self.handle()?;
+        match statat(dir.as_fd(), name) {
+            Ok(stat) => check_regular(name, &stat)?,
+            Err(e) => return Err(e),
+        }
+        let flags = libc::O_WRONLY | libc::O_NOFOLLOW | libc::O_NONBLOCK;
+        let file = openat(dir.as_fd(), name, flags, 0)?;
+        let stat = fstat(file.as_fd())?;
+        check_regular(name, &stat)?;
+        reserve::release(&file, stat.st_size.max(0) as u64)
+    }
+
+    /// Says once that the state dir's filesystem cannot reserve room for the logs.
+    fn cannot_reserve(&self, e: &io::Error) {
+        if self.reserving.swap(false, Ordering::Relaxed) {
+            tracing::warn!(
+                dir = %self.path.display(),
+                error = %e,
+                "the state dir's filesystem cannot reserve room for the audit log \
+                 (fallocate); rows are written as they come, and a full disk refuses them"
+            );
+        }
     }
 
     /// The directory handle, once the state dir's mode is its own again (see
@@ -202,7 +303,7 @@ impl StateDir {
         if found == mode {
             return Ok(());
         }
-        if !self.warned[which].swap(true, std::sync::atomic::Ordering::Relaxed) {
+        if !self.warned[which].swap(true, Ordering::Relaxed) {
             tracing::warn!(
                 path = %shown,
                 found = format!("{found:o}"),
@@ -595,15 +696,23 @@ mod tests {
         let tmp = tempfile::tempdir().unwrap();
         let state = StateDir::open(tmp.path());
         let log = tmp.path().join("audit-1.tsv");
-        state.append_log("audit-1.tsv", b"a\n").unwrap();
+        state
+            .append_log("audit-1.tsv", "audit-2.tsv", b"a\n")
+            .unwrap();
         // Its mode taken away: the open log still takes rows, and gets its mode back.
         std::fs::set_permissions(&log, std::fs::Permissions::from_mode(0o000)).unwrap();
-        state.append_log("audit-1.tsv", b"b\n").unwrap();
+        state
+            .append_log("audit-1.tsv", "audit-2.tsv", b"b\n")
+            .unwrap();
         assert_eq!(log.metadata().unwrap().permissions().mode() & 0o777, 0o600);
         // Moved away: the name is opened anew; a new day is a new file.
         std::fs::rename(&log, tmp.path().join("moved")).unwrap();
-        state.append_log("audit-1.tsv", b"c\n").unwrap();
-        state.append_log("audit-2.tsv", b"d\n").unwrap();
+        state
+            .append_log("audit-1.tsv", "audit-2.tsv", b"c\n")
+            .unwrap();
+        state
+            .append_log("audit-2.tsv", "audit-3.tsv", b"d\n")
+            .unwrap();
         let read = |name: &str| std::fs::read_to_string(tmp.path().join(name)).unwrap();
         assert_eq!(
             (read("moved"), read("audit-1.tsv"), read("audit-2.tsv")),

@@ -199,7 +199,16 @@ pub struct Workspaces {
     shared: Arc<Shared>,
     /// The one workspace, when the paths hold no `{user}`.
     single: Option<Server>,
-    users: Mutex<HashMap<String, Server>>,
+    users: Mutex<HashMap<String, Held>>,
+}
+
+/// A user's server, held while they have sessions and for `--user-idle-secs` after.
+#[derive(Debug)]
+struct Held {
+    server: Server,
+    /// Since when no session (nor anything else) uses the server, as seen by the last
+    /// sweep ([`Workspaces::release_idle`]).
+    unused_since: Option<tokio::time::Instant>,
 }
 
 impl Workspaces {
@@ -241,34 +250,108 @@ impl Workspaces {
         }
         debug_assert!(config::valid_user(user));
         let mut users = self.users.lock().unwrap_or_else(|e| e.into_inner());
-        if let Some(server) = users.get(user) {
+        if let Some(held) = users.get_mut(user) {
             // The user's uid may have been freed (`forge-bash users --remove`) and
             // given to another since: never serve them under the old one.
-            let current = match server.uid() {
+            let current = match held.server.uid() {
                 Some(_) => ids(&self.template.for_user(user))?.map(|ids| ids.uid),
                 None => None,
             };
-            if current == server.uid() {
-                return Ok(server.clone());
+            if current == held.server.uid() {
+                held.unused_since = None;
+                return Ok(held.server.clone());
             }
             users.remove(user);
         }
         if users.len() >= MAX_OPEN_USERS {
             // Each holds its state dir open: let go of those no session uses.
-            users.retain(|_, server| server.in_use());
+            users.retain(|_, held| held.server.in_use());
         }
         let config = self.template.for_user(user);
         make_dir(&config.workdir)?;
         let server = open(self.shared.clone(), config)?;
         tracing::info!(user, workdir = %server.workdir().display(), "a user's workspace");
-        users.insert(user.to_owned(), server.clone());
+        let held = Held {
+            server: server.clone(),
+            unused_since: None,
+        };
+        users.insert(user.to_owned(), held);
         Ok(server)
     }
 
     /// Every workspace open.
     pub fn all(&self) -> Vec<Server> {
         let users = self.users.lock().unwrap_or_else(|e| e.into_inner());
-        self.single.iter().chain(users.values()).cloned().collect()
+        let held = users.values().map(|held| &held.server);
+        self.single.iter().chain(held).cloned().collect()
+    }
+
+    /// Users held now (their server open).
+    pub fn held(&self) -> usize {
+        self.users.lock().unwrap_or_else(|e| e.into_inner()).len()
+    }
+
+    /// How long a user no session uses is held (`--user-idle-secs`).
+    pub fn user_idle(&self) -> Duration {
+        Duration::from_secs(self.template.user_idle_secs)
+    }
+
+    /// Releases the users nothing has used for `idle` (as seen by this sweep and the
+    /// ones before it, at `now`): their server, its state dir and audit log handles,
+    /// its sandbox. Their uid stays in the mapping file; what they left running in the
+    /// background is found by its marker, as any command's. The number released.
+    pub fn release_idle(&self, idle: Duration, now: tokio::time::Instant) -> usize {
+        let released: Vec<Held> = {
+            let mut users = self.users.lock().unwrap_or_else(|e| e.into_inner());
+            let mut idle_users = Vec::new();
+            for (user, held) in users.iter_mut() {
+                if held.server.in_use() {
+                    held.unused_since = None;
+                } else if now.duration_since(*held.unused_since.get_or_insert(now)) >= idle {
+                    idle_users.push(user.clone());
+                }
+            }
+            idle_users
+                .iter()
+                .filter_map(|user| users.remove(user))
+                .collect()
+        };
+        self.released(released)
+    }
+
+    /// Releases every user nothing uses now, however recently: the descriptor limit
+    /// needs their room. The number released.
+    pub fn release_unused(&self) -> usize {
+        let released: Vec<Held> = {
+            let mut users = self.users.lock().unwrap_or_else(|e| e.into_inner());
+            let unused: Vec<String> = users
+                .iter()
+                .filter(|(_, held)| !held.server.in_use())
+                .map(|(user, _)| user.clone())
+                .collect();
+            unused
+                .iter()
+                .filter_map(|user| users.remove(user))
+                .collect()
+        };
+        self.released(released)
+    }
+
+    /// Drops `released` (outside the lock: closing files may wait on the disk) and
+    /// gives the memory they freed back to the system.
+    fn released(&self, released: Vec<Held>) -> usize {
+        let count = released.len();
+        if count == 0 {
+            return 0;
+        }
+        drop(released);
+        tracing::info!(
+            released = count,
+            held = self.held(),
+            "users with no session released"
+        );
+        crate::server::release_memory_when_idle(&self.shared);
+        count
     }
 
     /// Keeps every open workspace's state dir within its limits ([`keep_bounded`]).
@@ -308,4 +391,91 @@ fn make_dir(path: &std::path::Path) -> Result<(), Error> {
         path: path.display().to_string(),
         source,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::contain::Containment;
+
+    /// Per-user workspaces under `dir`, their uids (as root) from a mapping file there.
+    fn workspaces(dir: &std::path::Path) -> Workspaces {
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o711)).unwrap();
+        let at = dir.display();
+        let first = 30_000_000 + (std::process::id() % 1000) * 100;
+        let config = Config::try_parse_from([
+            "forge-bash".to_owned(),
+            format!("--workdir={at}/ws/{{user}}"),
+            format!("--state-dir={at}/state/{{user}}"),
+            format!("--user-uids={first}-{}", first + 9),
+            format!("--user-uids-file={at}/uids"),
+            "--allow-shared-uid".to_owned(),
+        ])
+        .unwrap();
+        let containment = Arc::new(Containment::without_watchdog());
+        let shared = Shared::new(config::find_shell(), containment, 4);
+        Workspaces::new(shared, config).unwrap()
+    }
+
+    /// Waits (up to 5 s) for the retention pass a new workspace starts on a blocking
+    /// thread, which holds its server while it runs: then only the list and `server`
+    /// (the test's) hold it.
+    fn settle(server: &Server) {
+        let deadline = std::time::Instant::now() + Duration::from_secs(5);
+        while server.holders() > 2 {
+            assert!(
+                std::time::Instant::now() < deadline,
+                "a retention pass runs on"
+            );
+            std::thread::sleep(Duration::from_millis(5));
+        }
+    }
+
+    #[tokio::test]
+    async fn a_user_is_released_once_nothing_used_them_for_the_idle_time() {
+        let dir = tempfile::tempdir().unwrap();
+        let workspaces = workspaces(dir.path());
+        let idle = Duration::from_secs(900);
+        let start = tokio::time::Instant::now();
+        let session = workspaces.server("alice").unwrap();
+        settle(&session);
+        let uid = session.uid();
+        // In use (a session holds the server): never released, however long.
+        assert_eq!(workspaces.release_idle(idle, start), 0);
+        assert_eq!(workspaces.release_idle(idle, start + idle * 2), 0);
+        drop(session);
+        // Unused from the sweep that first sees it so.
+        let unused = start + idle * 3;
+        assert_eq!(workspaces.release_idle(idle, unused), 0);
+        assert_eq!(workspaces.release_idle(idle, unused + idle / 2), 0);
+        // A new session starts the wait again.
+        drop(workspaces.server("alice").unwrap());
+        assert_eq!(workspaces.release_idle(idle, unused + idle), 0);
+        assert_eq!(workspaces.held(), 1);
+        assert_eq!(workspaces.release_idle(idle, unused + idle * 2), 1);
+        assert_eq!(workspaces.held(), 0);
+        // Coming back sets the user up again: the same uid, their files there.
+        std::fs::write(dir.path().join("ws/alice/kept"), "mine").unwrap();
+        let back = workspaces.server("alice").unwrap();
+        assert_eq!(back.uid(), uid);
+        assert_eq!(workspaces.held(), 1);
+        assert!(back.workdir().join("kept").exists());
+    }
+
+    #[tokio::test]
+    async fn the_descriptor_limit_releases_unused_users_at_once() {
+        let dir = tempfile::tempdir().unwrap();
+        let workspaces = workspaces(dir.path());
+        let kept = workspaces.server("alice").unwrap();
+        let bob = workspaces.server("bob").unwrap();
+        settle(&kept);
+        settle(&bob);
+        drop(bob);
+        assert_eq!(workspaces.held(), 2);
+        assert_eq!(workspaces.release_unused(), 1);
+        assert_eq!(workspaces.held(), 1);
+        drop(kept);
+        assert_eq!(workspaces.release_unused(), 1);
+    }
 }

@@ -1,7 +1,9 @@
 use std::collections::HashSet;
+use std::os::unix::fs::MetadataExt;
+use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use crate::support::{Options, Server, eventually, is_error};
+use crate::support::{Options, Server, audit_rows, eventually, is_error};
 
 #[test]
 fn rows_for_every_kind_of_call() {
@@ -202,4 +204,207 @@ fn every_line_splitter_sees_one_row_per_call() {
         let rows = String::from_utf8_lossy(&out.stdout).trim().to_owned();
         assert_eq!(rows, "3", "{program} counted {rows} rows");
     }
+}
+
+/// A server whose workdir and state dir are on a filesystem of their own (`fstype`
+/// mounted with `options`) in a mount namespace of the server's, and the path the test
+/// reads its state dir through; with `uid`, the server runs as that user (uid = gid)
+/// and the filesystem is its own. `None` where this machine refuses it (said why).
+fn on_a_filesystem_of_its_own(
+    fstype: &str,
+    options: &str,
+    uid: Option<u32>,
+) -> Option<(Server, PathBuf, tempfile::TempDir)> {
+    // SAFETY: geteuid has no preconditions.
+    if unsafe { libc::geteuid() } != 0 {
+        eprintln!("skipped: mounting a filesystem needs root");
+        return None;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let mount = dir.path().join("fs");
+    std::fs::create_dir(&mount).unwrap();
+    let mount_arg = mount.display().to_string();
+    let mut script = r#"mount -t "$1" -o "$2" none "$0" && mkdir "$0/work" && shift 2"#.to_owned();
+    match uid {
+        Some(uid) => {
+            std::os::unix::fs::chown(dir.path(), Some(uid), Some(uid)).unwrap();
+            script += &format!(
+                r#" && chown {uid}:{uid} "$0" "$0/work" && exec setpriv --reuid {uid} --regid {uid} --clear-groups -- "$@""#
+            );
+        }
+        None => script += r#" && exec "$@""#,
+    }
+    let through = [
+        "unshare", "-m", "sh", "-c", &script, &mount_arg, fstype, options,
+    ];
+    let probe = std::process::Command::new(through[0])
+        .args(&through[1..])
+        .arg("true")
+        .output();
+    match probe {
+        Ok(out) if out.status.success() => {}
+        Ok(out) => {
+            let why = String::from_utf8_lossy(&out.stderr);
+            eprintln!("skipped: a {fstype} in a mount namespace is refused here: {why}");
+            return None;
+        }
+        Err(e) => {
+            eprintln!("skipped: cannot run unshare: {e}");
+            return None;
+        }
+    }
+    let server = Options::default()
+        .state(&mount.join("state"))
+        .workdir(&mount.join("work"))
+        .through(&through)
+        .start();
+    // The filesystem is in the server's namespace alone: the test looks through its root.
+    let seen = PathBuf::from(format!("/proc/{}/root{mount_arg}/state", server.pid()));
+    Some((server, seen, dir))
+}
+
+/// The audit logs in `state`: (name, size, bytes allocated).
+fn logs(state: &Path) -> Vec<(String, u64, u64)> {
+    let mut logs: Vec<(String, u64, u64)> = std::fs::read_dir(state)
+        .unwrap()
+        .map(|e| e.unwrap())
+        .filter(|e| e.file_name().to_string_lossy().starts_with("audit-"))
+        .map(|e| {
+            let meta = e.metadata().unwrap();
+            let name = e.file_name().to_string_lossy().into_owned();
+            (name, meta.len(), meta.blocks() * 512)
+        })
+        .collect();
+    logs.sort();
+    logs
+}
+
+const UNAUDITED: &str = "WARNING: this call's audit row could not be written (No space left on device (os error 28)); the server's log holds it.";
+
+/// The state dir and workdir on an 8 MiB tmpfs: a command fills it, the calls after it
+/// still have their rows, in room reserved ahead. A command too long for what is left
+/// of that room says so in its answer and in the server's log; the rows after it that
+/// fit still land, and `forge-bash audit` reads only rows, never the room. As root and
+/// as an unprivileged user (LibreChat's container).
+#[test]
+fn a_full_disk_keeps_the_rows() {
+    full_disk_as(None);
+    if let Some(uid) = crate::support::unprivileged() {
+        full_disk_as(Some(uid));
+    }
+}
+
+fn full_disk_as(uid: Option<u32>) {
+    let Some((mut server, state, _dir)) = on_a_filesystem_of_its_own("tmpfs", "size=8m", uid)
+    else {
+        return;
+    };
+    let fill = "dd if=/dev/zero of=big bs=64k; df -k . | tail -1";
+    let answer = server.run(fill);
+    assert!(answer.contains("No space left on device"), "{answer}");
+    assert!(answer.contains(" 100% "), "the disk is full: {answer}");
+    let owner = std::fs::metadata(&state).unwrap().uid();
+    assert_eq!(
+        owner,
+        uid.unwrap_or(0),
+        "the server's user made the state dir"
+    );
+    let after = [
+        "echo after",
+        "rm big",
+        "exit 3",
+        "echo more > more.txt",
+        "seq 1 5000",
+    ];
+    for command in after {
+        let answer = server.run(command);
+        assert!(!answer.contains("WARNING"), "{command}: {answer}");
+    }
+    let commands = |state: &Path| -> Vec<String> {
+        audit_rows(state)
+            .into_iter()
+            .map(|r| r[1].clone())
+            .collect()
+    };
+    let mut expected: Vec<String> = [fill].into_iter().chain(after).map(str::to_owned).collect();
+    assert_eq!(commands(&state), expected);
+    // Hostile: long commands use up the room, until one does not fit; its row is on
+    // the server's stderr and its answer says so.
+    let long = |n: usize| format!(": {n} {}", "x".repeat(100 * 1024));
+    let mut unaudited = None;
+    for n in 0..30 {
+        let answer = server.run(&long(n));
+        if answer.contains("WARNING") {
+            let before_footer = format!("\n{UNAUDITED}\n[exit:0 | ");
+            assert!(answer.contains(&before_footer), "{answer}");
+            unaudited = Some(n);
+            break;
+        }
+        expected.push(long(n));
+    }
+    let unaudited = unaudited.expect("30 rows of 100 KiB fit in the room kept");
+    assert!(unaudited >= 5, "only {unaudited} long rows fitted");
+    assert!(eventually(Duration::from_secs(5), || {
+        let stderr = server.stderr();
+        stderr.contains("audit row not written") && stderr.contains(&long(unaudited)[..20])
+    }));
+    // Nothing of it was written: the next short row lands whole.
+    let answer = server.run("echo still");
+    assert!(
+        answer.starts_with("still\n") && !answer.contains("WARNING"),
+        "{answer}"
+    );
+    expected.push("echo still".to_owned());
+    assert_eq!(commands(&state), expected);
+    // The size is the rows'; tomorrow's log waits with room of its own.
+    let logs = logs(&state);
+    let rows: u64 = std::fs::read(state.join(&logs[0].0)).unwrap().len() as u64;
+    assert_eq!(logs[0].1, rows, "{logs:?}");
+    assert!(
+        logs.iter()
+            .skip(1)
+            .any(|(_, size, room)| *size == 0 && *room >= 1 << 20),
+        "{logs:?}"
+    );
+    let out = crate::support::binary()
+        .args(["audit", "--all", "--json", "--state-dir"])
+        .arg(&state)
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success() && stderr.is_empty(), "{stderr}");
+    assert_eq!(
+        String::from_utf8_lossy(&out.stdout).lines().count(),
+        expected.len()
+    );
+}
+
+/// A filesystem that cannot reserve room (ramfs): the server says so once, and writes
+/// the rows as they come.
+#[test]
+fn a_filesystem_without_reserved_room_is_said_and_logged_to() {
+    let Some((mut server, state, _dir)) = on_a_filesystem_of_its_own("ramfs", "mode=755", None)
+    else {
+        return;
+    };
+    for n in 0..2 {
+        assert!(
+            server
+                .run(&format!("echo {n}"))
+                .starts_with(&format!("{n}\n"))
+        );
+    }
+    let rows: Vec<String> = audit_rows(&state)
+        .into_iter()
+        .map(|r| r[1].clone())
+        .collect();
+    assert_eq!(rows, ["echo 0", "echo 1"]);
+    let stderr = server.stderr();
+    assert_eq!(
+        stderr
+            .matches("cannot reserve room for the audit log")
+            .count(),
+        1,
+        "{stderr}"
+    );
 }

@@ -584,3 +584,47 @@ fn the_open_file_limit_is_raised_to_the_hard_limit_for_the_server_alone() {
     let words: Vec<&str> = open_files.split_whitespace().collect();
     assert_eq!((words[3], words[4]), (hard, hard), "{open_files}");
 }
+
+/// A server started in a PID namespace of its own (a container's, `unshare -p`) that
+/// shares the cgroup tree removes none of a live server's cgroups at its start-up: the
+/// pids in their names are not its namespace's. It removed every emptied call cgroup
+/// the live server kept for its next calls, whose spawns into one then failed with
+/// `cannot start /usr/bin/bash: No such file or directory`.
+#[test]
+fn a_server_in_another_pid_namespace_leaves_a_live_servers_cgroups_alone() {
+    let mut live = Server::start(crate::support::Options::default());
+    // Calls that end by themselves: their emptied cgroups are kept for the next.
+    for _ in 0..4 {
+        assert!(live.run("true").contains("[exit:0 "));
+    }
+    let kept: Vec<std::path::PathBuf> = cgroup_dirs_of(live.pid())
+        .iter()
+        .filter_map(|tree| std::fs::read_dir(tree).ok())
+        .flat_map(|entries| entries.flatten().map(|e| e.path()))
+        .filter(|path| path.is_dir())
+        .collect();
+    if kept.is_empty() {
+        eprintln!("skipped: the server keeps no call cgroups here");
+        return;
+    }
+    let mut other = crate::support::Options::default()
+        .through(&["unshare", "-fp", "--mount-proc"])
+        .start();
+    let answer = other.run("true");
+    if !answer.contains("[exit:0 ") {
+        eprintln!(
+            "skipped: PID namespaces are refused here: {}",
+            other.stderr()
+        );
+        return;
+    }
+    for dir in &kept {
+        assert!(dir.is_dir(), "{} was removed", dir.display());
+    }
+    for _ in 0..8 {
+        assert_eq!(
+            crate::support::mask_ms(&live.run("echo alive")),
+            "alive\n\n[exit:0 | Xms]"
+        );
+    }
+}

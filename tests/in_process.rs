@@ -70,12 +70,7 @@ async fn a_duplicate_id_in_flight_is_refused_and_the_first_is_answered() {
     let rest = harness.finish().await;
     assert!(rest.is_empty());
     assert!(!workdir.join("second-ran").exists());
-    let audit = std::fs::read_dir(workdir.parent().unwrap().join("state"))
-        .unwrap()
-        .flatten()
-        .find(|e| e.file_name().to_string_lossy().starts_with("audit-"))
-        .unwrap();
-    let rows = std::fs::read_to_string(audit.path()).unwrap();
+    let rows = harness.audit();
     assert_eq!(rows.lines().count(), 2, "{rows}");
     assert!(!rows.contains("second-ran"));
 }

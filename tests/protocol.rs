@@ -172,7 +172,7 @@ fn a_client_that_stops_reading_costs_bounded_memory_and_loses_nothing() {
         assert!(
             answer.starts_with(&expected),
             "{}",
-            &answer[..answer.len().min(80)]
+            &answer[answer.len().saturating_sub(300)..]
         );
         answered.insert(response["id"].as_u64().unwrap());
         if answered.len() as u64 == CALLS {

@@ -3,6 +3,7 @@
 
 use std::io::Read;
 use std::net::TcpListener;
+use std::os::unix::process::CommandExt;
 use std::process::Command;
 
 use crate::support::{Options, Server, mask_ms};
@@ -56,6 +57,10 @@ fn writes_are_confined_and_ordinary_work_still_works() {
     };
     let extra = tempfile::tempdir().unwrap();
     let extra_path = extra.path().display().to_string();
+    // A root server's sandboxed commands run as nobody: the place given them is theirs.
+    if forge_bash::users::euid() == 0 {
+        std::os::unix::fs::chown(extra.path(), Some(65534), Some(65534)).unwrap();
+    }
     let mut server = sandboxed(&["--writable", &extra_path]);
     assert!(
         server.stderr().contains("writes confined") || {
@@ -143,12 +148,68 @@ fn writes_are_confined_and_ordinary_work_still_works() {
         assert!(answer.starts_with("lib\n\n"), "{answer}");
         assert!(answer.ends_with("\n[exit:0 | Xms]"), "{answer}");
     }
-    if Command::new("cargo").arg("--version").output().is_ok() {
-        let answer = server.run(
-            "cargo new -q --offline hello && cd hello && cargo build -q --offline && ls target/debug/hello",
-        );
-        assert_eq!(mask_ms(&answer), "target/debug/hello\n\n[exit:0 | Xms]");
+    cargo_builds(&mut server);
+}
+
+/// `cargo new` and `cargo build` in the workdir, where cargo is within the commands'
+/// reach: a root server's sandboxed commands run as nobody, and root's toolchains are
+/// under `/root` (mode 0700); [`cargo_builds_as_nobody`] gives them one.
+fn cargo_builds(server: &mut Server) {
+    if !server.run("command -v cargo").contains("[exit:0 ") {
+        eprintln!("skipped: no cargo the commands' uid can run");
+        return;
     }
+    let answer = server.run(
+        "cargo new -q --offline hello && cd hello && cargo build -q --offline && ls target/debug/hello",
+    );
+    assert_eq!(mask_ms(&answer), "target/debug/hello\n\n[exit:0 | Xms]");
+}
+
+/// A root server's sandboxed commands, which run as nobody, build with cargo from a
+/// toolchain installed where every uid may read it (root's own, bound there in a mount
+/// namespace of the server's: `/root` is 0700).
+#[test]
+fn cargo_builds_as_nobody() {
+    let Some(home) = std::env::var_os("HOME").map(std::path::PathBuf::from) else {
+        return;
+    };
+    let (cargo, rustup) = (home.join(".cargo"), home.join(".rustup"));
+    if !crate::support::landlock_here(1) || forge_bash::users::euid() != 0 || !rustup.is_dir() {
+        eprintln!("skipped: needs Landlock, a root server and a rustup toolchain");
+        return;
+    }
+    let shared = tempfile::tempdir().unwrap();
+    std::fs::set_permissions(
+        shared.path(),
+        std::os::unix::fs::PermissionsExt::from_mode(0o755),
+    )
+    .unwrap();
+    let (to_cargo, to_rustup) = (shared.path().join("cargo"), shared.path().join("rustup"));
+    for dir in [&to_cargo, &to_rustup] {
+        std::fs::create_dir(dir).unwrap();
+    }
+    let bind = "mount --bind \"$0\" \"$1\" && mount --bind \"$2\" \"$3\" && shift 3 && exec \"$@\"";
+    let words = [&cargo, &to_cargo, &rustup, &to_rustup].map(|p| p.display().to_string());
+    let mut through = vec!["unshare", "-m", "sh", "-c", bind];
+    through.extend(words.iter().map(String::as_str));
+    let path = format!("{}/bin:/usr/local/bin:/usr/bin:/bin", to_cargo.display());
+    let mut server = Options::default()
+        .arg("--sandbox")
+        .arg("--readable")
+        .arg(shared.path().display().to_string())
+        .env("CARGO_HOME", to_cargo.display().to_string())
+        .env("RUSTUP_HOME", to_rustup.display().to_string())
+        .env("PATH", path)
+        .through(&through)
+        .start();
+    let answer = server.run("id -u");
+    if server.stderr().contains("unshare:") || server.stderr().contains("mount:") {
+        eprintln!("skipped: mount namespaces are refused here");
+        return;
+    }
+    assert_eq!(mask_ms(&answer), "65534\n\n[exit:0 | Xms]");
+    assert!(server.run("command -v cargo").contains("[exit:0 "));
+    cargo_builds(&mut server);
 }
 
 #[test]
@@ -207,6 +268,114 @@ fn a_sandboxed_command_cannot_signal_the_server() {
             .run("sleep 30 & kill $! && echo killed")
             .starts_with("killed\n")
     );
+}
+
+/// A root server with `--sandbox`, no users and no `--run-as` does not run its
+/// commands as uid 0, which owns every root-owned file even without capabilities: they
+/// run as nobody, or as the workdir's owner when that is not root. Root-only files are
+/// out of their reach, to read and to change the mode of. Root only: that is the
+/// deployment.
+#[test]
+fn a_root_servers_sandboxed_commands_are_not_root() {
+    if !crate::support::landlock_here(1) || forge_bash::users::euid() != 0 {
+        eprintln!("skipped: needs Landlock and a root server");
+        return;
+    }
+    let Some(outside) = outside_dir() else {
+        eprintln!("skipped: no directory outside /tmp to hold a root-only file");
+        return;
+    };
+    let secret = outside.path().join("secret");
+    std::fs::write(&secret, "root's\n").unwrap();
+    std::fs::set_permissions(&secret, std::os::unix::fs::PermissionsExt::from_mode(0o600)).unwrap();
+    let readable = outside.path().display().to_string();
+    let mut server = sandboxed(&["--readable", &readable]);
+    let answer = server.run(&format!(
+        "id -u; id -g; cat {0}; chmod 666 {0}; head -c 1 /etc/shadow; head -c 1 /proc/$PPID/environ; touch made && stat -c %u made",
+        secret.display()
+    ));
+    assert!(answer.starts_with("65534\n65534\n65534\n"), "{answer}");
+    assert!(
+        answer.contains("cat: ") && answer.contains("Permission denied"),
+        "{answer}"
+    );
+    assert!(
+        answer.contains("chmod: ") && answer.contains("Operation not permitted"),
+        "{answer}"
+    );
+    assert!(
+        answer.contains("head: cannot open '/etc/shadow'"),
+        "{answer}"
+    );
+    use std::os::unix::fs::PermissionsExt;
+    let mode = std::fs::metadata(&secret).unwrap().permissions().mode();
+    assert_eq!(mode & 0o777, 0o600);
+    assert!(
+        server.stderr().contains("commands run as nobody"),
+        "{}",
+        server.stderr()
+    );
+    // A workdir of a user's own: its owner.
+    let mine = tempfile::tempdir().unwrap();
+    std::os::unix::fs::chown(mine.path(), Some(4321), Some(4322)).unwrap();
+    let mut server = crate::support::Options::default()
+        .arg("--sandbox")
+        .workdir(mine.path())
+        .start();
+    assert_eq!(
+        mask_ms(&server.run("id -u; id -g")),
+        "4321\n4322\n\n[exit:0 | Xms]"
+    );
+}
+
+/// The way an answer names to stop a job it left running (`kill -- -PGID`) stops it
+/// under the sandbox too, where each call's commands are in a Landlock domain of their
+/// own and their own `kill` of another call's group is refused: the server carries it
+/// out for groups that are its jobs, and for nothing else. As root and as an
+/// unprivileged user.
+#[test]
+fn the_stop_an_answer_names_stops_the_job() {
+    if !signals_scoped_here() {
+        return;
+    }
+    for user in as_root_and_nobody() {
+        let mut server = sandboxed_as(user, &[]);
+        let answer = server.run("sleep 300 &");
+        let stop = answer
+            .split("stop it with: ")
+            .nth(1)
+            .and_then(|rest| rest.split(']').next())
+            .unwrap_or_else(|| panic!("{user:?}: no stop in {answer}"));
+        let pgid: i32 = stop.trim_start_matches("kill -- -").parse().expect(stop);
+        // The job's own group, from another call: refused by Landlock without the server.
+        let by_hand = server.run(&format!("kill -0 -- -{pgid} && echo reached"));
+        assert!(refused(&by_hand), "{user:?}: {by_hand}");
+        assert_eq!(mask_ms(&server.run(stop)), "\n[exit:0 | Xms]", "{user:?}");
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(5);
+        // SAFETY: signal 0 only asks whether the group exists.
+        while unsafe { libc::killpg(pgid, 0) } == 0 {
+            assert!(
+                std::time::Instant::now() < deadline,
+                "{user:?}: {pgid} still runs"
+            );
+            std::thread::sleep(std::time::Duration::from_millis(20));
+        }
+        // A group that is not one of the server's jobs is the command's own business:
+        // its `kill` runs, and Landlock refuses it.
+        let mut other = Command::new("sleep")
+            .arg("300")
+            .process_group(0)
+            .spawn()
+            .unwrap();
+        let answer = server.run(&format!("kill -- -{}", other.id()));
+        assert!(refused(&answer), "{user:?}: {answer}");
+        assert!(
+            other.try_wait().unwrap().is_none(),
+            "{user:?}: it was killed"
+        );
+        other.kill().unwrap();
+        other.wait().unwrap();
+    }
 }
 
 #[test]
@@ -656,7 +825,7 @@ fn no_command_reaches_another_process_limits_or_scheduling() {
         }
         let answer = server.run(
             "ulimit -n 100 && ulimit -n && nice -n 5 true && ionice -c3 true && \
-             prlimit --nofile=50:50 bash -c 'ulimit -n' && prlimit --pid $PPID --nofile -o SOFT --noheadings > /dev/null && echo own",
+             prlimit --nofile=50:50 bash -c 'ulimit -n' && prlimit --pid $$ --nofile -o SOFT --noheadings > /dev/null && echo own",
         );
         assert_eq!(
             mask_ms(&answer),
@@ -675,15 +844,32 @@ fn no_command_reaches_another_process_limits_or_scheduling() {
 
 /// Under `--network deny` no netlink socket but NETLINK_ROUTE can be made: sock_diag
 /// (NETLINK_SOCK_DIAG, 4, what `ss` asks first) and the others are refused, while name
-/// resolution and `ip link` (NETLINK_ROUTE) still work. As root and as an
-/// unprivileged user.
+/// resolution and `ip link` (NETLINK_ROUTE) still work. A root server's commands are
+/// in a network namespace of their own, so `ss`, which then reads `/proc/net`, lists
+/// none of the host's sockets; a server that is not root says at start-up that it
+/// cannot give them one. As root and as an unprivileged user.
 #[test]
 fn network_deny_refuses_netlink_but_what_name_resolution_needs() {
     if !crate::support::landlock_here(4) {
         return;
     }
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
     for user in as_root_and_nobody() {
         let mut server = sandboxed_as(user, &["--network", "deny"]);
+        let answer = server.run(&format!(
+            "ss -tanl 2> /dev/null | grep -c ':{port} '; grep -ci ':{port:04X} ' /proc/net/tcp"
+        ));
+        let stderr = server.stderr();
+        if user.is_none() {
+            assert_eq!(mask_ms(&answer), "0\n0\n\n[exit:1 | Xms]", "{answer}");
+            assert!(
+                stderr.contains("a network namespace of their own"),
+                "{stderr}"
+            );
+        } else {
+            assert!(stderr.contains("the host's network namespace"), "{stderr}");
+        }
         for protocol in [4, 9, 15, 16] {
             let answer = server.run(&format!(
                 "python3 -c 'import socket; socket.socket(socket.AF_NETLINK, socket.SOCK_RAW, {protocol})'"

@@ -48,6 +48,9 @@ mod librechat;
 // Streamable HTTP: the token, the checks, a workspace per user, sessions that end.
 #[cfg(feature = "http")]
 mod http;
+// The service at scale: idle users released, the descriptor limit.
+#[cfg(feature = "http")]
+mod scale;
 // The Dockerfile's stages and the deploy/ files, without a Docker daemon.
 #[cfg(feature = "http")]
 mod deploy;

@@ -691,18 +691,38 @@ fn mount_point(mountinfo: &str, fs: impl Fn(&str) -> bool) -> Option<&str> {
     })
 }
 
-/// Makes `<base>/forge-bash-<pid>`, after removing what earlier servers left there.
+/// Makes the server's tree under `base` ([`tree_name`]), after removing what earlier
+/// servers left there.
 fn make_tree(base: &Path) -> Option<Tree> {
     if !base.join("cgroup.procs").exists() {
         return None;
     }
-    remove_stale(base);
-    let root = base.join(format!("forge-bash-{}", std::process::id()));
+    let (prefix, pid) = tree_name();
+    remove_stale(base, &prefix);
+    let root = base.join(format!("{prefix}{pid}"));
     std::fs::create_dir(&root).ok()?;
     Some(Tree {
         root,
         ..Tree::default()
     })
+}
+
+/// The inode of the initial PID namespace (`PROC_PID_INIT_INO`).
+const INITIAL_PID_NAMESPACE: u64 = 0xEFFF_FFFC;
+
+/// The name of the server's tree, as a prefix and the server's pid: `forge-bash-<pid>`
+/// in the initial PID namespace, `forge-bash-<namespace inode>-<pid>` in another (a
+/// container's, `unshare -p`), where the pid is that namespace's. Servers of different
+/// PID namespaces may share one cgroup tree: each judges only the trees of its own
+/// namespace, whose pids it can see.
+fn tree_name() -> (String, u32) {
+    use std::os::unix::fs::MetadataExt;
+    let namespace = std::fs::metadata("/proc/self/ns/pid").map_or(0, |m| m.ino());
+    let prefix = match namespace {
+        INITIAL_PID_NAMESPACE => "forge-bash-".to_owned(),
+        other => format!("forge-bash-{other}-"),
+    };
+    (prefix, std::process::id())
 }
 
 /// Enables `controller` for the cgroups under `root`, where the parent offers it.
@@ -797,18 +817,21 @@ pub fn remove_tree(root: &Path) {
     let _ = std::fs::remove_dir(root);
 }
 
-/// Removes what earlier servers left in `base`: `forge-bash-<pid>` cgroups whose
-/// server is gone, once their background jobs are gone too (a non-empty cgroup stays).
-fn remove_stale(base: &Path) {
+/// Removes what earlier servers of this PID namespace left in `base`: the trees named
+/// `<prefix><pid>` ([`tree_name`]) whose server is gone, once their background jobs are
+/// gone too (a non-empty cgroup stays). Another namespace's trees are never judged by
+/// pids that mean other processes here: a live server's emptied call cgroups, kept
+/// for its next calls, would go, and its next spawn into one would fail (`ENOENT`).
+fn remove_stale(base: &Path, prefix: &str) {
     let Ok(entries) = std::fs::read_dir(base) else {
         return;
     };
     for entry in entries.flatten() {
         let name = entry.file_name();
-        let Some(pid) = name.to_str().and_then(|n| n.strip_prefix("forge-bash-")) else {
+        let Some(pid) = name.to_str().and_then(|n| n.strip_prefix(prefix)) else {
             continue;
         };
-        if !Path::new("/proc").join(pid).exists() {
+        if pid.bytes().all(|b| b.is_ascii_digit()) && !Path::new("/proc").join(pid).exists() {
             remove_tree(&entry.path());
         }
     }
@@ -941,8 +964,10 @@ impl Slots {
             let _ = std::thread::Builder::new()
                 .name("slot maker".to_owned())
                 .spawn(move || {
+                    // Kept as a freed slot is: slots made for a burst that ended
+                    // meanwhile do not pile up past the spares.
                     if let Some(slot) = slots.make() {
-                        lock(&slots.free).push(slot);
+                        slots.give_back(slot);
                     }
                 });
         }

@@ -233,6 +233,7 @@ impl Command {
             no_new_privs: self.no_new_privs,
             drop_capabilities: self.drop_capabilities,
             ruleset: None,
+            network: None,
             null,
             out: (out_r, out_w),
             err: (err_r, err_w),
@@ -267,6 +268,8 @@ pub(super) struct Prepared {
     drop_capabilities: bool,
     /// A Landlock ruleset the child enters last, after `no_new_privs`.
     ruleset: Option<RawFd>,
+    /// A network namespace the child enters first, while it is still root.
+    network: Option<RawFd>,
     /// `/dev/null`, opened once for every call.
     null: RawFd,
     out: (OwnedFd, OwnedFd),
@@ -319,6 +322,7 @@ pub struct Start<'a> {
     pub(super) prepared: Prepared,
     pub(super) cgroup: Option<BorrowedFd<'a>>,
     ruleset: Option<BorrowedFd<'a>>,
+    network: Option<BorrowedFd<'a>>,
 }
 
 impl<'a> Start<'a> {
@@ -327,12 +331,18 @@ impl<'a> Start<'a> {
             prepared,
             cgroup,
             ruleset: None,
+            network: None,
         }
     }
 
     /// The child enters this Landlock ruleset before it executes the program, with
-    /// `no_new_privs` (which the kernel requires of an unprivileged process first).
-    pub fn entering<'b>(self, ruleset: Option<BorrowedFd<'b>>) -> Start<'b>
+    /// `no_new_privs` (which the kernel requires of an unprivileged process first),
+    /// and this network namespace first of all.
+    pub fn entering<'b>(
+        self,
+        ruleset: Option<BorrowedFd<'b>>,
+        network: Option<BorrowedFd<'b>>,
+    ) -> Start<'b>
     where
         'a: 'b,
     {
@@ -342,6 +352,7 @@ impl<'a> Start<'a> {
             prepared,
             cgroup: self.cgroup,
             ruleset,
+            network,
         }
     }
 
@@ -352,8 +363,10 @@ impl<'a> Start<'a> {
             mut prepared,
             cgroup,
             ruleset,
+            network,
         } = self;
         prepared.ruleset = ruleset.map(|fd| fd.as_raw_fd());
+        prepared.network = network.map(|fd| fd.as_raw_fd());
         prepared.start(cgroup)
     }
 }
@@ -562,12 +575,24 @@ impl Prepared {
         }
     }
 
-    /// In the child: its groups, gid and uid, `no_new_privs`, then the Landlock
-    /// ruleset; false when one failed. The credentials change through the system calls
-    /// themselves: libc's wrappers would also change those of the server's threads.
+    /// In the child: its network namespace, groups, gid and uid, `no_new_privs`, then
+    /// the Landlock ruleset; false when one failed. The credentials change through the
+    /// system calls themselves: libc's wrappers would also change those of the server's
+    /// threads.
     unsafe fn take_credentials(&self) -> bool {
         // SAFETY: plain system calls on values made before the clone.
         unsafe {
+            // While the child is still root: the namespace needs CAP_SYS_ADMIN, and the
+            // bounding set CAP_SETPCAP, which a uid of its own takes away.
+            if self
+                .network
+                .is_some_and(|ns| libc::setns(ns, libc::CLONE_NEWNET) != 0)
+            {
+                return false;
+            }
+            if self.drop_capabilities {
+                drop_bounding_set();
+            }
             self.groups.as_ref().is_none_or(|groups| {
                 libc::syscall(libc::SYS_setgroups, groups.len(), groups.as_ptr()) == 0
             }) && self
@@ -696,17 +721,34 @@ fn start_error(report: Option<(OwnedFd, OwnedFd)>, failed: AtomicI32) -> Option<
     }
 }
 
-/// In the child: every capability dropped, the bounding set's first (while the child
-/// may still drop from it: a server that is not root has nothing there to drop), with
-/// root's rights on `execve` locked off; then the permitted, effective and inheritable
-/// sets emptied. False when emptying them failed.
+/// In the child, before it takes a uid of its own: the bounding set emptied (a server
+/// that is not root has nothing there to drop), with root's rights on `execve` locked
+/// off.
+///
+/// # Safety
+/// Only between the clone and `execve`: plain system calls.
+unsafe fn drop_bounding_set() {
+    /// `SECBIT_NOROOT | SECBIT_NOROOT_LOCKED | SECBIT_NO_SETUID_FIXUP |
+    /// SECBIT_NO_SETUID_FIXUP_LOCKED`: uid 0 gains nothing on `execve`.
+    const NOROOT: libc::c_ulong = 0x0f;
+    // SAFETY: prctl on plain values.
+    unsafe {
+        // EINVAL past the last capability; EPERM without CAP_SETPCAP (not root).
+        for cap in 0..64 {
+            if libc::prctl(libc::PR_CAPBSET_DROP, cap, 0, 0, 0) != 0 {
+                break;
+            }
+        }
+        libc::prctl(libc::PR_SET_SECUREBITS, NOROOT, 0, 0, 0);
+    }
+}
+
+/// In the child, once its uid is taken: the ambient, permitted, effective and
+/// inheritable sets emptied. False when emptying them failed.
 ///
 /// # Safety
 /// Only between the clone and `execve`: plain system calls on local memory.
 unsafe fn drop_capabilities() -> bool {
-    /// `SECBIT_NOROOT | SECBIT_NOROOT_LOCKED | SECBIT_NO_SETUID_FIXUP |
-    /// SECBIT_NO_SETUID_FIXUP_LOCKED`: uid 0 gains nothing on `execve`.
-    const NOROOT: libc::c_ulong = 0x0f;
     #[repr(C)]
     struct Header {
         version: u32,
@@ -721,13 +763,6 @@ unsafe fn drop_capabilities() -> bool {
     }
     // SAFETY: prctl and capset on values on this stack.
     unsafe {
-        // EINVAL past the last capability; EPERM without CAP_SETPCAP (not root).
-        for cap in 0..64 {
-            if libc::prctl(libc::PR_CAPBSET_DROP, cap, 0, 0, 0) != 0 {
-                break;
-            }
-        }
-        libc::prctl(libc::PR_SET_SECUREBITS, NOROOT, 0, 0, 0);
         libc::prctl(
             libc::PR_CAP_AMBIENT,
             libc::PR_CAP_AMBIENT_CLEAR_ALL,

@@ -149,6 +149,16 @@ pub fn shows_stderr(out: &Output, when: Stderr) -> bool {
     (failed || when == Stderr::Always) && !out.stdout.binary && out.stderr.total_bytes > 0
 }
 
+/// The line an answer gains, before its footer, when its call's audit row could not
+/// be written (`why`); the server's log has the row.
+pub fn unaudited(answer: &mut Answer, why: &dyn std::fmt::Display) {
+    let line = format!(
+        "\nWARNING: this call's audit row could not be written ({why}); the server's log holds it."
+    );
+    let footer = answer.text.rfind('\n').unwrap_or(answer.text.len());
+    answer.text.insert_str(footer, &line);
+}
+
 /// `⏎[exit:N | Xms]`, appended to every answer.
 pub fn footer(code: i32, ms: u128) -> String {
     format!("\n[exit:{code} | {ms}ms]")

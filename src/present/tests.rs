@@ -509,3 +509,23 @@ mod progress {
         assert_eq!(last(&[(Stdout, &many)]).as_deref(), Some("line 1999"));
     }
 }
+
+#[test]
+fn an_unaudited_call_says_so_before_its_footer() {
+    let f = Fixture::new();
+    let full = std::io::Error::from_raw_os_error(libc::ENOSPC);
+    let mut answer = f.show(b"made\n", b"", 0);
+    unaudited(&mut answer, &full);
+    assert_eq!(
+        answer.text,
+        "made\n\nWARNING: this call's audit row could not be written (No space left on device \
+         (os error 28)); the server's log holds it.\n[exit:0 | 5ms]"
+    );
+    let mut answer = blocked();
+    unaudited(&mut answer, &full);
+    assert!(
+        answer.text.starts_with(BLOCKED) && answer.text.ends_with("holds it.\n[exit:-1 | 0ms]"),
+        "{}",
+        answer.text
+    );
+}
