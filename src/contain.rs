@@ -209,6 +209,14 @@ impl Containment {
         }
     }
 
+    /// A root server's user (their uid) was released: their cgroups go, once their
+    /// calls ended (see [`Cgroups::release_user`]).
+    pub fn release_user(&self, uid: u32) {
+        if let Some(cgroups) = self.cgroups.get() {
+            cgroups.release_user(uid);
+        }
+    }
+
     /// A new call of the server's own user: its marker, and its cgroups when there are
     /// cgroups.
     pub fn call(self: &Arc<Self>) -> Arc<Call> {

@@ -15,9 +15,15 @@ use std::io;
 /// spawning slot's, its overflow and tail files. One call measured 14.
 pub const PER_COMMAND: usize = 16;
 
-/// Descriptors one session may hold: the connection it talks on, and its user's state
-/// dir and day's audit log (shared by the user's sessions).
-pub const PER_SESSION: usize = 3;
+/// Descriptors one session may hold: the connection it talks on, its user's state dir
+/// and day's audit log (shared by the user's sessions), and, for a root server's user,
+/// what their cgroups keep between calls ([`USER_CGROUPS`]).
+pub const PER_SESSION: usize = 3 + USER_CGROUPS;
+
+/// Descriptors a held user's cgroups keep open between calls: a free spawning slot's
+/// `pids.current` and `memory.oom_control`, and a kept cgroup v2 directory with its
+/// `cgroup.events` and `memory.events`.
+pub const USER_CGROUPS: usize = 5;
 
 /// Descriptors set aside beyond those counted: the logs, a retention pass, reading
 /// `/proc`, the users' mapping file.
@@ -135,10 +141,11 @@ mod tests {
     fn a_session_is_let_in_while_it_fits_beside_what_is_set_aside() {
         let budget = Budget::new(256, 20, 6, 64);
         assert_eq!(budget.reserved(), 6 * 16 + 64 + 32);
-        assert_eq!(budget.sessions(), (256 - 20 - 192) / 3);
-        assert_eq!(budget.admits_session(61), Ok(()));
-        let full = budget.admits_session(62).unwrap_err();
-        assert_eq!((full.limit, full.open, full.reserved), (256, 62, 192));
+        assert_eq!(budget.sessions(), (256 - 20 - 192) / PER_SESSION);
+        let last = 256 - 192 - PER_SESSION;
+        assert_eq!(budget.admits_session(last), Ok(()));
+        let full = budget.admits_session(last + 1).unwrap_err();
+        assert_eq!((full.limit, full.open, full.reserved), (256, last + 1, 192));
         assert!(full.to_string().contains("RLIMIT_NOFILE 256"), "{full}");
         // Connections may use the strangers' share, never the commands'.
         assert!(budget.admits_connection(256 - 96 - 16 - 1));

@@ -146,6 +146,11 @@ impl Shared {
         self.containment.keeps_background()
     }
 
+    /// A user whose commands ran as `uid` was released: so are their cgroups.
+    pub fn release_user(&self, uid: u32) {
+        self.containment.release_user(uid);
+    }
+
     /// The server stops: every running command is killed and logged, within
     /// [`STOP_GRACE`]; no command starts after.
     pub async fn stop_calls(&self) {

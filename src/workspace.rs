@@ -344,7 +344,14 @@ impl Workspaces {
         if count == 0 {
             return 0;
         }
+        let uids: Vec<u32> = released
+            .iter()
+            .filter_map(|held| held.server.uid())
+            .collect();
         drop(released);
+        for uid in uids {
+            self.shared.release_user(uid);
+        }
         tracing::info!(
             released = count,
             held = self.held(),

@@ -323,3 +323,49 @@ fn each_user_of_the_service_has_a_limit_of_their_own() {
     // SAFETY: kill has no memory-safety preconditions; the job is this test's.
     unsafe { libc::kill(job, libc::SIGKILL) };
 }
+
+/// A user of the service who left is released with their cgroups: the directory that
+/// held their memory limit is gone once they idled (`--user-idle-secs`).
+#[cfg(feature = "http")]
+#[test]
+fn a_released_user_leaves_no_cgroup_behind() {
+    // SAFETY: geteuid has no preconditions.
+    if unsafe { libc::geteuid() } != 0 {
+        eprintln!("skipped: a uid (and cgroups) per user needs a root server");
+        return;
+    }
+    let server = crate::support::http::HttpServer::start(&[
+        "--workdir",
+        "{root}/ws/{user}",
+        "--state-dir",
+        "{root}/state/{user}",
+        "--user-idle-secs",
+        "1",
+    ]);
+    let mut alice = server.client(Some("alice"));
+    alice.initialize();
+    let answer = alice.run("sed -n 's/^[0-9]*:memory://p' /proc/self/cgroup");
+    let slot = answer.lines().next().unwrap().to_owned();
+    if !slot.contains("/user-") {
+        eprintln!("skipped: no memory cgroup for calls here: {answer}");
+        return;
+    }
+    let user = std::path::Path::new("/sys/fs/cgroup/memory")
+        .join(slot.trim_start_matches('/'))
+        .parent()
+        .unwrap()
+        .to_owned();
+    assert!(user.is_dir(), "{}", user.display());
+    assert_eq!(alice.delete().status, 204);
+    assert!(
+        eventually(PATIENCE, || !user.exists()),
+        "{} is still there: {}",
+        user.display(),
+        server.stderr()
+    );
+    // Back: their cgroups are made again.
+    let mut back = server.client(Some("alice"));
+    back.initialize();
+    assert!(back.run("true").contains("[exit:0"));
+    assert!(user.is_dir());
+}

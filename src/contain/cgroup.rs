@@ -44,8 +44,14 @@ use crate::worker::Worker;
 /// Free slots made ahead, so that a call seldom makes one on its path.
 const SPARE_SLOTS: usize = 2;
 
-/// Emptied v2 call cgroups kept for the next calls, at most.
+/// Emptied v2 call cgroups kept for the next calls, at most: for the server's own user,
+/// and for each of a root server's users (who hold them only while they are held).
 const KEPT_CGROUPS: usize = 4;
+const USER_KEPT_CGROUPS: usize = 1;
+
+/// Numbers of v1 slots, for all users: a user released and back later never meets
+/// the `slot-N` a background job of theirs still holds.
+static SLOT_NUMBERS: AtomicU64 = AtomicU64::new(1);
 
 /// One hierarchy's directory for this server's calls.
 #[derive(Debug, Default)]
@@ -87,6 +93,8 @@ struct User {
     slots: Option<Arc<Slots>>,
     /// v2 call cgroups whose calls ended with nothing left in them.
     kept: Mutex<Vec<V2Cgroup>>,
+    /// How many are kept at most.
+    keep: usize,
 }
 
 /// A v2 call cgroup: its directory, opened for `clone3`, and its `cgroup.events`, which
@@ -195,8 +203,9 @@ struct Slots {
     /// its own under it, which counts the call's out-of-memory kills.
     memory_root: Option<PathBuf>,
     max_processes: u32,
+    /// Free slots made ahead.
+    spares: usize,
     free: Mutex<Vec<Slot>>,
-    next: AtomicU64,
 }
 
 /// A thread that lives in `dir` and runs what it is sent; `current` is the cgroup's
@@ -328,12 +337,20 @@ impl Cgroups {
             let memory = (self.memory_v1.as_ref())
                 .and_then(dir)
                 .filter(|memory| self.limit_v1(memory));
-            Some(Slots::new(root, cpu, memory, self.max_processes))
+            // A root server's users make their slots as they call: a held user keeps
+            // one free slot, not a thread per spare.
+            let spares = if user.is_none() { SPARE_SLOTS } else { 0 };
+            Some(Slots::new(root, cpu, memory, self.max_processes, spares))
         });
         let made = Arc::new(User {
             v2,
             slots,
             kept: Mutex::new(Vec::new()),
+            keep: if user.is_none() {
+                KEPT_CGROUPS
+            } else {
+                USER_KEPT_CGROUPS
+            },
         });
         lock(&self.users).entry(user).or_insert(made).clone()
     }
@@ -551,7 +568,7 @@ impl Cgroups {
         if let (Some(cgroup), Some(user)) = (call.v2.take(), call.user.as_ref()) {
             let mut kept = lock(&user.kept);
             let lends = lends && !call.killed.load(Ordering::Relaxed);
-            if lends && kept.len() < KEPT_CGROUPS && !cgroup.populated() {
+            if lends && kept.len() < user.keep && !cgroup.populated() {
                 kept.push(cgroup);
             } else {
                 dirs.push(cgroup.path);
@@ -561,6 +578,35 @@ impl Cgroups {
         dirs.extend(lock(&call.cpu_v1).take());
         dirs.extend(lock(&call.memory_v1).take());
         dirs
+    }
+
+    /// `user` (a root server's) was released: their free slots' threads end and their
+    /// kept cgroups are closed, and their directories are removed once empty, on a
+    /// thread of its own. Calls still running keep what they hold; the user's next
+    /// call makes their cgroups again.
+    pub fn release_user(&self, user: u32) {
+        let Some(made) = lock(&self.users).remove(&Some(user)) else {
+            return;
+        };
+        let released = move || {
+            lock(&made.kept).clear();
+            let mut dirs: Vec<PathBuf> = made.v2.iter().map(|t| t.root.clone()).collect();
+            if let Some(slots) = &made.slots {
+                slots.close();
+                dirs.push(slots.root.clone());
+                dirs.extend(slots.cpu_root.clone());
+                dirs.extend(slots.memory_root.clone());
+            }
+            for dir in dirs {
+                remove_tree(&dir);
+            }
+        };
+        if let Err(e) = std::thread::Builder::new()
+            .name("user release".to_owned())
+            .spawn(released)
+        {
+            tracing::debug!(error = %e, "no thread to release a user's cgroups");
+        }
     }
 
     /// Removes the empty call cgroups, then the server's own, at exit. A cgroup that
@@ -845,16 +891,17 @@ impl Slots {
         cpu_root: Option<PathBuf>,
         memory_root: Option<PathBuf>,
         max_processes: u32,
+        spares: usize,
     ) -> Arc<Slots> {
         let slots = Arc::new(Slots {
             root,
             cpu_root,
             memory_root,
             max_processes,
+            spares,
             free: Mutex::new(Vec::new()),
-            next: AtomicU64::new(1),
         });
-        for _ in 0..SPARE_SLOTS {
+        for _ in 0..spares {
             if let Some(slot) = slots.make() {
                 lock(&slots.free).push(slot);
             }
@@ -914,7 +961,7 @@ impl Slots {
     /// A new `slot-N` cgroup with the process limit: the call's processes and the
     /// slot's own thread.
     fn new_dir(&self) -> Option<SlotDirs> {
-        let n = self.next.fetch_add(1, Ordering::Relaxed);
+        let n = SLOT_NUMBERS.fetch_add(1, Ordering::Relaxed);
         let dir = self.root.join(format!("slot-{n}"));
         if let Err(e) = std::fs::create_dir(&dir) {
             tracing::debug!(error = %e, dir = %dir.display(), "no pids cgroup for a slot");
@@ -959,7 +1006,7 @@ impl Slots {
             let mut free = lock(&self.free);
             (free.pop(), free.len())
         };
-        if left < SPARE_SLOTS {
+        if left < self.spares {
             let slots = self.clone();
             let _ = std::thread::Builder::new()
                 .name("slot maker".to_owned())
@@ -1027,7 +1074,7 @@ impl Slots {
     /// path: the move is that thread's), removes the slot's cgroup and ends.
     fn give_back(&self, slot: Slot) {
         let mut free = lock(&self.free);
-        if free.len() <= SPARE_SLOTS {
+        if free.len() <= self.spares {
             free.push(slot);
             return;
         }
