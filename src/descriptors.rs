@@ -15,15 +15,10 @@ use std::io;
 /// spawning slot's, its overflow and tail files. One call measured 14.
 pub const PER_COMMAND: usize = 16;
 
-/// Descriptors one session may hold: the connection it talks on, its user's state dir
-/// and day's audit log (shared by the user's sessions), and, for a root server's user,
-/// what their cgroups keep between calls ([`USER_CGROUPS`]).
-pub const PER_SESSION: usize = 3 + USER_CGROUPS;
-
-/// Descriptors a held user's cgroups keep open between calls: a free spawning slot's
-/// `pids.current` and `memory.oom_control`, and a kept cgroup v2 directory with its
-/// `cgroup.events` and `memory.events`.
-pub const USER_CGROUPS: usize = 5;
+/// Descriptors one session may hold: the connection it talks on, and its user's state
+/// dir and day's audit log (shared by the user's sessions). A user's cgroups keep no
+/// file open between their calls.
+pub const PER_SESSION: usize = 3;
 
 /// Descriptors set aside beyond those counted: the logs, a retention pass, reading
 /// `/proc`, the users' mapping file.

@@ -45,9 +45,10 @@ use crate::worker::Worker;
 const SPARE_SLOTS: usize = 2;
 
 /// Emptied v2 call cgroups kept for the next calls, at most: for the server's own user,
-/// and for each of a root server's users (who hold them only while they are held).
+/// and for each of a root server's users (none: thousands of held users would hold two
+/// files each).
 const KEPT_CGROUPS: usize = 4;
-const USER_KEPT_CGROUPS: usize = 1;
+const USER_KEPT_CGROUPS: usize = 0;
 
 /// Numbers of v1 slots, for all users: a user released and back later never meets
 /// the `slot-N` a background job of theirs still holds.
@@ -205,6 +206,9 @@ struct Slots {
     max_processes: u32,
     /// Free slots made ahead.
     spares: usize,
+    /// Free slots kept at most: the spares and one; none for a root server's users,
+    /// who then hold no thread and no file between their calls.
+    keep: usize,
     free: Mutex<Vec<Slot>>,
 }
 
@@ -337,10 +341,21 @@ impl Cgroups {
             let memory = (self.memory_v1.as_ref())
                 .and_then(dir)
                 .filter(|memory| self.limit_v1(memory));
-            // A root server's users make their slots as they call: a held user keeps
-            // one free slot, not a thread per spare.
-            let spares = if user.is_none() { SPARE_SLOTS } else { 0 };
-            Some(Slots::new(root, cpu, memory, self.max_processes, spares))
+            // A root server's users make a slot for each call (a thread that ends with
+            // it): thousands of users held would otherwise hold a thread and two files
+            // each.
+            let (spares, keep) = match user {
+                None => (SPARE_SLOTS, SPARE_SLOTS + 1),
+                Some(_) => (0, 0),
+            };
+            Some(Slots::new(
+                root,
+                cpu,
+                memory,
+                self.max_processes,
+                spares,
+                keep,
+            ))
         });
         let made = Arc::new(User {
             v2,
@@ -892,6 +907,7 @@ impl Slots {
         memory_root: Option<PathBuf>,
         max_processes: u32,
         spares: usize,
+        keep: usize,
     ) -> Arc<Slots> {
         let slots = Arc::new(Slots {
             root,
@@ -899,6 +915,7 @@ impl Slots {
             memory_root,
             max_processes,
             spares,
+            keep,
             free: Mutex::new(Vec::new()),
         });
         for _ in 0..spares {
@@ -1070,11 +1087,11 @@ impl Slots {
         }
     }
 
-    /// Frees a slot; beyond the spares and one, its thread goes home (off the answer's
-    /// path: the move is that thread's), removes the slot's cgroup and ends.
+    /// Frees a slot; beyond those kept, its thread goes home (off the answer's path:
+    /// the move is that thread's), removes the slot's cgroup and ends.
     fn give_back(&self, slot: Slot) {
         let mut free = lock(&self.free);
-        if free.len() <= self.spares {
+        if free.len() < self.keep {
             free.push(slot);
             return;
         }
