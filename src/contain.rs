@@ -82,6 +82,10 @@ pub struct Containment {
     finding: Mutex<Option<std::thread::JoinHandle<Cgroups>>>,
     max_processes: u32,
     limits: Limits,
+    /// The server serves many users, each with a uid of their own (`--http` with
+    /// `{user}` paths, as root): each uid's calls share cgroups of their own. Otherwise
+    /// every call is the server's one user's, whatever uid it runs as.
+    many_users: bool,
     /// Unique per server: pid and start time.
     tag: String,
     next: AtomicU64,
@@ -124,6 +128,7 @@ impl Containment {
             finding: Mutex::new(finding),
             max_processes,
             limits,
+            many_users: false,
             tag: format!("{}-{started}", std::process::id()),
             next: AtomicU64::new(1),
             keep_background,
@@ -134,6 +139,13 @@ impl Containment {
             removals: Mutex::new(None),
             told: Mutex::new(Vec::new()),
         }
+    }
+
+    /// The server serves many users, each under a uid of their own: each uid's calls
+    /// are bounded together, apart from the others'.
+    pub fn with_many_users(mut self, many: bool) -> Containment {
+        self.many_users = many;
+        self
     }
 
     /// Whether what answered calls left running outlives the server.
@@ -190,6 +202,7 @@ impl Containment {
     /// their own when none is ready to take: making a cgroup (and moving a slot's thread into
     /// it) waits for the kernel's cgroup locks, which a storm of forks and kills holds.
     pub async fn new_call(self: &Arc<Self>, user: Option<u32>) -> Arc<Call> {
+        let user = user.filter(|_| self.many_users);
         if self.cgroups().ready(user) {
             return self.call_of(user);
         }
@@ -223,8 +236,10 @@ impl Containment {
         self.call_of(None)
     }
 
-    /// A new call of `user` (a uid of the users' range; `None`: the server's own user).
+    /// A new call of `user` (a uid of the users' range, when the server serves many;
+    /// `None`: the server's one user).
     pub fn call_of(self: &Arc<Self>, user: Option<u32>) -> Arc<Call> {
+        let user = user.filter(|_| self.many_users);
         let n = self.next.fetch_add(1, Ordering::Relaxed);
         Arc::new(Call {
             marker: format!("{}-{n}", self.tag),

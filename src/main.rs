@@ -217,11 +217,14 @@ fn serve(config: Config, token: Option<String>) -> ExitCode {
     }
     let shell = config::find_shell();
     raise_fd_limit();
-    let containment = Arc::new(Containment::new(
-        config.max_processes,
-        config.keep_background,
-        config.limits(),
-    ));
+    let containment = Arc::new(
+        Containment::new(
+            config.max_processes,
+            config.keep_background,
+            config.limits(),
+        )
+        .with_many_users(config.http.is_some() && config.per_user()),
+    );
     let commands = commands_within_limit(config.max_concurrent);
     let shared = Shared::new(shell, containment.clone(), commands);
     // One thread: the work is waiting on pipes and children, and a single thread wakes
