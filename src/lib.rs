@@ -49,6 +49,7 @@ pub mod guard;
 #[cfg(feature = "http")]
 pub mod http;
 pub mod keylines;
+pub mod metrics;
 pub mod overflow;
 pub mod present;
 pub mod render;

@@ -31,6 +31,7 @@ use crate::backlog::Backlog;
 use crate::capture::{Captured, Spill, Spiller};
 use crate::config::Config;
 use crate::contain::{Containment, Scope};
+use crate::metrics::{self, Outcome};
 use crate::present::Answer;
 use crate::sandbox::Sandbox;
 use crate::state::StateDir;
@@ -339,12 +340,14 @@ impl Server {
             permit = shared.permits.acquire() => permit,
         };
         let started = Instant::now();
+        let running = metrics::Running::start();
         let result = exec::run(self.job(command, scope, tail), stop).await;
+        drop(running);
         let ms = started.elapsed().as_millis();
         let answer = match result {
             Ok(out) => self.finished(command, out, started),
             Err(e) => {
-                self.audit(command, exit::FAILURE, ms);
+                self.audit_row(command, exit::FAILURE, Some(ms), false, Outcome::Failed);
                 present::failure(&e.to_string(), ms)
             }
         };
@@ -389,13 +392,13 @@ impl Server {
     /// unrecorded).
     fn refused(&self, command: &str) -> Option<Answer> {
         if guard::check(command).is_blocked() {
-            self.audit(command, exit::BLOCKED, 0);
+            self.audit_row(command, exit::BLOCKED, None, false, Outcome::Blocked);
             return Some(present::blocked());
         }
         let Err(e) = audit::ready(&self.inner.state) else {
             return None;
         };
-        self.audit(command, exit::FAILURE, 0);
+        self.audit_row(command, exit::FAILURE, None, false, Outcome::Failed);
         let message = format!("the audit log cannot be written ({e}), so the command was not run");
         Some(present::failure(&message, 0))
     }
@@ -417,7 +420,16 @@ impl Server {
         );
         match out.rest.take() {
             Some(rest) => self.audit_at_the_end(command, rest, started),
-            None => self.audit_row(command, out.code, ms, out.background.is_some()),
+            None => {
+                let outcome = outcome(out.ending, out.code);
+                self.audit_row(
+                    command,
+                    out.code,
+                    Some(ms),
+                    out.background.is_some(),
+                    outcome,
+                );
+            }
         }
         let named = [&out.stdout.spill, &out.stderr.spill];
         let named: Vec<String> = named
@@ -465,7 +477,8 @@ impl Server {
         tokio::spawn(async move {
             let finished = rest.finished().await;
             let ms = started.elapsed().as_millis();
-            server.audit_row(&command, finished.code, ms, true);
+            let outcome = outcome(finished.ending, finished.code);
+            server.audit_row(&command, finished.code, Some(ms), true, outcome);
             drop(running);
         });
     }
@@ -484,7 +497,8 @@ impl Server {
             background: None,
             rest: None,
         };
-        self.audit(command, out.code, 0);
+        let outcome = outcome(ending, out.code);
+        self.audit_row(command, out.code, None, false, outcome);
         let config = &self.inner.config;
         present::show(
             &out,
@@ -495,12 +509,20 @@ impl Server {
         )
     }
 
-    fn audit(&self, command: &str, code: i32, ms: u128) {
-        self.audit_row(command, code, ms, false);
-    }
-
-    /// The call's row; `background`: it left a job running.
-    fn audit_row(&self, command: &str, code: i32, ms: u128, background: bool) {
+    /// The call's row, and its count by `outcome`; `ran`: the milliseconds its command
+    /// ran (`None`: it never ran, 0 in the row, and not timed); `background`: it left a
+    /// job running.
+    fn audit_row(
+        &self,
+        command: &str,
+        code: i32,
+        ran: Option<u128>,
+        background: bool,
+        outcome: Outcome,
+    ) {
+        let ms = ran.unwrap_or(0);
+        let ran = ran.map(|ms| Duration::from_millis(u64::try_from(ms).unwrap_or(u64::MAX)));
+        metrics::call_ended(outcome, ran);
         let row = audit::Row {
             at: chrono::Utc::now(),
             command,
@@ -581,6 +603,16 @@ impl ServerHandler for Server {
             CallToolResult::success(content)
         };
         Ok(result.into())
+    }
+}
+
+/// The outcome of a call that came to `ending` with `code`.
+fn outcome(ending: exec::Ending, code: i32) -> Outcome {
+    match ending {
+        exec::Ending::Exited | exec::Ending::Yielded => Outcome::of_code(code),
+        exec::Ending::TimedOut => Outcome::Timeout,
+        exec::Ending::Cancelled => Outcome::Cancelled,
+        exec::Ending::ShutDown => Outcome::Stopped,
     }
 }
 
@@ -698,6 +730,21 @@ fn input_schema() -> JsonObject {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn outcomes_of_endings() {
+        use exec::Ending;
+        let check = |ending, code, expected| assert_eq!(outcome(ending, code), expected);
+        check(Ending::Exited, 0, Outcome::Ok);
+        check(Ending::Exited, 2, Outcome::Failed);
+        check(Ending::Yielded, 0, Outcome::Ok);
+        // A command's own 124 or 143 is its exit code, not a timeout or a stop.
+        check(Ending::Exited, exit::TIMEOUT, Outcome::Failed);
+        check(Ending::Exited, exit::SHUTDOWN, Outcome::Failed);
+        check(Ending::TimedOut, exit::TIMEOUT, Outcome::Timeout);
+        check(Ending::Cancelled, exit::CANCELLED, Outcome::Cancelled);
+        check(Ending::ShutDown, exit::SHUTDOWN, Outcome::Stopped);
+    }
 
     #[test]
     fn the_input_schema_comes_from_run_args() {

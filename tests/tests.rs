@@ -46,6 +46,9 @@ mod librechat;
 // Streamable HTTP: the token, the checks, a workspace per user, sessions that end.
 #[cfg(feature = "http")]
 mod http;
+// The service's probes, metrics and drain on SIGTERM.
+#[cfg(feature = "http")]
+mod service;
 // The Dockerfile's stages and the deploy/ files, without a Docker daemon.
 #[cfg(feature = "http")]
 mod deploy;
