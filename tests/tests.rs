@@ -49,6 +49,9 @@ mod http;
 // The service's probes, metrics and drain on SIGTERM.
 #[cfg(feature = "http")]
 mod service;
+// Three replicas behind a real nginx serving deploy/nginx.conf.
+#[cfg(feature = "http")]
+mod nginx;
 // The Dockerfile's stages and the deploy/ files, without a Docker daemon.
 #[cfg(feature = "http")]
 mod deploy;
