@@ -55,6 +55,9 @@ mod nginx;
 // The Dockerfile's stages and the deploy/ files, without a Docker daemon.
 #[cfg(feature = "http")]
 mod deploy;
+// The Kubernetes base: it parses, and speaks the binary's flags, variables and paths.
+#[cfg(feature = "http")]
+mod kubernetes;
 // The modules of src/ import one another without a circle.
 mod layers;
 // The README's registration blocks and the LibreChat example.
