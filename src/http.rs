@@ -817,13 +817,7 @@ pub async fn serve(workspaces: Arc<Workspaces>, settings: Settings, stop: Stop) 
     let grace = settings.grace;
     let gate = Arc::new(Gate::new(&workspaces, settings, &shutdown));
     if let Some(listener) = metrics {
-        tracing::info!(metrics = %listener.local_addr()?, "serving {} without a token", probes::METRICS);
-        let (gate, ended) = (gate.clone(), shutdown.child_token());
-        tokio::spawn(async move {
-            if let Err(e) = probes::serve_metrics(listener, gate, ended).await {
-                tracing::warn!(error = %e, "the metrics address stopped serving");
-            }
-        });
+        probes::spawn_metrics(listener, gate.clone(), shutdown.child_token())?;
     }
     let retention = {
         let workspaces = workspaces.clone();

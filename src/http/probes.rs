@@ -99,9 +99,25 @@ impl Gate {
     }
 }
 
-/// Serves `/metrics` without a token on `listener` (`--metrics`) until `ended`:
-/// nothing else, a few connections at once.
-pub(super) async fn serve_metrics(
+/// Serves `/metrics` without a token on `listener` (`--metrics`) until `ended`, on a
+/// task of its own.
+pub(super) fn spawn_metrics(
+    listener: TcpListener,
+    gate: Arc<Gate>,
+    ended: CancellationToken,
+) -> io::Result<()> {
+    tracing::info!(metrics = %listener.local_addr()?, "serving {METRICS} without a token");
+    tokio::spawn(async move {
+        if let Err(e) = serve_metrics(listener, gate, ended).await {
+            tracing::warn!(error = %e, "the metrics address stopped serving");
+        }
+    });
+    Ok(())
+}
+
+/// Serves `/metrics` on `listener` until `ended`: nothing else, a few connections at
+/// once.
+async fn serve_metrics(
     listener: TcpListener,
     gate: Arc<Gate>,
     ended: CancellationToken,
