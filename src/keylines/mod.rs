@@ -978,7 +978,8 @@ fn opens_block(text: &str) -> bool {
 
 /// The failing test a key line names, by the shapes of test runners' failure
 /// markers: go's `--- FAIL: TestX (0.00s)`, libtest's `test x ... FAILED`, TAP's
-/// `not ok 3 - x`, pytest's `FAILED path::x - …`, jest's and vitest's `✕ x (3 ms)`,
+/// `not ok 3 - x`, pytest's `FAILED path::x - …`, jest's and vitest's `✕ x (3 ms)`
+/// and jest's `● suite › x`,
 /// a status column's `  5/240 x   FAIL   0.01s`, nextest's `FAIL [ 0.004s] crate x`,
 /// ctest's `Test #61: x ....***Failed`.
 pub fn failed_test_name(text: &str) -> Option<&str> {
@@ -990,6 +991,7 @@ pub fn failed_test_name(text: &str) -> Option<&str> {
             r"|^\s*not ok \d+ (- )?(?<tap>[^#]*[^#\s])",
             r"|^FAILED (?<pytest>\S+)",
             r"|^\s*(✕|✗|×) (?<jest>.+?)( \(\d+(\.\d+)? ?m?s\))?$",
+            r"|^\s*● (?<bullet>.+)$",
             r"|^\s*\d+/\d+ +(Test +#\d+: +)?(?<status>\S+)( \.+\**)? *(FAIL|Failed|\*\*\*Failed)\b",
             r"|^\s*FAIL \[ *[\d.]+s\] (?<nextest>.+)$",
         ))
@@ -997,7 +999,7 @@ pub fn failed_test_name(text: &str) -> Option<&str> {
     });
     let found = shapes.captures(text)?;
     [
-        "go", "libtest", "tap", "pytest", "jest", "status", "nextest",
+        "go", "libtest", "tap", "pytest", "jest", "bullet", "status", "nextest",
     ]
     .iter()
     .find_map(|name| found.name(name))

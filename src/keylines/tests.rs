@@ -502,6 +502,10 @@ fn failing_tests_names_by_the_shape_of_their_marker() {
             "applies a 15% discount",
         ),
         (
+            "  ● cart 5 › rounds the discount of order 5.1",
+            "cart 5 › rounds the discount of order 5.1",
+        ),
+        (
             "  5/240 calc:rounds_5   FAIL            0.01s   exit status 1",
             "calc:rounds_5",
         ),

@@ -632,10 +632,14 @@ const LAST_SHARE: usize = 4;
 /// (file:line) going first.
 fn keys_shown<'a>(view: &View, summary: &'a keylines::Summary, budget: Budget) -> Vec<KeyRows<'a>> {
     let range = view.from..=view.to;
+    // A key line the head shows whose locator is left out shows its locator.
     let candidates: Vec<&keylines::KeyLine> = summary
         .keys
         .iter()
-        .filter(|k| range.contains(&k.first.line))
+        .filter(|k| {
+            range.contains(&k.first.line)
+                || (k.first.line < view.from && k.locators.iter().any(|l| range.contains(&l.line)))
+        })
         .collect();
 
     let mut shown = Vec::new();
@@ -643,12 +647,14 @@ fn keys_shown<'a>(view: &View, summary: &'a keylines::Summary, budget: Budget) -
     let mut room = Room {
         lines: budget.key_lines,
         bytes: budget.key_bytes,
+        from: view.from,
     };
     let mut taken = vec![false; candidates.len()];
     if candidates.len() > budget.key_lines {
         let mut last = Room {
             lines: budget.key_lines / LAST_SHARE,
             bytes: budget.key_bytes / LAST_SHARE,
+            from: view.from,
         };
         let before = (last.lines, last.bytes);
         for i in (0..candidates.len()).rev() {
@@ -687,6 +693,8 @@ fn keys_shown<'a>(view: &View, summary: &'a keylines::Summary, budget: Budget) -
 struct Room {
     lines: usize,
     bytes: usize,
+    /// The first line left out.
+    from: u64,
 }
 
 impl Room {
@@ -698,8 +706,17 @@ impl Room {
         shown: &mut Vec<KeyRows<'a>>,
         last: bool,
     ) -> bool {
-        let mut rows = vec![&key.first];
-        rows.extend(key.locators.iter().filter(|l| !printed.contains(&l.line)));
+        // Its rows among the lines left out (a key line the head shows has its
+        // locator there), those not printed yet.
+        let mut rows = Vec::new();
+        if key.first.line >= self.from {
+            rows.push(&key.first);
+        }
+        rows.extend(
+            key.locators
+                .iter()
+                .filter(|l| l.line >= self.from && !printed.contains(&l.line)),
+        );
         let cost_lines = rows.len();
         let cost_bytes: usize = rows.iter().map(|r| r.text.len() + 24).sum();
         if cost_lines > self.lines || cost_bytes > self.bytes {

@@ -573,3 +573,29 @@ fn every_failing_tests_name_is_shown_past_what_the_key_lines_fit() {
         .count();
     assert_eq!(listed + more + in_rows, 3000, "{}", answer.text);
 }
+
+#[test]
+fn a_key_line_the_head_shows_has_its_locator_listed_when_left_out() {
+    // jest's stderr (tests/corpus/logs/jest-43-failures.err): a failure in the head,
+    // its stack frame just past it.
+    let f = Fixture::new();
+    let mut stderr: String = (1..=10)
+        .map(|n| format!("  ✓ adds {n} items (1 ms)\n"))
+        .collect();
+    stderr.push_str("FAIL src/cart5.test.js\n  ● cart 5 › totals an empty cart\n\n");
+    for n in 1..=18 {
+        stderr.push_str(&format!("    Expected: {n}\n"));
+    }
+    stderr.push_str("      at Object.toEqual (src/cart5.test.js:54:58)\n");
+    for n in 1..=300 {
+        stderr.push_str(&format!("  ✓ totals {n} items (1 ms)\n"));
+    }
+    let answer = f.show(b"", stderr.as_bytes(), 1);
+    let text = &answer.text;
+    assert!(
+        text.contains("\n32:      at Object.toEqual (src/cart5.test.js:54:58)\n"),
+        "{text}"
+    );
+    // The key line itself is not listed again.
+    assert!(!text.contains("\n12:  ● cart 5"), "{text}");
+}
