@@ -12,8 +12,11 @@
 #
 # Needs: cargo, python3 with pytest, node with jest/vitest/typescript (installed into
 # the work dir from the npm registry), go, gcc, clang, make, pip; for the later
-# families, cargo-nextest and mvn with a JDK (see maven_project). Not run by CI: the
-# logs are committed. Usage: bash tests/corpus/generate.sh [case-name-filter]
+# families, cargo-nextest and mvn with a JDK (see maven_project); for issue 40's, from
+# PyPI flake8, pylint, meson and yamllint (in PY_BIN), from the npm registry pyright
+# and jest (in NODE_TOOLS), from Debian's packages golang-go, ninja-build, phpunit,
+# cppcheck and valgrind, and javac and terraform. Not run by CI: the logs are
+# committed. Usage: bash tests/corpus/generate.sh [case-name-filter]
 set -euo pipefail
 
 HERE="$(cd "$(dirname "$0")" && pwd)"
