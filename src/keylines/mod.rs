@@ -60,8 +60,9 @@ const LOCATOR_BEFORE: u64 = 4;
 /// `--- FAIL:`.
 const BLOCK_DETAILS: usize = 6;
 
-/// Failing tests' names kept (for the list of those the key lines cannot show).
-pub const MAX_FAILED_NAMES: usize = 2000;
+/// Bytes of failing tests' names kept (for the list of those the key lines cannot
+/// show, which shows 6 KB of them at most).
+pub const FAILED_NAMES_BYTES: usize = 32 * 1024;
 
 /// Bytes of a line that are read: a longer line is read as its first and last
 /// `LINE_VIEW / 2` bytes (see [`view`]), however the reads cut it.
@@ -324,10 +325,10 @@ pub struct Summary {
     /// Lines of the stream: `\n` ends one, and a last line without it counts.
     pub lines: u64,
     /// The failing tests' names that key lines give (`--- FAIL: TestX`, `not ok 3 -
-    /// x`, `test x ... FAILED`), each once, with the line of the first: at most
-    /// [`MAX_FAILED_NAMES`].
+    /// x`, `test x ... FAILED`), each once, with the line of the first: up to
+    /// [`FAILED_NAMES_BYTES`].
     pub failed_tests: Vec<Numbered>,
-    /// Failing tests' markers seen past the first [`MAX_FAILED_NAMES`] names.
+    /// Failing tests' markers seen past the names kept.
     pub failed_tests_past: u64,
     /// Bytes of the first line, its `\n` left out.
     pub first_line_bytes: u64,
@@ -368,6 +369,7 @@ pub struct Digest {
     /// The failing tests' names seen, each once (see [`Summary::failed_tests`]).
     failed_tests: Vec<Numbered>,
     failed_seen: std::collections::HashSet<String>,
+    failed_bytes: usize,
     failed_tests_past: u64,
 }
 
@@ -781,9 +783,10 @@ impl Digest {
         let Some(name) = failed_test_name(text) else {
             return;
         };
-        if self.failed_tests.len() == MAX_FAILED_NAMES {
+        if self.failed_tests_past > 0 || self.failed_bytes + name.len() > FAILED_NAMES_BYTES {
             self.failed_tests_past += 1;
         } else if self.failed_seen.insert(name.to_owned()) {
+            self.failed_bytes += name.len();
             self.failed_tests.push(Numbered {
                 line,
                 text: cut_middle(name, KEY_LINE_BYTES),

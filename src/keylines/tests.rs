@@ -544,3 +544,18 @@ fn failing_tests_names_by_the_shape_of_their_marker() {
         vec![(1, "TestA".to_owned()), (3, "TestB".to_owned())]
     );
 }
+
+#[test]
+fn failing_tests_names_kept_are_bounded_and_the_rest_counted() {
+    let text: String = (1..=100_000)
+        .map(|n| format!("--- FAIL: TestNumber{n} (0.00s)\n"))
+        .collect();
+    let summary = digest(&text, 64 * 1024);
+    let kept: usize = summary.failed_tests.iter().map(|n| n.text.len()).sum();
+    assert!(kept <= FAILED_NAMES_BYTES, "{kept}");
+    assert!(kept > FAILED_NAMES_BYTES - 64, "{kept}");
+    assert_eq!(
+        summary.failed_tests.len() as u64 + summary.failed_tests_past,
+        100_000
+    );
+}

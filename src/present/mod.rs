@@ -546,7 +546,7 @@ pub const FAILED_LIST_BYTES: usize = 6 * 1024;
 /// The failing tests of the lines left out whose names neither the key lines shown
 /// nor the last lines give, as one line: each name with the place its failure names
 /// (`TestAvg13 (sum_test.go:1205)`), up to [`FAILED_LIST_BYTES`], then how many more
-/// (the markers past the names a digest keeps, [`keylines::MAX_FAILED_NAMES`], are
+/// (the markers past the names a digest keeps, [`keylines::FAILED_NAMES_BYTES`], are
 /// counted there). Empty when there are none.
 fn failed_not_listed(view: &View, summary: &keylines::Summary, shown: &[KeyRows<'_>]) -> String {
     let printed: std::collections::HashSet<u64> = shown
