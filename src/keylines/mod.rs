@@ -8,10 +8,14 @@
 //!   its line number (as `sed -n 'Np'` counts) and the line or two after or before it
 //!   that locate it (rustc's ` --> file:line`, pytest's `file.py:NN:`, a stack frame,
 //!   go's message before `--- FAIL:`, any line naming a file and line) or say what
-//!   failed (the `error`, `expected` and `actual` of TAP's `not ok`);
+//!   failed (the `error`, `expected` and `actual` of TAP's `not ok`), and the block
+//!   that explains a failure marker (go's indented messages before `--- FAIL:`, the
+//!   example, `Expected:` and `Got:` after doctest's `Failed example:`);
 //!   identical key lines with identical locators are counted, not kept twice (the
 //!   same text at another place is another failure); past [`MAX_KEYS`] distinct ones,
 //!   only the last [`LAST_KEYS`] are kept, the others counted;
+//! - the failing tests' names that key lines give, each once (up to
+//!   [`FAILED_NAMES_BYTES`]), so that an answer can name every one;
 //! - the last lines ([`TAIL_KEEP`] bytes), where runners print their verdict;
 //! - the counts of lines and bytes.
 //!
@@ -982,9 +986,8 @@ fn opens_block(text: &str) -> bool {
 /// The failing test a key line names, by the shapes of test runners' failure
 /// markers: go's `--- FAIL: TestX (0.00s)`, libtest's `test x ... FAILED`, TAP's
 /// `not ok 3 - x`, pytest's `FAILED path::x - …`, jest's and vitest's `✕ x (3 ms)`
-/// and jest's `● suite › x`,
-/// a status column's `  5/240 x   FAIL   0.01s`, nextest's `FAIL [ 0.004s] crate x`,
-/// ctest's `Test #61: x ....***Failed`.
+/// and jest's `● suite › x`, a status column's `  5/240 x   FAIL   0.01s`, nextest's
+/// `FAIL [ 0.004s] crate x`, ctest's `Test #61: x ....***Failed`.
 pub fn failed_test_name(text: &str) -> Option<&str> {
     static SHAPES: OnceLock<Regex> = OnceLock::new();
     let shapes = SHAPES.get_or_init(|| {
