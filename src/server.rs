@@ -363,17 +363,7 @@ impl Server {
         let ms = started.elapsed().as_millis();
         let answer = match result {
             Ok(out) => self.finished(command, out, started),
-            Err(e) => {
-                let mut answer = present::failure(&e.to_string(), ms);
-                self.audit(
-                    &mut answer,
-                    command,
-                    exit::FAILURE,
-                    Some(ms),
-                    Outcome::Failed,
-                );
-                answer
-            }
+            Err(e) => self.failed(command, &e.to_string(), ms),
         };
         release_memory_when_idle(shared);
         // A client that does not read: hold the answer (and the permit) until its
@@ -445,17 +435,8 @@ impl Server {
         let started = Instant::now();
         for &pgid in &kill.groups {
             if let Err(e) = jobs.signal(pgid, kill.signal) {
-                let ms = started.elapsed().as_millis();
                 let message = format!("cannot signal process group {pgid}: {e}");
-                let mut answer = present::failure(&message, ms);
-                self.audit(
-                    &mut answer,
-                    command,
-                    exit::FAILURE,
-                    Some(ms),
-                    Outcome::Failed,
-                );
-                return Some(answer);
+                return Some(self.failed(command, &message, started.elapsed().as_millis()));
             }
             tracing::info!(
                 pgid,
@@ -576,6 +557,19 @@ impl Server {
         );
         let outcome = outcome(ending, out.code);
         self.audit(&mut answer, command, out.code, None, outcome);
+        answer
+    }
+
+    /// The answer to a call that failed after `ms` with `message`, audited.
+    fn failed(&self, command: &str, message: &str, ms: u128) -> Answer {
+        let mut answer = present::failure(message, ms);
+        self.audit(
+            &mut answer,
+            command,
+            exit::FAILURE,
+            Some(ms),
+            Outcome::Failed,
+        );
         answer
     }
 
