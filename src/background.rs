@@ -184,6 +184,8 @@ pub struct Log {
     cap: u64,
     call: Arc<Call>,
     file: Mutex<Writer>,
+    /// Counted in `forge_bash_background_jobs` while the job's output is read.
+    _counted: crate::metrics::BackgroundJob,
 }
 
 #[derive(Debug)]
@@ -216,6 +218,7 @@ impl Log {
                 received: 0,
                 last: None,
             }),
+            _counted: crate::metrics::BackgroundJob::start(),
         });
         let told = Arc::downgrade(&log);
         call.tell(told);

@@ -216,6 +216,18 @@ pub struct Config {
           value_parser = clap::value_parser!(u64).range(1..))]
     pub user_idle_secs: u64,
 
+    /// Seconds an HTTP server drains on SIGTERM: no new sessions (503, `/readyz` 503),
+    /// running calls go on to their end for up to this long, then what is left is
+    /// stopped. A second stop signal stops at once. 0 stops at once; stdio always does.
+    /// The default stays under Kubernetes' 30 s termination grace.
+    #[arg(long, env = "FORGE_BASH_SHUTDOWN_GRACE_SECS", default_value_t = 25)]
+    pub shutdown_grace_secs: u64,
+
+    /// Serve `/metrics` (Prometheus text format) without a token on this address, for
+    /// a scraper inside the cluster; on the --http address it needs the token.
+    #[arg(long, env = "FORGE_BASH_METRICS", value_name = "ADDR:PORT")]
+    pub metrics: Option<std::net::SocketAddr>,
+
     /// The user this stdio server serves (1 to 64 of `A-Z a-z 0-9 . _ -`): LibreChat's
     /// per-user registration gives `{{LIBRECHAT_USER_ID}}`. `{user}` in --workdir and
     /// --state-dir becomes the name; a root server runs the user's commands under a

@@ -19,6 +19,9 @@
 //! `notifications/cancelled`, and what they left in the background is killed.
 //! Every session shares `--max-concurrent`, the containment and the shutdown.
 //!
+//! Beside MCP, `/healthz`, `/readyz` and `/metrics` answer an orchestrator and a
+//! scraper ([`probes`]); a stop signal drains the service before it stops ([`drain`]).
+//!
 //! Opening a connection needs no token: until it sends an authenticated request a
 //! connection is a stranger, bounded per peer address and in all apart from the
 //! trusted ones ([`MAX_STRANGERS_PER_PEER`], [`MAX_STRANGERS`], [`HEADER_TIMEOUT`]),
@@ -26,7 +29,6 @@
 
 use std::collections::HashMap;
 use std::convert::Infallible;
-use std::future::Future;
 use std::io;
 use std::net::SocketAddr;
 use std::sync::{Arc, Mutex, OnceLock};
@@ -58,6 +60,11 @@ use crate::contain::Scope;
 use crate::descriptors::{self, Budget};
 use crate::server::{Server, TOOL};
 use crate::workspace::Workspaces;
+
+mod drain;
+pub mod probes;
+
+pub use drain::Stop;
 
 /// Longest request body accepted: the longest stdio line.
 pub const MAX_BODY_BYTES: usize = crate::stdio::MAX_LINE_BYTES;
@@ -144,6 +151,10 @@ pub struct Settings {
     pub allowed_hosts: Vec<String>,
     pub session_idle: Duration,
     pub max_sessions: usize,
+    /// How long running calls may go on after a stop signal (`--shutdown-grace-secs`).
+    pub grace: Duration,
+    /// Where `/metrics` is served without a token (`--metrics`).
+    pub metrics: Option<SocketAddr>,
 }
 
 /// Why the HTTP transport cannot start.
@@ -232,6 +243,8 @@ impl Settings {
             allowed_hosts,
             session_idle,
             max_sessions: config.http_max_sessions as usize,
+            grace: Duration::from_secs(config.shutdown_grace_secs),
+            metrics: config.metrics,
         })
     }
 }
@@ -423,6 +436,8 @@ struct Gate {
     /// Opened here for a new session's user, so that a workspace that cannot be
     /// served answers with its reason rather than rmcp's 500.
     workspaces: Arc<Workspaces>,
+    /// Cancelled while the service drains: new sessions are refused.
+    draining: CancellationToken,
 }
 
 /// A checked POST body: the message for rmcp, and whether it starts a session.
@@ -461,31 +476,31 @@ impl Gate {
             max_sessions: settings.max_sessions.min(files.sessions()),
             files,
             sessions: Mutex::new(HashMap::new()),
+            draining: CancellationToken::new(),
         }
     }
 
     /// Whether `request` carries the token (any request does without one).
     fn authenticated(&self, request: &Request<Incoming>) -> bool {
+        self.admits(request.headers())
+    }
+
+    /// Whether `headers` carry the token (any do without one).
+    fn admits(&self, headers: &http::HeaderMap) -> bool {
         self.token
             .as_ref()
-            .is_none_or(|token| token.admits(request.headers().get(header::AUTHORIZATION)))
+            .is_none_or(|token| token.admits(headers.get(header::AUTHORIZATION)))
     }
 
     async fn handle(&self, request: Request<Incoming>) -> Response<Body> {
+        if let Some(response) = self.probe(&request) {
+            return response;
+        }
         if request.uri().path() != PATH {
             return plain(StatusCode::NOT_FOUND, "Not Found: MCP is served at /mcp");
         }
-        if let Some(token) = &self.token
-            && !token.admits(request.headers().get(header::AUTHORIZATION))
-        {
-            let mut response = plain(
-                StatusCode::UNAUTHORIZED,
-                "Unauthorized: a valid bearer token is required",
-            );
-            response
-                .headers_mut()
-                .insert(header::WWW_AUTHENTICATE, HeaderValue::from_static("Bearer"));
-            return response;
+        if !self.admits(request.headers()) {
+            return unauthorized();
         }
         let user = match self.user(request.headers()) {
             Ok(user) => user,
@@ -575,6 +590,12 @@ impl Gate {
             return plain(
                 StatusCode::BAD_REQUEST,
                 "Bad Request: the X-User-ID header must name the session's user",
+            );
+        }
+        if self.draining.is_cancelled() {
+            return plain(
+                StatusCode::SERVICE_UNAVAILABLE,
+                "Service Unavailable: this server is stopping and takes no new session; retry (another replica takes it)",
             );
         }
         if let Err(response) = self.make_room(user.as_deref()).await {
@@ -815,6 +836,18 @@ fn unserved(user: &str, e: &crate::workspace::Error) -> Response<Body> {
     }
 }
 
+/// 401, with the scheme the token goes in.
+fn unauthorized() -> Response<Body> {
+    let mut response = plain(
+        StatusCode::UNAUTHORIZED,
+        "Unauthorized: a valid bearer token is required",
+    );
+    response
+        .headers_mut()
+        .insert(header::WWW_AUTHENTICATE, HeaderValue::from_static("Bearer"));
+    response
+}
+
 fn plain(status: StatusCode, text: &str) -> Response<Body> {
     let mut response = Response::new(Full::new(Bytes::from(text.to_owned())).boxed());
     *response.status_mut() = status;
@@ -831,15 +864,16 @@ fn empty(status: StatusCode) -> Response<Body> {
     response
 }
 
-/// Serves `workspaces` over HTTP on `settings.addr` until `stop` resolves; then every
-/// running command is stopped and logged, and every session ends.
-pub async fn serve(
-    workspaces: Arc<Workspaces>,
-    settings: Settings,
-    stop: impl Future<Output = ()>,
-) -> io::Result<()> {
+/// Serves `workspaces` over HTTP on `settings.addr` until `stop` says so, after a
+/// drain ([`drain`]); then every running command is stopped and logged, and every
+/// session ends.
+pub async fn serve(workspaces: Arc<Workspaces>, settings: Settings, stop: Stop) -> io::Result<()> {
     let listener = TcpListener::bind(settings.addr).await?;
     let files = budget(&workspaces, settings.max_sessions)?;
+    let metrics = match settings.metrics {
+        Some(addr) => Some(TcpListener::bind(addr).await?),
+        None => None,
+    };
     tracing::info!(
         addr = %listener.local_addr()?,
         token = settings.token.is_some(),
@@ -847,7 +881,11 @@ pub async fn serve(
         "serving MCP over HTTP at {PATH}"
     );
     let shutdown = CancellationToken::new();
+    let grace = settings.grace;
     let gate = Arc::new(Gate::new(&workspaces, settings, files, &shutdown));
+    if let Some(listener) = metrics {
+        probes::spawn_metrics(listener, gate.clone(), shutdown.child_token())?;
+    }
     let retention = {
         let workspaces = workspaces.clone();
         AbortOnDropHandle::new(tokio::spawn(async move { workspaces.keep_bounded().await }))
@@ -858,10 +896,11 @@ pub async fn serve(
     )));
     let trusted = Arc::new(tokio::sync::Semaphore::new(MAX_CONNECTIONS));
     let strangers = Arc::new(Strangers::new(max_strangers()));
-    tokio::pin!(stop);
+    let stopped = drain::until_stopped(&stop, grace, workspaces.shared(), &gate.draining);
+    tokio::pin!(stopped);
     loop {
         let (stream, peer) = tokio::select! {
-            () = &mut stop => break,
+            () = &mut stopped => break,
             accepted = listener.accept() => match accepted {
                 Ok(accepted) => accepted,
                 Err(e) => {

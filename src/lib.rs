@@ -31,7 +31,8 @@
 //! [`backlog`] bounds what waits for a client that does not read. `http`
 //! (the default `http` feature) serves the same server over Streamable HTTP, behind
 //! a bearer token and the same checks, with a [`workspace`] per user; a root server
-//! runs each user's commands under a uid of their own ([`users`]).
+//! runs each user's commands under a uid of their own ([`users`]). [`metrics`] counts
+//! calls where they end, for the HTTP service's `/metrics`.
 //! [`config`] and [`environ`] are read once at start-up; [`unattended`] is what every
 //! command's environment gets so that no editor, pager or prompt waits for a person.
 
@@ -50,6 +51,7 @@ pub mod guard;
 #[cfg(feature = "http")]
 pub mod http;
 pub mod keylines;
+pub mod metrics;
 pub mod overflow;
 pub mod present;
 pub mod render;

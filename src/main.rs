@@ -210,6 +210,10 @@ fn serve(config: Config, token: Option<String>) -> ExitCode {
         },
         None => None,
     };
+    if config.metrics.is_some() && config.http.is_none() {
+        tracing::error!("--metrics is for --http: over stdio nothing is served to scrape");
+        return ExitCode::FAILURE;
+    }
     #[cfg(not(feature = "http"))]
     if config.http.is_some() || token.is_some() {
         tracing::error!("--http: this binary was built without the `http` feature");
@@ -266,8 +270,9 @@ fn serve(config: Config, token: Option<String>) -> ExitCode {
 
 /// A stop signal, or the watchdog lost for good.
 async fn stopped(containment: &Containment) {
+    let mut signals = Signals::listen();
     tokio::select! {
-        () = shutdown_signal() => {}
+        () = signals.next() => {}
         () = containment.keep_watchdog() => {}
     }
 }
@@ -295,7 +300,8 @@ async fn serve_stdio(
     Ok(())
 }
 
-/// Serves HTTP until a stop signal comes, or the watchdog is lost for good.
+/// Serves HTTP until a stop signal comes and the drain ends, a second signal comes,
+/// or the watchdog is lost for good.
 #[cfg(feature = "http")]
 async fn serve_http(
     shared: Arc<Shared>,
@@ -304,7 +310,25 @@ async fn serve_http(
     containment: &Containment,
 ) -> Result<(), Box<dyn std::error::Error>> {
     let workspaces = Arc::new(workspace::Workspaces::new(shared, config)?);
-    forge_bash::http::serve(workspaces, settings, stopped(containment)).await?;
+    let stop = forge_bash::http::Stop::default();
+    let serving = forge_bash::http::serve(workspaces, settings, stop.clone());
+    let told = async {
+        let mut signals = Signals::listen();
+        tokio::select! {
+            () = async {
+                signals.next().await;
+                stop.drain.cancel();
+                signals.next().await;
+            } => {}
+            () = containment.keep_watchdog() => {}
+        }
+        stop.now.cancel();
+    };
+    tokio::pin!(serving, told);
+    tokio::select! {
+        result = &mut serving => result?,
+        () = &mut told => serving.await?,
+    }
     Ok(())
 }
 
@@ -395,31 +419,45 @@ fn show_audit(query: &forge_bash::audit::view::Query) -> ExitCode {
     }
 }
 
-/// SIGTERM (how LibreChat stops its MCP servers), SIGINT, SIGHUP (the terminal or
-/// session went away) or SIGQUIT.
-async fn shutdown_signal() {
-    use tokio::signal::unix::{Signal, SignalKind, signal};
-    async fn recv(signal: &mut Option<Signal>) {
-        match signal {
-            Some(signal) => {
-                signal.recv().await;
-            }
-            None => std::future::pending().await,
-        }
+/// The stop signals: SIGTERM (how LibreChat stops its MCP servers, and Kubernetes a
+/// pod), SIGINT, SIGHUP (the terminal or session went away) or SIGQUIT. Listened for
+/// from the moment they are made, so that a second one is never missed.
+struct Signals([Option<tokio::signal::unix::Signal>; 4]);
+
+impl Signals {
+    fn listen() -> Signals {
+        use tokio::signal::unix::{SignalKind, signal};
+        let listen = |kind: SignalKind| {
+            signal(kind)
+                .inspect_err(
+                    |e| tracing::warn!(error = %e, ?kind, "cannot listen for a stop signal"),
+                )
+                .ok()
+        };
+        Signals([
+            listen(SignalKind::terminate()),
+            listen(SignalKind::interrupt()),
+            listen(SignalKind::hangup()),
+            listen(SignalKind::quit()),
+        ])
     }
-    let listen = |kind: SignalKind| {
-        signal(kind)
-            .inspect_err(|e| tracing::warn!(error = %e, ?kind, "cannot listen for a stop signal"))
-            .ok()
-    };
-    let mut term = listen(SignalKind::terminate());
-    let mut int = listen(SignalKind::interrupt());
-    let mut hup = listen(SignalKind::hangup());
-    let mut quit = listen(SignalKind::quit());
-    tokio::select! {
-        () = recv(&mut term) => {}
-        () = recv(&mut int) => {}
-        () = recv(&mut hup) => {}
-        () = recv(&mut quit) => {}
+
+    /// The next stop signal.
+    async fn next(&mut self) {
+        async fn recv(signal: &mut Option<tokio::signal::unix::Signal>) {
+            match signal {
+                Some(signal) => {
+                    signal.recv().await;
+                }
+                None => std::future::pending().await,
+            }
+        }
+        let [term, int, hup, quit] = &mut self.0;
+        tokio::select! {
+            () = recv(term) => {}
+            () = recv(int) => {}
+            () = recv(hup) => {}
+            () = recv(quit) => {}
+        }
     }
 }

@@ -31,6 +31,7 @@ use crate::backlog::Backlog;
 use crate::capture::{Captured, Spill, Spiller};
 use crate::config::Config;
 use crate::contain::{Containment, Jobs, Scope};
+use crate::metrics::{self, Outcome};
 use crate::present::Answer;
 use crate::sandbox::Sandbox;
 use crate::state::StateDir;
@@ -361,15 +362,13 @@ impl Server {
             permit = shared.permits.acquire() => permit,
         };
         let started = Instant::now();
+        let running = metrics::Running::start();
         let result = exec::run(self.job(command, scope, tail), stop).await;
+        drop(running);
         let ms = started.elapsed().as_millis();
         let answer = match result {
             Ok(out) => self.finished(command, out, started),
-            Err(e) => {
-                let mut answer = present::failure(&e.to_string(), ms);
-                self.audit(&mut answer, command, exit::FAILURE, ms);
-                answer
-            }
+            Err(e) => self.failed(command, &e.to_string(), ms),
         };
         release_memory_when_idle(shared);
         // A client that does not read: hold the answer (and the permit) until its
@@ -414,14 +413,14 @@ impl Server {
     fn refused(&self, command: &str) -> Option<Answer> {
         if guard::check(command).is_blocked() {
             let mut answer = present::blocked();
-            self.audit(&mut answer, command, exit::BLOCKED, 0);
+            self.audit(&mut answer, command, exit::BLOCKED, None, Outcome::Blocked);
             return Some(answer);
         }
         let Err(e) = audit::ready(&self.inner.state) else {
             return None;
         };
         // The answer says already that the log cannot be written.
-        let _ = self.audit_row(command, exit::FAILURE, 0, false);
+        let _ = self.audit_row(command, exit::FAILURE, None, false, Outcome::Failed);
         let message = format!("the audit log cannot be written ({e}), so the command was not run");
         Some(present::failure(&message, 0))
     }
@@ -441,11 +440,8 @@ impl Server {
         let started = Instant::now();
         for &pgid in &kill.groups {
             if let Err(e) = jobs.signal(pgid, kill.signal) {
-                let ms = started.elapsed().as_millis();
                 let message = format!("cannot signal process group {pgid}: {e}");
-                let mut answer = present::failure(&message, ms);
-                self.audit(&mut answer, command, exit::FAILURE, ms);
-                return Some(answer);
+                return Some(self.failed(command, &message, started.elapsed().as_millis()));
             }
             tracing::info!(
                 pgid,
@@ -483,8 +479,9 @@ impl Server {
         match out.rest.take() {
             Some(rest) => self.audit_at_the_end(command, rest, started),
             None => {
+                let outcome = outcome(out.ending, out.code);
                 let background = out.background.is_some();
-                if let Err(e) = self.audit_row(command, out.code, ms, background) {
+                if let Err(e) = self.audit_row(command, out.code, Some(ms), background, outcome) {
                     present::unaudited(&mut answer, &e);
                 }
             }
@@ -536,7 +533,8 @@ impl Server {
         tokio::spawn(async move {
             let finished = rest.finished().await;
             let ms = started.elapsed().as_millis();
-            let _ = server.audit_row(&command, finished.code, ms, true);
+            let outcome = outcome(finished.ending, finished.code);
+            let _ = server.audit_row(&command, finished.code, Some(ms), true, outcome);
             drop(running);
         });
     }
@@ -564,27 +562,53 @@ impl Server {
             config.max_output_bytes,
             config.stderr,
         );
-        self.audit(&mut answer, command, out.code, 0);
+        let outcome = outcome(ending, out.code);
+        self.audit(&mut answer, command, out.code, None, outcome);
         answer
     }
 
-    /// The row of a call that left nothing running; `answer` says so when it could
-    /// not be written.
-    fn audit(&self, answer: &mut Answer, command: &str, code: i32, ms: u128) {
-        if let Err(e) = self.audit_row(command, code, ms, false) {
+    /// The answer to a call that failed after `ms` with `message`, audited.
+    fn failed(&self, command: &str, message: &str, ms: u128) -> Answer {
+        let mut answer = present::failure(message, ms);
+        self.audit(
+            &mut answer,
+            command,
+            exit::FAILURE,
+            Some(ms),
+            Outcome::Failed,
+        );
+        answer
+    }
+
+    /// The row of a call that left nothing running, and its count by `outcome`;
+    /// `answer` says so when the row could not be written.
+    fn audit(
+        &self,
+        answer: &mut Answer,
+        command: &str,
+        code: i32,
+        ran: Option<u128>,
+        outcome: Outcome,
+    ) {
+        if let Err(e) = self.audit_row(command, code, ran, false, outcome) {
             present::unaudited(answer, &e);
         }
     }
 
-    /// The call's row; `background`: it left a job running. Not written: the server
-    /// has warned with the row.
+    /// The call's row, and its count by `outcome`; `ran`: the milliseconds its command
+    /// ran (`None`: it never ran, 0 in the row, and not timed); `background`: it left a
+    /// job running. Not written: the server has warned with the row.
     fn audit_row(
         &self,
         command: &str,
         code: i32,
-        ms: u128,
+        ran: Option<u128>,
         background: bool,
+        outcome: Outcome,
     ) -> std::io::Result<()> {
+        let ms = ran.unwrap_or(0);
+        let ran = ran.map(|ms| Duration::from_millis(u64::try_from(ms).unwrap_or(u64::MAX)));
+        metrics::call_ended(outcome, ran);
         let row = audit::Row {
             at: chrono::Utc::now(),
             command,
@@ -665,6 +689,16 @@ impl ServerHandler for Server {
             CallToolResult::success(content)
         };
         Ok(result.into())
+    }
+}
+
+/// The outcome of a call that came to `ending` with `code`.
+fn outcome(ending: exec::Ending, code: i32) -> Outcome {
+    match ending {
+        exec::Ending::Exited | exec::Ending::Yielded => Outcome::of_code(code),
+        exec::Ending::TimedOut => Outcome::Timeout,
+        exec::Ending::Cancelled => Outcome::Cancelled,
+        exec::Ending::ShutDown => Outcome::Stopped,
     }
 }
 
@@ -789,6 +823,21 @@ fn input_schema() -> JsonObject {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn outcomes_of_endings() {
+        use exec::Ending;
+        let check = |ending, code, expected| assert_eq!(outcome(ending, code), expected);
+        check(Ending::Exited, 0, Outcome::Ok);
+        check(Ending::Exited, 2, Outcome::Failed);
+        check(Ending::Yielded, 0, Outcome::Ok);
+        // A command's own 124 or 143 is its exit code, not a timeout or a stop.
+        check(Ending::Exited, exit::TIMEOUT, Outcome::Failed);
+        check(Ending::Exited, exit::SHUTDOWN, Outcome::Failed);
+        check(Ending::TimedOut, exit::TIMEOUT, Outcome::Timeout);
+        check(Ending::Cancelled, exit::CANCELLED, Outcome::Cancelled);
+        check(Ending::ShutDown, exit::SHUTDOWN, Outcome::Stopped);
+    }
 
     #[test]
     fn the_input_schema_comes_from_run_args() {

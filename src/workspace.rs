@@ -279,6 +279,11 @@ impl Workspaces {
         Ok(server)
     }
 
+    /// Users whose workspace is open (0 without per-user paths).
+    pub fn users_open(&self) -> usize {
+        self.users.lock().unwrap_or_else(|e| e.into_inner()).len()
+    }
+
     /// Every workspace open.
     pub fn all(&self) -> Vec<Server> {
         let users = self.users.lock().unwrap_or_else(|e| e.into_inner());

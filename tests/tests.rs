@@ -51,9 +51,18 @@ mod http;
 // The service at scale: idle users released, the descriptor limit.
 #[cfg(feature = "http")]
 mod scale;
+// The service's probes, metrics and drain on SIGTERM.
+#[cfg(feature = "http")]
+mod service;
+// Three replicas behind a real nginx serving deploy/nginx.conf.
+#[cfg(feature = "http")]
+mod nginx;
 // The Dockerfile's stages and the deploy/ files, without a Docker daemon.
 #[cfg(feature = "http")]
 mod deploy;
+// The Kubernetes base: it parses, and speaks the binary's flags, variables and paths.
+#[cfg(feature = "http")]
+mod kubernetes;
 // The modules of src/ import one another without a circle.
 mod layers;
 // The README's registration blocks and the LibreChat example.

@@ -8,10 +8,14 @@
 //!   its line number (as `sed -n 'Np'` counts) and the line or two after or before it
 //!   that locate it (rustc's ` --> file:line`, pytest's `file.py:NN:`, a stack frame,
 //!   go's message before `--- FAIL:`, any line naming a file and line) or say what
-//!   failed (the `error`, `expected` and `actual` of TAP's `not ok`);
+//!   failed (the `error`, `expected` and `actual` of TAP's `not ok`), and the block
+//!   that explains a failure marker (go's indented messages before `--- FAIL:`, the
+//!   example, `Expected:` and `Got:` after doctest's `Failed example:`);
 //!   identical key lines with identical locators are counted, not kept twice (the
 //!   same text at another place is another failure); past [`MAX_KEYS`] distinct ones,
 //!   only the last [`LAST_KEYS`] are kept, the others counted;
+//! - the failing tests' names that key lines give, each once (up to
+//!   [`FAILED_NAMES_BYTES`]), so that an answer can name every one;
 //! - the last lines ([`TAIL_KEEP`] bytes), where runners print their verdict;
 //! - the counts of lines and bytes.
 //!
@@ -55,6 +59,15 @@ const TAP_DETAILS: usize = 4;
 /// Lines before a key line within which a locator line is attached to it.
 const LOCATOR_BEFORE: u64 = 4;
 
+/// Lines kept of the block that explains a failure marker: the example, `Expected:`
+/// and `Got:` after doctest's `Failed example:`; the indented messages before go's
+/// `--- FAIL:`.
+const BLOCK_DETAILS: usize = 6;
+
+/// Bytes of failing tests' names kept (for the list of those the key lines cannot
+/// show, which shows 6 KB of them at most).
+pub const FAILED_NAMES_BYTES: usize = 32 * 1024;
+
 /// Bytes of a line that are read: a longer line is read as its first and last
 /// `LINE_VIEW / 2` bytes (see [`view`]), however the reads cut it.
 const LINE_VIEW: usize = 4096;
@@ -83,6 +96,10 @@ const KEY_TRIGGERS: &[&str] = &[
     "No such file",
     "●",      // jest's failed test
     "not ok", // TAP's failed test
+    // a location's error code: pylint's `m.py:5:11: E1101:`, flake8's `m.py:6:12: F821`
+    ": E",
+    ": F",
+    "generated", // a count of warnings: cargo's `generated 5 warnings`
 ];
 
 /// What a line is to the digest.
@@ -107,6 +124,10 @@ struct Rules {
     location: Regex,
     key_locator: Regex,
     key: Regex,
+    /// A severity word: with a location, a key line whatever printed it.
+    severity: Regex,
+    /// A count of warnings, a summary that is a key line though warnings are not.
+    warnings: Regex,
     zero: Regex,
 }
 
@@ -136,10 +157,13 @@ const LOCATION: &str = concat!(
     r"|\bat \S+ line \d+\.?$",
 );
 
-/// What a failure looks like, tool by tool.
+/// What a failure looks like, by shape first, then tool by tool.
 const KEY: &str = concat!(
+    // a location with an error code right after it, whatever printed it: pylint's
+    // `m.py:5:11: E1101: …`, flake8's and ruff's `m.py:6:12: F821 …`
+    r"\S:\d+(:\d+)?:? \[?[EF]\d{3,4}\b",
     // rustc, gcc, clang, tsc, pip, npm, yarn, go and the generic forms
-    r"(^|[\s:(\[])(error|ERROR|fatal error)(\[[\w-]+\])?(:|!| TS\d+:)",
+    r"|(^|[\s:(\[])(error|ERROR|fatal error)(\[[\w-]+\])?(:|!| TS\d+:)",
     r"|^\s*(error|ERROR)\s",
     // eslint's stylish rows: `  5:10  error  'x' is not defined  no-undef`
     r"|^\s+\d+:\d+\s+error\s",
@@ -153,7 +177,10 @@ const KEY: &str = concat!(
     r"|\bERR!",
     // test runners: libtest, pytest, jest, vitest, go test
     r"|\bFAILED\b",
-    r"|^\s*FAIL\b",
+    // a test's status, wherever it stands: `  5/240 calc:rounds_5   FAIL   0.01s`
+    r"|\bFAIL\b",
+    // a failure marker that opens a line: doctest's `Failed example:`
+    r"|^\s*Failed\b",
     r"|^--- FAIL: ",
     r"|^\s*not ok \d+",
     r"|^#\s+Failed test\b",
@@ -164,11 +191,11 @@ const KEY: &str = concat!(
     r"|^E\s+\S",
     r"|^\s+\S+_test\.go:\d+: ",
     r"|^\S+\.go:\d+:\d+: ",
-    r"|\b[1-9]\d* (failed|errors?)\b",
+    r"|\b[1-9]\d* (failed|failures?|errors?)\b",
     r"|\bfailed\b",
     // crashes and failed assertions
     r"|\bpanic(ked)?\b",
-    r"|^Traceback \(most recent call last\)",
+    r"|^\s*Traceback \(most recent call last\)",
     r"|Segmentation fault|core dumped|\bKilled\b|\bAborted\b",
     r"|\b[Aa]ssert\w*\b.*\bfailed\b|\bAssertion\b",
     r"|^\s*assert ",
@@ -177,6 +204,10 @@ const KEY: &str = concat!(
     r"|\bError \d+\s*$",
     r"|command not found|No such file or directory",
 );
+
+/// A severity word as a word of its own (not a file's `error.rs`).
+const SEVERITY: &str =
+    r"(^|[\s\[(])(error|Error|ERROR|fatal|Fatal|FATAL|failed|Failed|FAILED|FAIL)([\]):,\s]|$)";
 
 fn rules() -> &'static Rules {
     static RULES: OnceLock<Rules> = OnceLock::new();
@@ -193,6 +224,8 @@ fn rules() -> &'static Rules {
             location: re(LOCATION),
             key_locator: re(r"^\S+\.py:\d+: \S"),
             key: re(KEY),
+            severity: re(SEVERITY),
+            warnings: re(r"\bgenerated [1-9]\d* warnings?\b|\b[1-9]\d* warnings? generated\b"),
             zero: re(r"\b0 (failed|errors?)\b|\b(failed|errors?)[:=] ?0\b"),
         }
     })
@@ -207,6 +240,10 @@ pub fn classify(line: &str) -> Class {
     if rules.locator.is_match(line) {
         return Class::Locator;
     }
+    // Summaries are key lines anywhere, a count of warnings too.
+    if rules.warnings.is_match(line) {
+        return Class::Key;
+    }
     if rules.exclude.is_match(line) {
         return Class::Plain;
     }
@@ -214,6 +251,10 @@ pub fn classify(line: &str) -> Class {
         return Class::Key;
     }
     if rules.location.is_match(line) {
+        // A location with a severity word is a key line, whatever printed it.
+        if rules.severity.is_match(line) && !only_zero_failures(line) {
+            return Class::Key;
+        }
         return Class::Locator;
     }
     Class::Plain
@@ -287,6 +328,12 @@ pub struct Summary {
     pub tail_first_line: u64,
     /// Lines of the stream: `\n` ends one, and a last line without it counts.
     pub lines: u64,
+    /// The failing tests' names that key lines give (`--- FAIL: TestX`, `not ok 3 -
+    /// x`, `test x ... FAILED`), each once, with the line of the first: up to
+    /// [`FAILED_NAMES_BYTES`].
+    pub failed_tests: Vec<Numbered>,
+    /// Failing tests' markers seen past the names kept.
+    pub failed_tests_past: u64,
     /// Bytes of the first line, its `\n` left out.
     pub first_line_bytes: u64,
 }
@@ -323,6 +370,11 @@ pub struct Digest {
     last_e_line: u64,
     /// Every line up to this one is looked at: it is close to a key line.
     look_until: u64,
+    /// The failing tests' names seen, each once (see [`Summary::failed_tests`]).
+    failed_tests: Vec<Numbered>,
+    failed_seen: std::collections::HashSet<String>,
+    failed_bytes: usize,
+    failed_tests_past: u64,
 }
 
 impl Digest {
@@ -393,6 +445,8 @@ impl Digest {
         Summary {
             first_line_bytes: self.first_line_bytes.unwrap_or(self.partial_len as u64),
             keys,
+            failed_tests: std::mem::take(&mut self.failed_tests),
+            failed_tests_past: self.failed_tests_past,
             key_lines: self.key_lines,
             tail_first_line: (lines + 1).saturating_sub(tail_lines).max(1),
             tail: String::from_utf8_lossy(&tail).into_owned(),
@@ -542,7 +596,7 @@ impl Digest {
             omitted,
             line,
         };
-        if self.tap_detail(&seen) {
+        if self.tap_detail(&seen) || self.block_detail(&seen, triggered) {
             return;
         }
         match classify(text) {
@@ -622,6 +676,39 @@ impl Digest {
         true
     }
 
+    /// A line of the block after a failure marker that opens one (doctest's `Failed
+    /// example:`): the example, `Expected:`, `Got:`, `Exception raised:` and their
+    /// indented lines are kept with it (at most [`BLOCK_DETAILS`]); the block ends at
+    /// the next unindented line of another kind, or at a key line of its own (an
+    /// exception's). True when the line belongs to the block.
+    fn block_detail(&mut self, seen: &Seen<'_>, triggered: bool) -> bool {
+        let (text, line) = (seen.text, seen.line);
+        let Some(key) = &mut self.awaiting else {
+            return false;
+        };
+        if !opens_block(&key.first.text) {
+            return false;
+        }
+        let label = matches!(text, "Expected:" | "Got:" | "Exception raised:")
+            || text.starts_with("Expected nothing")
+            || text.starts_with("Got nothing");
+        let indented = text.starts_with([' ', '\t']);
+        let own_key = !label && triggered && classify(text) == Class::Key;
+        if !(label || indented) || own_key || line > key.first.line + LOCATOR_AFTER {
+            self.settle();
+            return false;
+        }
+        let details = key
+            .locators
+            .iter()
+            .filter(|l| l.line > key.first.line)
+            .count();
+        if details < BLOCK_DETAILS && !text.trim().is_empty() {
+            key.locators.push(seen.numbered(text));
+        }
+        true
+    }
+
     /// The key line waiting for a locator waits no more: it is kept as it is.
     fn settle(&mut self) {
         if let Some(key) = self.awaiting.take() {
@@ -668,13 +755,20 @@ impl Digest {
             self.last_e_line = line;
         }
         let text = seen.numbered(text.trim_end()).text;
+        self.failed_test(&text, line);
         let mut locators = Vec::new();
-        if wants_locator_before(&text)
+        if text.trim_start().starts_with("--- FAIL: ") {
+            locators = self.block_before(before, line);
+        }
+        if locators.is_empty()
+            && wants_locator_before(&text)
             && let Some(found) = self.locator_before(before, line)
         {
             locators.push(found);
         }
-        let waits = !has_location(&text) && locators.is_empty();
+        // A count of warnings sums up what came before: no locator is its own.
+        let summary = rules().warnings.is_match(&text);
+        let waits = opens_block(&text) || (!has_location(&text) && locators.is_empty() && !summary);
         let key = KeyLine {
             first: Numbered { line, text },
             count: 1,
@@ -688,28 +782,74 @@ impl Digest {
         }
     }
 
+    /// The failing test a key line names, if it names one: kept once.
+    fn failed_test(&mut self, text: &str, line: u64) {
+        let Some(name) = failed_test_name(text) else {
+            return;
+        };
+        if self.failed_tests_past > 0 || self.failed_bytes + name.len() > FAILED_NAMES_BYTES {
+            self.failed_tests_past += 1;
+        } else if self.failed_seen.insert(name.to_owned()) {
+            self.failed_bytes += name.len();
+            self.failed_tests.push(Numbered {
+                line,
+                text: cut_middle(name, KEY_LINE_BYTES),
+            });
+        }
+    }
+
+    /// The lines before line `line` (the last lines of `before`, then the last lines
+    /// read) that are part of a block of indented messages, nearest first, if one
+    /// of them names a file and line: go's `    calc_test.go:12: got 3, want 4`
+    /// before `--- FAIL:`. In line order.
+    fn block_before(&self, before: &[u8], line: u64) -> Vec<Numbered> {
+        let mut block = Vec::new();
+        let mut located = false;
+        for (back, (bytes, omitted)) in (1..=LOCATOR_BEFORE).zip(self.lines_before(before)) {
+            let text = String::from_utf8_lossy(&bytes);
+            let text = text.trim_end_matches('\r');
+            if !text.starts_with([' ', '\t']) || text.trim_start().starts_with("--- ") {
+                break;
+            }
+            located |= rules().location.is_match(text);
+            let seen = Seen {
+                text,
+                omitted,
+                line: line - back,
+            };
+            block.push(seen.numbered(text));
+        }
+        if !located {
+            return Vec::new();
+        }
+        block.truncate(BLOCK_DETAILS);
+        block.reverse();
+        block
+    }
+
+    /// The lines before the one being read, nearest first, at most
+    /// [`LOCATOR_BEFORE`]: the last lines of `before` (the text right before it in
+    /// the same chunk), then the last lines read before that chunk.
+    fn lines_before(&self, before: &[u8]) -> Vec<(Vec<u8>, usize)> {
+        let mut found = Vec::new();
+        let mut end = before.len();
+        while end > 0 && found.len() < LOCATOR_BEFORE as usize {
+            let start = memchr::memrchr(b'\n', &before[..end - 1]).map_or(0, |i| i + 1);
+            let (text, omitted) = view(&before[start..end - 1]);
+            found.push((text.into_owned(), omitted));
+            end = start;
+        }
+        let earlier = self.recent.iter().rev().cloned();
+        found.extend(earlier.take(LOCATOR_BEFORE as usize - found.len()));
+        found
+    }
+
     /// The locator among the [`LOCATOR_BEFORE`] lines before line `line`, the nearest
     /// first: the last lines of `before` (the text right before it in the same
     /// chunk), then the last lines read before that chunk.
     fn locator_before(&self, before: &[u8], line: u64) -> Option<Numbered> {
-        let mut in_chunk = Vec::new();
-        let mut end = before.len();
-        while end > 0 && in_chunk.len() < LOCATOR_BEFORE as usize {
-            let start = memchr::memrchr(b'\n', &before[..end - 1]).map_or(0, |i| i + 1);
-            in_chunk.push(view(&before[start..end - 1]));
-            end = start;
-        }
-        let earlier = self
-            .recent
-            .iter()
-            .rev()
-            .map(|(text, omitted)| (text.as_slice(), *omitted));
-        let nearest_first = in_chunk
-            .iter()
-            .map(|(text, omitted)| (text.as_ref(), *omitted))
-            .chain(earlier);
-        for (back, (bytes, omitted)) in (1..=LOCATOR_BEFORE).zip(nearest_first) {
-            let text = String::from_utf8_lossy(bytes);
+        for (back, (bytes, omitted)) in (1..=LOCATOR_BEFORE).zip(self.lines_before(before)) {
+            let text = String::from_utf8_lossy(&bytes);
             let text = text.trim_end_matches('\r');
             if matches!(classify(text), Class::Locator | Class::KeyLocator) {
                 let seen = Seen {
@@ -827,13 +967,69 @@ fn tap_failure_indent(text: &str) -> Option<usize> {
 fn wants_locator_before(text: &str) -> bool {
     static EXCEPTION: OnceLock<Regex> = OnceLock::new();
     text.contains("undefined reference")
+        || text == "Failed example:"
         || text.starts_with("E   ")
         || text.starts_with("--- FAIL: ")
         || EXCEPTION
             .get_or_init(|| {
-                Regex::new(r"^(\w+\.)*\w*(Error|Exception|Exit|Interrupt)\b").expect("a valid rule")
+                Regex::new(r"^\s*(\w+\.)*\w*(Error|Exception|Exit|Interrupt)\b")
+                    .expect("a valid rule")
             })
             .is_match(text)
+}
+
+/// A failure marker that opens a block explaining it (doctest's `Failed example:`).
+fn opens_block(text: &str) -> bool {
+    text == "Failed example:"
+}
+
+/// The failing test a key line names, by the shapes of test runners' failure
+/// markers: go's `--- FAIL: TestX (0.00s)`, libtest's `test x ... FAILED`, TAP's
+/// `not ok 3 - x`, pytest's `FAILED path::x - …`, jest's and vitest's `✕ x (3 ms)`
+/// and jest's `● suite › x`, a status column's `  5/240 x   FAIL   0.01s`, nextest's
+/// `FAIL [ 0.004s] crate x`, ctest's `Test #61: x ....***Failed`.
+pub fn failed_test_name(text: &str) -> Option<&str> {
+    static SHAPES: OnceLock<Regex> = OnceLock::new();
+    let shapes = SHAPES.get_or_init(|| {
+        Regex::new(concat!(
+            r"^\s*--- FAIL: (?<go>\S+)",
+            r"|^test (?<libtest>\S+) \.\.\. FAILED",
+            r"|^\s*not ok \d+ (- )?(?<tap>[^#]*[^#\s])",
+            r"|^FAILED (?<pytest>\S+)",
+            r"|^\s*(✕|✗|×) (?<jest>.+?)( \(\d+(\.\d+)? ?m?s\))?$",
+            r"|^\s*● (?<bullet>.+)$",
+            r"|^\s*\d+/\d+ +(Test +#\d+: +)?(?<status>\S+)( \.+\**)? *(FAIL|Failed|\*\*\*Failed)\b",
+            r"|^\s*FAIL \[ *[\d.]+s\] (?<nextest>.+)$",
+        ))
+        .expect("a valid rule")
+    });
+    let found = shapes.captures(text)?;
+    [
+        "go", "libtest", "tap", "pytest", "jest", "bullet", "status", "nextest",
+    ]
+    .iter()
+    .find_map(|name| found.name(name))
+    .map(|m| m.as_str())
+}
+
+/// The error code a line gives (`E1101`, `F821`, `TS2322`, `E0308`), if any: what
+/// kind of error it is.
+pub fn error_code(text: &str) -> Option<&str> {
+    static CODE: OnceLock<Regex> = OnceLock::new();
+    let code = CODE.get_or_init(|| Regex::new(r"\b[A-Z]{1,3}\d{3,4}\b").expect("a valid rule"));
+    code.find(text).map(|m| m.as_str())
+}
+
+/// The place (`file:line`) a key line or its first locator names, if any.
+pub fn place(key: &KeyLine) -> Option<&str> {
+    static PLACE: OnceLock<Regex> = OnceLock::new();
+    let place = PLACE.get_or_init(|| Regex::new(r"[\w./-]*\w\.\w+:\d+").expect("a valid rule"));
+    key.locators
+        .iter()
+        .map(|l| l.text.as_str())
+        .chain(std::iter::once(key.first.text.as_str()))
+        .find_map(|text| place.find(text))
+        .map(|m| m.as_str())
 }
 
 /// The key line says where it is, or a locator does.

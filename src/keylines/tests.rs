@@ -290,3 +290,272 @@ fn repeats_collapse() {
         ]
     );
 }
+
+/// The key lines of a digest of `text`: (line, text, the locators' lines).
+fn keys_of(text: &str) -> Vec<(u64, String, Vec<u64>)> {
+    digest(text, text.len())
+        .keys
+        .iter()
+        .map(|k| {
+            let lines = k.locators.iter().map(|l| l.line).collect();
+            (k.first.line, k.first.text.clone(), lines)
+        })
+        .collect()
+}
+
+#[test]
+fn a_location_with_a_severity_word_or_an_error_code_is_a_key_line_whatever_printed_it() {
+    // Lines of the corpus (pylint, flake8, javac, pyright, meson, doctest), and of
+    // tools no rule names.
+    is(
+        Class::Key,
+        &[
+            "shop/m47.py:5:11: E1101: Instance of 'list' has no 'head' member (no-member)",
+            "shop/m75.py:5:11: E0602: Undefined variable 'missing_rate' (undefined-variable)",
+            "shop/m23.py:6:12: F821 undefined name 'subtotal'",
+            "shop/m71.py:6:1: F811 redefinition of unused 'total_71' from line 4",
+            "src/shop/Cart31.java:5: error: cannot find symbol",
+            "  /home/dev/work/pyright/shop/m40.py:6:12 - error: Type \"Literal[3]\" is not assignable to return type \"str\"",
+            "deploy/app.yaml:4:15: [error] syntax error: expected ',' or ']', but got '<stream end>'",
+            "lib/report.ex:12: (FAILED) report totals",
+            "  5/240 calc:rounds_5   FAIL            0.01s   exit status 1",
+            "Failed example:",
+        ],
+    );
+    // A location with a warning or a convention code alone only locates; a file
+    // named error is no severity word.
+    is(
+        Class::Locator,
+        &[
+            "shop/m68.py:1:0: W0611: Unused import os (unused-import)",
+            "shop/m68.py:1:0: C0114: Missing module docstring (missing-module-docstring)",
+            "src/error.rs:12:5: in fn parse",
+        ],
+    );
+}
+
+#[test]
+fn summaries_are_key_lines_anywhere_a_count_of_warnings_too() {
+    is(
+        Class::Key,
+        &[
+            "warning: `part11` (lib) generated 5 warnings (run `cargo fix --lib -p part11` to apply 5 suggestions)",
+            "3 warnings generated.",
+            "180 passed and 3 failed.",
+            "***Test Failed*** 3 failures.",
+            "4 errors",
+        ],
+    );
+    is(
+        Class::Plain,
+        &[
+            "warning: unused variable: `unused_5`",
+            "183 tests in 61 items.",
+            "warning: `part1` (lib) generated 0 warnings",
+        ],
+    );
+    // A summary in a successful build's stderr, among the warnings it counts, is a
+    // key line of its own: not a locator's, and the next warning's is not its.
+    let text = concat!(
+        "warning: unused variable: `unused_2`\n",
+        " --> part4/src/lib.rs:2:44\n",
+        "warning: `part4` (lib) generated 2 warnings (run `cargo fix --lib -p part4` to apply 2 suggestions)\n",
+        "   Compiling part6 v0.1.0 (/home/dev/work/cargo-workspace/part6)\n",
+        "warning: unused variable: `unused_1`\n",
+        " --> part6/src/lib.rs:1:44\n",
+    );
+    assert_eq!(
+        keys_of(text),
+        vec![(
+            3,
+            "warning: `part4` (lib) generated 2 warnings (run `cargo fix --lib -p part4` to apply 2 suggestions)".to_owned(),
+            vec![]
+        )]
+    );
+}
+
+#[test]
+fn doctests_failure_block_travels_with_its_marker() {
+    // `python3 -m doctest -v prices.py` (tests/corpus/logs/doctest-fail-verbose.out).
+    let text = concat!(
+        "Trying:\n",
+        "    price_17(3)\n",
+        "Expecting:\n",
+        "    51\n",
+        "ok\n",
+        "Trying:\n",
+        "    price_17(0.5)\n",
+        "Expecting:\n",
+        "    8\n",
+        "**********************************************************************\n",
+        "File \"/home/dev/work/doctest/prices.py\", line 186, in prices.price_17\n",
+        "Failed example:\n",
+        "    price_17(0.5)\n",
+        "Expected:\n",
+        "    8\n",
+        "Got:\n",
+        "    8.5\n",
+        "Trying:\n",
+        "    price_18(1)\n",
+    );
+    let whole = digest(text, text.len());
+    for chunk in [1, 7, 64] {
+        assert_eq!(digest(text, chunk), whole, "chunk {chunk}");
+    }
+    assert_eq!(
+        keys_of(text),
+        vec![(
+            12,
+            "Failed example:".to_owned(),
+            vec![11, 13, 14, 15, 16, 17]
+        )]
+    );
+    assert_eq!(
+        whole.keys[0].locators[0].text,
+        "File \"/home/dev/work/doctest/prices.py\", line 186, in prices.price_17"
+    );
+    // An exception raised in the example: the block ends where the traceback, a
+    // failure of its own, starts.
+    let text = concat!(
+        "File \"/home/dev/work/doctest/prices.py\", line 419, in prices.price_38\n",
+        "Failed example:\n",
+        "    price_38(None)\n",
+        "Exception raised:\n",
+        "    Traceback (most recent call last):\n",
+        "      File \"/usr/lib/python3.11/doctest.py\", line 1353, in __run\n",
+        "        exec(compile(example.source, filename, \"single\",\n",
+        "      File \"<doctest prices.price_38[3]>\", line 1, in <module>\n",
+        "        price_38(None)\n",
+        "      File \"/home/dev/work/doctest/prices.py\", line 422, in price_38\n",
+        "        return qty * 38\n",
+        "               ~~~~^~~~\n",
+        "    TypeError: unsupported operand type(s) for *: 'NoneType' and 'int'\n",
+        "Trying:\n",
+    );
+    let keys = keys_of(text);
+    assert_eq!(keys[0], (2, "Failed example:".to_owned(), vec![1, 3, 4]));
+    assert_eq!(
+        keys.last().unwrap(),
+        &(
+            13,
+            "    TypeError: unsupported operand type(s) for *: 'NoneType' and 'int'".to_owned(),
+            vec![10]
+        )
+    );
+}
+
+#[test]
+fn gos_indented_messages_before_its_marker_travel_with_it() {
+    // `go test -v` (tests/corpus/logs/go-test-v-long-46-failures.out), a passing
+    // test's log line right before.
+    let text = concat!(
+        "=== RUN   TestSum12\n",
+        "    sum_test.go:15: summing 12\n",
+        "--- PASS: TestSum12 (0.00s)\n",
+        "=== RUN   TestAvg13\n",
+        "    sum_test.go:18: Avg([13 14]) = 13, want 14\n",
+        "--- FAIL: TestAvg13 (0.00s)\n",
+        "=== RUN   TestSum13\n",
+    );
+    assert_eq!(
+        keys_of(text),
+        vec![(6, "--- FAIL: TestAvg13 (0.00s)".to_owned(), vec![5])]
+    );
+    // A message of several lines (go 1.19's `t.Errorf("totals differ:\nwant: 3\ngot:  4")`):
+    // all of it, its location first.
+    let text = concat!(
+        "=== RUN   TestTotals\n",
+        "    m_test.go:5: totals differ:\n",
+        "        want: 3\n",
+        "        got:  4\n",
+        "--- FAIL: TestTotals (0.00s)\n",
+        "FAIL\n",
+    );
+    let whole = digest(text, text.len());
+    for chunk in [1, 5, 64] {
+        assert_eq!(digest(text, chunk), whole, "chunk {chunk}");
+    }
+    assert_eq!(
+        keys_of(text)[0],
+        (5, "--- FAIL: TestTotals (0.00s)".to_owned(), vec![2, 3, 4])
+    );
+}
+
+#[test]
+fn failing_tests_names_by_the_shape_of_their_marker() {
+    for (line, name) in [
+        ("--- FAIL: TestAvg13 (0.00s)", "TestAvg13"),
+        ("    --- FAIL: TestSplit/empty (0.00s)", "TestSplit/empty"),
+        ("test tests::adds_wrongly ... FAILED", "tests::adds_wrongly"),
+        ("not ok 6 - subtracts wrongly", "subtracts wrongly"),
+        (
+            "        not ok 26 - applies the coupon",
+            "applies the coupon",
+        ),
+        ("not ok 3 - reads config # TODO later", "reads config"),
+        (
+            "FAILED tests/test_calc_2.py::test_ratio_by_zero - ZeroDivisionError: division by zero",
+            "tests/test_calc_2.py::test_ratio_by_zero",
+        ),
+        (
+            "    ✕ applies a 15% discount (3 ms)",
+            "applies a 15% discount",
+        ),
+        (
+            "  ● cart 5 › rounds the discount of order 5.1",
+            "cart 5 › rounds the discount of order 5.1",
+        ),
+        (
+            "  5/240 calc:rounds_5   FAIL            0.01s   exit status 1",
+            "calc:rounds_5",
+        ),
+        (
+            "61/62 Test #61: divides_by_zero ..................***Failed    0.00 sec",
+            "divides_by_zero",
+        ),
+        (
+            "        FAIL [   0.004s] calc tests::adds_wrongly",
+            "calc tests::adds_wrongly",
+        ),
+    ] {
+        assert_eq!(failed_test_name(line), Some(name), "{line:?}");
+    }
+    for line in [
+        "FAIL\texample.com/calc\t0.005s",
+        "error: test failed",
+        "ok 5 - adds",
+    ] {
+        assert_eq!(failed_test_name(line), None, "{line:?}");
+    }
+    // A digest keeps each name once, with the line of its first marker.
+    let text = concat!(
+        "--- FAIL: TestA (0.00s)\n",
+        "ok\n",
+        "--- FAIL: TestB (0.00s)\n",
+        "--- FAIL: TestA (0.00s)\n",
+    );
+    let names: Vec<(u64, String)> = digest(text, 5)
+        .failed_tests
+        .into_iter()
+        .map(|n| (n.line, n.text))
+        .collect();
+    assert_eq!(
+        names,
+        vec![(1, "TestA".to_owned()), (3, "TestB".to_owned())]
+    );
+}
+
+#[test]
+fn failing_tests_names_kept_are_bounded_and_the_rest_counted() {
+    let text: String = (1..=100_000)
+        .map(|n| format!("--- FAIL: TestNumber{n} (0.00s)\n"))
+        .collect();
+    let summary = digest(&text, 64 * 1024);
+    let kept: usize = summary.failed_tests.iter().map(|n| n.text.len()).sum();
+    assert!(kept <= FAILED_NAMES_BYTES, "{kept}");
+    assert!(kept > FAILED_NAMES_BYTES - 64, "{kept}");
+    assert_eq!(
+        summary.failed_tests.len() as u64 + summary.failed_tests_past,
+        100_000
+    );
+}

@@ -384,6 +384,7 @@ fn overflow_view(head_text: &str, captured: &Captured, budget: Budget) -> String
             total,
             in_view: keys_in_view(&head, &tail),
             rendered: captured.rendered.as_ref(),
+            tail: &tail,
         };
         out.push_str(&omitted(&view, summary, file.as_deref(), budget));
     }
@@ -486,6 +487,8 @@ struct View<'a> {
     in_view: u64,
     /// Maps rendered line numbers to the saved file's, where cursor movement redrew.
     rendered: Option<&'a crate::render::Rendered>,
+    /// The last lines shown after them.
+    tail: &'a [Shown],
 }
 
 impl View<'_> {
@@ -550,11 +553,91 @@ fn omitted(view: &View, summary: &keylines::Summary, file: Option<&str>, budget:
     for (line, text) in after {
         out.push_str(&format!("{line}:{text}\n"));
     }
+    out.push_str(&failed_not_listed(view, summary, &shown));
     out.push_str(&format!(
         "[... end of lines {from}-{to}: {}]\n",
         sed(from, to)
     ));
     out
+}
+
+/// Bytes of the list of failing tests the key lines shown leave out, at most.
+pub const FAILED_LIST_BYTES: usize = 6 * 1024;
+
+/// The failing tests of the lines left out whose names neither the key lines shown
+/// nor the last lines give, as one line: each name with the place its failure names
+/// (`TestAvg13 (sum_test.go:1205)`), up to [`FAILED_LIST_BYTES`], then how many more
+/// (the markers past the names a digest keeps, [`keylines::FAILED_NAMES_BYTES`], are
+/// counted there). Empty when there are none.
+fn failed_not_listed(view: &View, summary: &keylines::Summary, shown: &[KeyRows<'_>]) -> String {
+    let printed: std::collections::HashSet<u64> = shown
+        .iter()
+        .flat_map(|(key, rows, _)| rows.iter().map(|r| r.line).chain([key.first.line]))
+        .collect();
+    let tail: String = view
+        .tail
+        .iter()
+        .map(|s| s.text.as_str())
+        .collect::<Vec<_>>()
+        .join("\n");
+    let missing: Vec<&keylines::Numbered> = summary
+        .failed_tests
+        .iter()
+        .filter(|n| (view.from..=view.to).contains(&n.line) && !printed.contains(&n.line))
+        .filter(|n| !names_whole(&tail, &n.text))
+        .collect();
+    // The markers past the names kept, less those the last lines show.
+    let last_kept = summary.failed_tests.last().map_or(0, |n| n.line);
+    let past = summary.failed_tests_past.saturating_sub(
+        view.tail
+            .iter()
+            .filter(|s| s.line > last_kept && keylines::failed_test_name(&s.text).is_some())
+            .map(|s| 1 + s.repeats)
+            .sum(),
+    );
+    if missing.is_empty() && past == 0 {
+        return String::new();
+    }
+    let mut list = String::new();
+    let mut listed = 0;
+    for name in &missing {
+        let place = summary
+            .keys
+            .iter()
+            .find(|k| k.first.line == name.line)
+            .and_then(keylines::place)
+            .filter(|p| !name.text.contains(p));
+        let entry = match place {
+            Some(place) => format!("{} ({place})", name.text),
+            None => name.text.clone(),
+        };
+        if list.len() + entry.len() + 2 > FAILED_LIST_BYTES {
+            break;
+        }
+        if listed > 0 {
+            list.push_str(", ");
+        }
+        list.push_str(&visible(&entry));
+        listed += 1;
+    }
+    let more = (missing.len() - listed) as u64 + past;
+    let more = if more > 0 {
+        format!(" … and {more} more")
+    } else {
+        String::new()
+    };
+    format!(
+        "[... failing tests among them not listed above ({}): {list}{more}]\n",
+        missing.len() as u64 + past
+    )
+}
+
+/// Whether `text` holds `name` as a whole (`TestA1` is not in `TestA10`).
+fn names_whole(text: &str, name: &str) -> bool {
+    let word = |c: Option<char>| c.is_some_and(|c| c.is_alphanumeric() || c == '_');
+    text.match_indices(name).any(|(at, _)| {
+        !word(text[..at].chars().next_back()) && !word(text[at + name.len()..].chars().next())
+    })
 }
 
 /// A key line to show, with the rows it takes (itself and its locators not shown
@@ -570,10 +653,14 @@ const LAST_SHARE: usize = 4;
 /// (file:line) going first.
 fn keys_shown<'a>(view: &View, summary: &'a keylines::Summary, budget: Budget) -> Vec<KeyRows<'a>> {
     let range = view.from..=view.to;
+    // A key line the head shows whose locator is left out shows its locator.
     let candidates: Vec<&keylines::KeyLine> = summary
         .keys
         .iter()
-        .filter(|k| range.contains(&k.first.line))
+        .filter(|k| {
+            range.contains(&k.first.line)
+                || (k.first.line < view.from && k.locators.iter().any(|l| range.contains(&l.line)))
+        })
         .collect();
 
     let mut shown = Vec::new();
@@ -581,12 +668,14 @@ fn keys_shown<'a>(view: &View, summary: &'a keylines::Summary, budget: Budget) -
     let mut room = Room {
         lines: budget.key_lines,
         bytes: budget.key_bytes,
+        from: view.from,
     };
     let mut taken = vec![false; candidates.len()];
     if candidates.len() > budget.key_lines {
         let mut last = Room {
             lines: budget.key_lines / LAST_SHARE,
             bytes: budget.key_bytes / LAST_SHARE,
+            from: view.from,
         };
         let before = (last.lines, last.bytes);
         for i in (0..candidates.len()).rev() {
@@ -600,7 +689,20 @@ fn keys_shown<'a>(view: &View, summary: &'a keylines::Summary, budget: Budget) -
     }
     let mut order: Vec<usize> = (0..candidates.len()).filter(|&i| !taken[i]).collect();
     if candidates.len() > budget.key_lines {
-        order.sort_by_key(|&i| (!keylines::locates(candidates[i]), i));
+        // Those that say where first; among them, those of a kind (an error code:
+        // `E1101`, `F821`, `TS2322`) seen less often: one undefined name before the
+        // hundredth line too long.
+        let mut kinds: std::collections::HashMap<&str, usize> = std::collections::HashMap::new();
+        for key in &candidates {
+            if let Some(code) = keylines::error_code(&key.first.text) {
+                *kinds.entry(code).or_default() += 1;
+            }
+        }
+        order.sort_by_key(|&i| {
+            let key = candidates[i];
+            let seen = keylines::error_code(&key.first.text).map_or(1, |c| kinds[c]);
+            (!keylines::locates(key), seen, i)
+        });
     }
     for i in order {
         room.take(candidates[i], &mut printed, &mut shown, false);
@@ -612,6 +714,8 @@ fn keys_shown<'a>(view: &View, summary: &'a keylines::Summary, budget: Budget) -
 struct Room {
     lines: usize,
     bytes: usize,
+    /// The first line left out.
+    from: u64,
 }
 
 impl Room {
@@ -623,8 +727,17 @@ impl Room {
         shown: &mut Vec<KeyRows<'a>>,
         last: bool,
     ) -> bool {
-        let mut rows = vec![&key.first];
-        rows.extend(key.locators.iter().filter(|l| !printed.contains(&l.line)));
+        // Its rows among the lines left out (a key line the head shows has its
+        // locator there), those not printed yet.
+        let mut rows = Vec::new();
+        if key.first.line >= self.from {
+            rows.push(&key.first);
+        }
+        rows.extend(
+            key.locators
+                .iter()
+                .filter(|l| l.line >= self.from && !printed.contains(&l.line)),
+        );
         let cost_lines = rows.len();
         let cost_bytes: usize = rows.iter().map(|r| r.text.len() + 24).sum();
         if cost_lines > self.lines || cost_bytes > self.bytes {

@@ -529,3 +529,95 @@ fn an_unaudited_call_says_so_before_its_footer() {
         answer.text
     );
 }
+
+#[test]
+fn every_failing_tests_name_is_shown_past_what_the_key_lines_fit() {
+    // `go test -v`'s shape (tests/corpus/logs/go-test-v-long-46-failures.out): 150
+    // failing tests among 3000 passing ones, each with its message before its marker.
+    let f = Fixture::new();
+    let mut stdout = String::new();
+    for n in 1..=3000 {
+        stdout.push_str(&format!(
+            "=== RUN   TestSum{n}\n    sum_test.go:{n}: summing {n}\n--- PASS: TestSum{n} (0.00s)\n"
+        ));
+        if n % 20 == 7 {
+            stdout.push_str(&format!(
+                "=== RUN   TestAvg{n}\n    sum_test.go:{}: Avg([{n} {}]) = {n}, want {}\n--- FAIL: TestAvg{n} (0.00s)\n",
+                n + 5000,
+                n + 1,
+                n + 1
+            ));
+        }
+    }
+    stdout.push_str("FAIL\nFAIL\texample.com/calc\t0.048s\nFAIL\n");
+    let answer = f.show(stdout.as_bytes(), b"", 1);
+    let text = &answer.text;
+    for n in (1..=3000).filter(|n| n % 20 == 7) {
+        assert!(text.contains(&format!("TestAvg{n} ")), "TestAvg{n}: {text}");
+        // With the place its failure names.
+        assert!(
+            text.contains(&format!("sum_test.go:{}", n + 5000)),
+            "{n}: {text}"
+        );
+    }
+    let lists: Vec<&str> = text
+        .lines()
+        .filter(|l| l.starts_with("[... failing tests among them not listed above ("))
+        .collect();
+    assert_eq!(lists.len(), 1, "{text}");
+    assert!(
+        lists[0].contains("TestAvg1507 (sum_test.go:6507), TestAvg1527 (sum_test.go:6527)"),
+        "{}",
+        lists[0]
+    );
+    assert!(text.lines().count() <= 200 && text.len() <= 16 * 1024 + 20 * 1024);
+
+    // Past the list's bytes, the names left are counted (the markers past the names
+    // a digest keeps too).
+    let mut stdout = String::new();
+    for n in 1..=3000 {
+        stdout.push_str(&format!("--- FAIL: TestLongerNameNumber{n} (0.00s)\n"));
+    }
+    let answer = f.show(stdout.as_bytes(), b"", 1);
+    let list = answer
+        .text
+        .lines()
+        .find(|l| l.starts_with("[... failing tests among them not listed above ("))
+        .unwrap_or_else(|| panic!("{}", answer.text));
+    assert!(list.len() <= FAILED_LIST_BYTES + 100, "{}", list.len());
+    let listed = list.matches("TestLongerNameNumber").count();
+    let (_, more) = list.rsplit_once(" … and ").unwrap();
+    let more: usize = more.trim_end_matches(" more]").parse().unwrap();
+    let in_rows = answer
+        .text
+        .lines()
+        .filter(|l| l.contains(":--- FAIL: ") || l.starts_with("--- FAIL: "))
+        .count();
+    assert_eq!(listed + more + in_rows, 3000, "{}", answer.text);
+}
+
+#[test]
+fn a_key_line_the_head_shows_has_its_locator_listed_when_left_out() {
+    // jest's stderr (tests/corpus/logs/jest-43-failures.err): a failure in the head,
+    // its stack frame just past it.
+    let f = Fixture::new();
+    let mut stderr: String = (1..=10)
+        .map(|n| format!("  ✓ adds {n} items (1 ms)\n"))
+        .collect();
+    stderr.push_str("FAIL src/cart5.test.js\n  ● cart 5 › totals an empty cart\n\n");
+    for n in 1..=18 {
+        stderr.push_str(&format!("    Expected: {n}\n"));
+    }
+    stderr.push_str("      at Object.toEqual (src/cart5.test.js:54:58)\n");
+    for n in 1..=300 {
+        stderr.push_str(&format!("  ✓ totals {n} items (1 ms)\n"));
+    }
+    let answer = f.show(b"", stderr.as_bytes(), 1);
+    let text = &answer.text;
+    assert!(
+        text.contains("\n32:      at Object.toEqual (src/cart5.test.js:54:58)\n"),
+        "{text}"
+    );
+    // The key line itself is not listed again.
+    assert!(!text.contains("\n12:  ● cart 5"), "{text}");
+}

@@ -27,7 +27,8 @@ impl HttpServer {
     /// Starts a server with `args` and `FORGE_BASH_HTTP_TOKEN` set to [`TOKEN`]; the
     /// workdir and state dir are `--workdir`/`--state-dir` in `args` (with `{root}`
     /// replaced by the server's own temporary directory), or `root/work` and
-    /// `root/state`.
+    /// `root/state`. It stops at its first SIGTERM (no drain), unless `args` give
+    /// `--shutdown-grace-secs`.
     pub fn start(args: &[&str]) -> HttpServer {
         HttpServer::start_with(args, &[("FORGE_BASH_HTTP_TOKEN", TOKEN)])
     }
@@ -52,7 +53,10 @@ impl HttpServer {
             command.arg("--state-dir").arg(root.path().join("state"));
         }
         super::own_uids(&mut command, root.path());
-        command.args(&args).env("RUST_LOG", "forge_bash=debug,warn");
+        command
+            .args(&args)
+            .env("RUST_LOG", "forge_bash=debug,warn")
+            .env("FORGE_BASH_SHUTDOWN_GRACE_SECS", "0");
         for (key, value) in env {
             command.env(key, value.replace("{root}", &at));
         }
@@ -181,12 +185,28 @@ impl Reply {
 
 /// One request on a connection of its own: `method` `/mcp` with `headers` and `body`.
 pub fn request(addr: SocketAddr, method: &str, headers: &[(&str, &str)], body: &[u8]) -> Reply {
+    request_at(addr, method, "/mcp", headers, body)
+}
+
+/// A GET of `path` with `headers`, on a connection of its own.
+pub fn get(addr: SocketAddr, path: &str, headers: &[(&str, &str)]) -> Reply {
+    request_at(addr, "GET", path, headers, b"")
+}
+
+/// One request on a connection of its own: `method` `path` with `headers` and `body`.
+pub fn request_at(
+    addr: SocketAddr,
+    method: &str,
+    path: &str,
+    headers: &[(&str, &str)],
+    body: &[u8],
+) -> Reply {
     let mut stream = TcpStream::connect(addr).unwrap();
     stream
         .set_read_timeout(Some(Duration::from_secs(60)))
         .unwrap();
     let mut head = format!(
-        "{method} /mcp HTTP/1.1\r\nConnection: close\r\nContent-Length: {}\r\n",
+        "{method} {path} HTTP/1.1\r\nConnection: close\r\nContent-Length: {}\r\n",
         body.len()
     );
     if !headers
