@@ -479,7 +479,10 @@ impl Server {
         match out.rest.take() {
             Some(rest) => self.audit_at_the_end(command, rest, started),
             None => {
-                let outcome = outcome(out.ending, out.code);
+                let outcome = match out.out_of_memory {
+                    Some(_) => Outcome::OutOfMemory,
+                    None => outcome(out.ending, out.code),
+                };
                 let background = out.background.is_some();
                 if let Err(e) = self.audit_row(command, out.code, Some(ms), background, outcome) {
                     present::unaudited(&mut answer, &e);

@@ -102,7 +102,11 @@ fn probes_need_no_token_and_metrics_need_it() {
 
 #[test]
 fn counters_move_with_calls_of_each_outcome() {
-    let args = [&PER_USER[..], &["--timeout-secs", "1"]].concat();
+    let args = [
+        &PER_USER[..],
+        &["--timeout-secs", "1", "--max-memory", "256M"],
+    ]
+    .concat();
     let server = HttpServer::start(&args);
     let before = scrape(&server);
     let mut alice = server.client(Some("alice"));
@@ -111,6 +115,14 @@ fn counters_move_with_calls_of_each_outcome() {
     alice.run("echo secret-words; exit 3");
     alice.run("rm -f nothing");
     alice.run("sleep 5");
+    // Out of memory where a memory cgroup bounds the user; else RLIMIT_DATA fails it.
+    let oom = alice.run("python3 -c 'a = bytearray(1 << 30)'");
+    let oom = if oom.starts_with("ERROR: Out of memory") {
+        1.0
+    } else {
+        eprintln!("no memory cgroup here: the allocation failed instead: {oom}");
+        0.0
+    };
     // Cancelled: a call the client gives up on.
     let running = call_in_thread(&alice, 900, "touch started; sleep 30");
     assert!(eventually(PATIENCE, || server
@@ -130,12 +142,12 @@ fn counters_move_with_calls_of_each_outcome() {
     let after = scrape(&server);
     for (outcome, more) in [
         ("ok", 2.0),
-        ("failed", 1.0),
+        ("failed", 2.0 - oom),
         ("blocked", 1.0),
         ("timeout", 1.0),
         ("cancelled", 1.0),
         ("stopped", 0.0),
-        ("out_of_memory", 0.0),
+        ("out_of_memory", oom),
     ] {
         assert_eq!(
             calls(&after, outcome),
@@ -143,9 +155,9 @@ fn counters_move_with_calls_of_each_outcome() {
             "{outcome}:\n{after}"
         );
     }
-    // Blocked calls ran nothing and are not timed: 5 calls that ran.
+    // Blocked calls ran nothing and are not timed: 6 calls that ran.
     let timed = "forge_bash_call_duration_seconds_count";
-    assert_eq!(sample(&after, timed), sample(&before, timed) + 5.0);
+    assert_eq!(sample(&after, timed), sample(&before, timed) + 6.0);
     let sum = "forge_bash_call_duration_seconds_sum";
     assert!(
         sample(&after, sum) >= sample(&before, sum) + 1.0,
