@@ -184,15 +184,7 @@ pub enum Error {
 
 /// Runs `job` to its end, or until `stop` resolves.
 pub async fn run(job: Job<'_>, stop: impl Future<Output = Stop>) -> Result<Output, Error> {
-    validate(&job)?;
-    let call = job
-        .containment
-        .new_call(job.identity.map(|identity| identity.ids.uid))
-        .await;
-    if let Some(scope) = job.scope {
-        scope.keep(&call);
-    }
-    let mut child = spawn(&job, &call).await?;
+    let (call, mut child) = start(&job).await?;
     let started = Instant::now();
     // Until the call is answered, dropping it (the runtime going away) kills it.
     let guard = KillOnDrop(Some(call.clone()));
@@ -232,10 +224,7 @@ pub async fn run(job: Job<'_>, stop: impl Future<Output = Stop>) -> Result<Outpu
     guard.disarm();
     call.release();
     let code = code(ending, status);
-    // Killed (128 + SIGKILL), and the cgroup counted an out-of-memory kill meanwhile.
-    let out_of_memory = (ending == Ending::Exited && code == exit::KILLED)
-        .then(|| call.out_of_memory())
-        .flatten();
+    let out_of_memory = out_of_memory(&call, ending, code);
     if let Some(scope) = job.scope {
         // A call with nothing left running gives its cgroup (two descriptors) back
         // for the next calls now, not at its session's next call or end.
@@ -250,6 +239,29 @@ pub async fn run(job: Job<'_>, stop: impl Future<Output = Stop>) -> Result<Outpu
         rest: None,
         out_of_memory,
     })
+}
+
+/// The call of `job`, with its shell started: in the call's cgroups, and kept by its
+/// session when it has one.
+async fn start(job: &Job<'_>) -> Result<(Arc<Call>, Child), Error> {
+    validate(job)?;
+    let call = job
+        .containment
+        .new_call(job.identity.map(|identity| identity.ids.uid))
+        .await;
+    if let Some(scope) = job.scope {
+        scope.keep(&call);
+    }
+    let child = spawn(job, &call).await?;
+    Ok((call, child))
+}
+
+/// The call's memory limit, when its shell was killed (128 + SIGKILL) and the cgroup
+/// counted an out-of-memory kill meanwhile.
+fn out_of_memory(call: &Call, ending: Ending, code: i32) -> Option<u64> {
+    (ending == Ending::Exited && code == exit::KILLED)
+        .then(|| call.out_of_memory())
+        .flatten()
 }
 
 /// The answer's exit code: the shell's, or the code of how the call was stopped.

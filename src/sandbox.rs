@@ -405,16 +405,7 @@ impl Sandbox {
             Network::Allow.to_string()
         };
         let filter = seccomp::Filter::new(request.network, request.unix_sockets)?;
-        let (namespace, namespaced) = match request.network {
-            Network::Deny => match denied_network() {
-                Some(fd) => (Some(fd), "; a network namespace of their own"),
-                None => (
-                    None,
-                    "; the host's network namespace (a namespace of their own needs a root server): /proc/net lists the host's sockets",
-                ),
-            },
-            _ => (None, ""),
-        };
+        let (namespace, namespaced) = namespace_for(request.network);
         let summary = format!(
             "Landlock ABI {}: reads and writes confined (state dir read-only, no device nodes); network {network}{namespaced}; signals and abstract unix sockets {}; {filter}",
             abi as i32,
@@ -470,6 +461,21 @@ impl Sandbox {
             });
         }
         spawn(ruleset, network)
+    }
+}
+
+/// The network namespace commands enter under `network`, and what the start-up line
+/// says of it: under `--network deny`, one of their own where the server can make it.
+fn namespace_for(network: &Network) -> (Option<BorrowedFd<'static>>, &'static str) {
+    if *network != Network::Deny {
+        return (None, "");
+    }
+    match denied_network() {
+        Some(fd) => (Some(fd), "; a network namespace of their own"),
+        None => (
+            None,
+            "; the host's network namespace (a namespace of their own needs a root server): /proc/net lists the host's sockets",
+        ),
     }
 }
 
