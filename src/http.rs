@@ -901,15 +901,7 @@ pub async fn serve(workspaces: Arc<Workspaces>, settings: Settings, stop: Stop) 
     loop {
         let (stream, peer) = tokio::select! {
             () = &mut stopped => break,
-            accepted = listener.accept() => match accepted {
-                Ok(accepted) => accepted,
-                Err(e) => {
-                    // Out of descriptors, most likely: let some close.
-                    tracing::warn!(error = %e, "cannot accept a connection");
-                    tokio::time::sleep(Duration::from_millis(50)).await;
-                    continue;
-                }
-            },
+            accepted = accept(&listener) => accepted,
         };
         if !files.admits_connection(std::os::fd::AsRawFd::as_raw_fd(&stream) as usize) {
             turn_away(stream, files.limit);
@@ -933,6 +925,20 @@ pub async fn serve(workspaces: Arc<Workspaces>, settings: Settings, stop: Stop) 
     drop(retention);
     drop(releases);
     Ok(())
+}
+
+/// The next connection; an accept that fails (out of descriptors, most likely) is
+/// tried again once some had time to close.
+async fn accept(listener: &TcpListener) -> (tokio::net::TcpStream, std::net::SocketAddr) {
+    loop {
+        match listener.accept().await {
+            Ok(accepted) => return accepted,
+            Err(e) => {
+                tracing::warn!(error = %e, "cannot accept a connection");
+                tokio::time::sleep(Duration::from_millis(50)).await;
+            }
+        }
+    }
 }
 
 /// The descriptor budget of serving `workspaces`, with what it holds logged: refused

@@ -200,22 +200,11 @@ fn start_logging() {
 /// the end.
 fn serve(config: Config, token: Option<String>) -> ExitCode {
     #[cfg(feature = "http")]
-    let http = match config.http {
-        Some(addr) => match forge_bash::http::Settings::new(&config, addr, token) {
-            Ok(settings) => Some(settings),
-            Err(e) => {
-                tracing::error!("{e}");
-                return ExitCode::FAILURE;
-            }
-        },
-        None => None,
-    };
-    if config.metrics.is_some() && config.http.is_none() {
-        tracing::error!("--metrics is for --http: over stdio nothing is served to scrape");
+    let Ok(http) = http_settings(&config, token) else {
         return ExitCode::FAILURE;
-    }
+    };
     #[cfg(not(feature = "http"))]
-    if config.http.is_some() || token.is_some() {
+    if config.http.is_some() || config.metrics.is_some() || token.is_some() {
         tracing::error!("--http: this binary was built without the `http` feature");
         return ExitCode::FAILURE;
     }
@@ -266,6 +255,25 @@ fn serve(config: Config, token: Option<String>) -> ExitCode {
             ExitCode::FAILURE
         }
     }
+}
+
+/// The HTTP service's settings, when `--http` is given; `Err` (logged) when they, or
+/// `--metrics` without `--http`, cannot serve.
+#[cfg(feature = "http")]
+fn http_settings(
+    config: &Config,
+    token: Option<String>,
+) -> Result<Option<forge_bash::http::Settings>, ()> {
+    if config.metrics.is_some() && config.http.is_none() {
+        tracing::error!("--metrics is for --http: over stdio nothing is served to scrape");
+        return Err(());
+    }
+    let Some(addr) = config.http else {
+        return Ok(None);
+    };
+    forge_bash::http::Settings::new(config, addr, token)
+        .map(Some)
+        .map_err(|e| tracing::error!("{e}"))
 }
 
 /// A stop signal, or the watchdog lost for good.
