@@ -311,17 +311,7 @@ impl Cgroups {
             return made.clone();
         }
         let name = user.map_or_else(|| "user".to_owned(), |uid| format!("user-{uid}"));
-        let dir = |tree: &Tree| {
-            let dir = tree.root.join(&name);
-            match std::fs::create_dir(&dir) {
-                Ok(()) => Some(dir),
-                Err(e) if e.kind() == io::ErrorKind::AlreadyExists => Some(dir),
-                Err(e) => {
-                    tracing::warn!(error = %e, dir = %dir.display(), "no cgroup for a user");
-                    None
-                }
-            }
-        };
+        let dir = |tree: &Tree| user_dir(tree, &name);
         let v2 = self.v2.as_ref().and_then(|tree| {
             let root = dir(tree)?;
             Some(Tree {
@@ -750,6 +740,19 @@ fn mount_point(mountinfo: &str, fs: impl Fn(&str) -> bool) -> Option<&str> {
         let (fields, tail) = line.split_once(" - ")?;
         fs(tail).then(|| fields.split(' ').nth(4)).flatten()
     })
+}
+
+/// The cgroup `name` of a user under `tree`, made unless it is there.
+fn user_dir(tree: &Tree, name: &str) -> Option<PathBuf> {
+    let dir = tree.root.join(name);
+    match std::fs::create_dir(&dir) {
+        Ok(()) => Some(dir),
+        Err(e) if e.kind() == io::ErrorKind::AlreadyExists => Some(dir),
+        Err(e) => {
+            tracing::warn!(error = %e, dir = %dir.display(), "no cgroup for a user");
+            None
+        }
+    }
 }
 
 /// Makes the server's tree under `base` ([`tree_name`]), after removing what earlier

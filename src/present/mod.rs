@@ -527,13 +527,6 @@ fn omitted(view: &View, summary: &keylines::Summary, file: Option<&str>, budget:
     out.push_str(&format!(
         "[... lines {from}-{to} of {total} not shown; the error and failure lines among them, by line number:]\n"
     ));
-    let more = match file {
-        Some(path) => format!(
-            "[... and {left_out} more: grep -nE '{}' {path}]\n",
-            keylines::grep_pattern()
-        ),
-        None => format!("[... and {left_out} more]\n"),
-    };
     let rows = key_rows(view, &shown);
     // The rows of the last key lines come after the count of those left out.
     let last_from = shown
@@ -548,7 +541,7 @@ fn omitted(view: &View, summary: &keylines::Summary, file: Option<&str>, budget:
         out.push_str(&format!("{line}:{text}\n"));
     }
     if left_out > 0 {
-        out.push_str(&more);
+        out.push_str(&more_key_lines(left_out, file));
     }
     for (line, text) in after {
         out.push_str(&format!("{line}:{text}\n"));
@@ -559,6 +552,17 @@ fn omitted(view: &View, summary: &keylines::Summary, file: Option<&str>, budget:
         sed(from, to)
     ));
     out
+}
+
+/// The count of the key lines left out of the view, with the way to find them.
+fn more_key_lines(left_out: u64, file: Option<&str>) -> String {
+    match file {
+        Some(path) => format!(
+            "[... and {left_out} more: grep -nE '{}' {path}]\n",
+            keylines::grep_pattern()
+        ),
+        None => format!("[... and {left_out} more]\n"),
+    }
 }
 
 /// Bytes of the list of failing tests the key lines shown leave out, at most.
@@ -598,9 +602,28 @@ fn failed_not_listed(view: &View, summary: &keylines::Summary, shown: &[KeyRows<
     if missing.is_empty() && past == 0 {
         return String::new();
     }
+    let (list, listed) = names_with_places(summary, &missing);
+    let more = (missing.len() - listed) as u64 + past;
+    let more = if more > 0 {
+        format!(" … and {more} more")
+    } else {
+        String::new()
+    };
+    format!(
+        "[... failing tests among them not listed above ({}): {list}{more}]\n",
+        missing.len() as u64 + past
+    )
+}
+
+/// The failing tests `missing`, each with the place its failure names, comma-separated
+/// up to [`FAILED_LIST_BYTES`], and how many the list holds.
+fn names_with_places(
+    summary: &keylines::Summary,
+    missing: &[&keylines::Numbered],
+) -> (String, usize) {
     let mut list = String::new();
     let mut listed = 0;
-    for name in &missing {
+    for name in missing {
         let place = summary
             .keys
             .iter()
@@ -620,16 +643,7 @@ fn failed_not_listed(view: &View, summary: &keylines::Summary, shown: &[KeyRows<
         list.push_str(&visible(&entry));
         listed += 1;
     }
-    let more = (missing.len() - listed) as u64 + past;
-    let more = if more > 0 {
-        format!(" … and {more} more")
-    } else {
-        String::new()
-    };
-    format!(
-        "[... failing tests among them not listed above ({}): {list}{more}]\n",
-        missing.len() as u64 + past
-    )
+    (list, listed)
 }
 
 /// Whether `text` holds `name` as a whole (`TestA1` is not in `TestA10`).
