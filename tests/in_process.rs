@@ -11,11 +11,14 @@ use forge_bash::stdio::Exit;
 use crate::support::in_process::{Harness, call};
 use crate::support::text;
 
-#[tokio::test(start_paused = true)]
+#[tokio::test]
 async fn piped_requests_are_all_answered_long_after_end_of_input() {
     let mut harness = Harness::start(&[]);
     let fifo = harness.fifo("release");
-    harness.send(&call(1, "cat release; echo done")).await;
+    let started = harness.workdir().join("started");
+    harness
+        .send(&call(1, "touch started; cat release; echo done"))
+        .await;
     harness.send(&call(2, "echo quick")).await;
     // The last line has no newline, and is still a request.
     harness
@@ -24,10 +27,21 @@ async fn piped_requests_are_all_answered_long_after_end_of_input() {
         .await
         .unwrap();
     harness.to_server.shutdown().await.unwrap();
-    // Long past rmcp's own 5 s at end of input (paused time: no real wait).
-    tokio::time::sleep(Duration::from_secs(30)).await;
+    let mut answers = vec![harness.next().await, harness.next().await];
+    for _ in 0..600 {
+        if started.exists() {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    assert!(started.exists(), "call 1 never started: {answers:?}");
+    // Long past rmcp's own 5 s at end of input, with no real wait. The clock is
+    // paused only while no command is starting or ending: paused, it jumps whenever
+    // the runtime waits for another process, and timeouts would fire.
+    tokio::time::pause();
+    tokio::time::advance(Duration::from_secs(30)).await;
+    tokio::time::resume();
     let release = tokio::task::spawn_blocking(move || std::fs::write(fifo, "go\n"));
-    let mut answers = Vec::new();
     while let Some(line) = harness.from_server.next_line().await.unwrap() {
         answers.push(serde_json::from_str::<Value>(&line).unwrap());
     }
@@ -35,9 +49,9 @@ async fn piped_requests_are_all_answered_long_after_end_of_input() {
     assert_eq!(harness.served.await.unwrap().unwrap(), Exit::Eof);
     let by_id = |id: u64| answers.iter().find(|a| a["id"] == id).unwrap();
     assert!(text(by_id(1)).starts_with("go\ndone\n"), "{answers:?}");
-    assert!(text(by_id(2)).starts_with("quick\n"));
-    assert!(text(by_id(3)).starts_with("last\n"));
-    assert_eq!(answers.len(), 3);
+    assert!(text(by_id(2)).starts_with("quick\n"), "{answers:?}");
+    assert!(text(by_id(3)).starts_with("last\n"), "{answers:?}");
+    assert_eq!(answers.len(), 3, "{answers:?}");
 }
 
 #[tokio::test]
