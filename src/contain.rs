@@ -30,6 +30,7 @@ use std::sync::atomic::{AtomicBool, AtomicI32, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, OnceLock, Weak, mpsc};
 
 pub mod cgroup;
+pub mod clones;
 pub mod limits;
 pub mod spawn;
 pub mod watchdog;
@@ -293,6 +294,8 @@ impl Containment {
         write.write_all(orders.as_bytes())?;
         *lock(&self.watchdog) = Some(File::from(std::os::fd::OwnedFd::from(write)));
         let spawn = tokio::task::spawn_blocking(move || {
+            // std's spawn returns once the child executed the program.
+            let _in_flight = clones::begin();
             tokio::process::Command::new(exe)
                 .arg(watchdog::ARG)
                 .stdin(read)

@@ -13,6 +13,7 @@
 
 use std::future::Future;
 use std::io;
+use std::os::fd::AsRawFd;
 use std::os::unix::process::ExitStatusExt;
 use std::path::{Path, PathBuf};
 use std::pin::Pin;
@@ -50,6 +51,13 @@ const REAP_GRACE: Duration = Duration::from_millis(250);
 /// How long the pipes of a stopped call (timed out, cancelled) are read for once its
 /// shell is gone: its processes were killed, and what they wrote is in the pipes.
 const STOPPED_GRACE: Duration = Duration::from_millis(50);
+
+/// How long, past the grace, a call's pipes may stay open because of another call's
+/// clone (see [`crate::contain::clones`]) before they are taken as held by a process
+/// of its own: a clone executes its program within microseconds, unless the machine
+/// leaves it waiting for a processor, or its start is stuck (then it is killed at
+/// [`crate::contain::START_BOUND`]).
+const OTHERS_BOUND: Duration = Duration::from_secs(2);
 
 /// Bytes read from a pipe at a time: the size of a Linux pipe buffer × 4.
 const CHUNK: usize = 64 * 1024;
@@ -189,6 +197,7 @@ pub async fn run(job: Job<'_>, stop: impl Future<Output = Stop>) -> Result<Outpu
     // Until the call is answered, dropping it (the runtime going away) kills it.
     let guard = KillOnDrop(Some(call.clone()));
     let (readers, after) = Readers::start(&mut child, &job, &call);
+    let others_let_go = child.others_let_go();
     tokio::pin!(stop);
     let Some((status, mut ending)) = wait(&mut child, &job, &readers, &call, stop.as_mut()).await
     else {
@@ -210,7 +219,7 @@ pub async fn run(job: Job<'_>, stop: impl Future<Output = Stop>) -> Result<Outpu
         stderr,
         stopped,
         held,
-    } = collect(readers, &call, stop.as_mut(), listen).await;
+    } = collect(readers, &call, stop.as_mut(), listen, others_let_go).await;
     let capped = kill_if_capped(&call, &stdout, &stderr);
     if let (Ending::Exited, Some(stop)) = (ending, stopped) {
         ending = stop.into();
@@ -423,12 +432,15 @@ struct Collected {
 /// Collects both captures once the shell is gone. Background children may still hold
 /// the pipes: what they already wrote is read for a short grace, then the call is
 /// answered and the readers go on reading. A stop during the grace still kills the
-/// call; it is returned.
+/// call; it is returned. Pipes still open after the grace are taken for background
+/// children only once `others_let_go`: no other call's child, cloned while this
+/// call's pipes were open in the server, still holds a copy.
 async fn collect(
     readers: Readers,
     call: &Arc<Call>,
     stop: Pin<&mut impl Future<Output = Stop>>,
     listen: bool,
+    others_let_go: impl Future<Output = ()>,
 ) -> Collected {
     let Readers {
         stdout,
@@ -446,9 +458,15 @@ async fn collect(
     // A stopped call's processes are killed already: what they wrote is in the pipes,
     // and the grace only waits for them to close the pipes as they die.
     let grace = if listen { PIPE_GRACE } else { STOPPED_GRACE };
+    let settled = async {
+        tokio::time::sleep(grace).await;
+        if listen {
+            let _ = tokio::time::timeout(OTHERS_BOUND, others_let_go).await;
+        }
+    };
     let stopped = tokio::select! {
         (stdout, stderr) = &mut both => return Collected::from((stdout, stderr, None)),
-        () = tokio::time::sleep(grace) => None,
+        () = settled => None,
         stop = stop, if listen => Some(stop),
     };
     if stopped.is_some()
@@ -568,11 +586,24 @@ impl Pipe {
         }
     }
 
-    /// What the pipe holds now; `WouldBlock` when it holds nothing yet.
+    /// What the pipe holds now; `WouldBlock` when it holds nothing yet. Asked of the
+    /// kernel: tokio's `try_read` answers from the readiness its reactor last saw,
+    /// which on a busy runtime may not know yet that the last writer is gone.
     fn try_read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
-        match self {
-            Pipe::Out(pipe) => pipe.try_read(buf),
-            Pipe::Err(pipe) => pipe.try_read(buf),
+        let fd = match self {
+            Pipe::Out(pipe) => pipe.as_raw_fd(),
+            Pipe::Err(pipe) => pipe.as_raw_fd(),
+        };
+        loop {
+            // SAFETY: a read into `buf` from a non-blocking descriptor the pipe owns.
+            let n = unsafe { libc::read(fd, buf.as_mut_ptr().cast(), buf.len()) };
+            if n >= 0 {
+                return Ok(n as usize);
+            }
+            let error = io::Error::last_os_error();
+            if error.kind() != io::ErrorKind::Interrupted {
+                return Err(error);
+            }
         }
     }
 }

@@ -23,6 +23,7 @@
 //! pidfd.
 
 use std::ffi::{CString, OsStr, OsString};
+use std::future::Future;
 use std::io::{self, Read};
 use std::os::fd::{AsFd, AsRawFd, BorrowedFd, FromRawFd, OwnedFd, RawFd};
 use std::os::unix::ffi::{OsStrExt, OsStringExt};
@@ -34,6 +35,8 @@ use std::sync::{Arc, OnceLock};
 
 use tokio::io::unix::AsyncFd;
 use tokio::net::unix::pipe;
+
+use super::clones;
 
 /// `CLONE_INTO_CGROUP` (Linux 5.7), not in every libc's headers.
 const CLONE_INTO_CGROUP: u64 = 0x2_0000_0000;
@@ -293,6 +296,9 @@ pub struct Started {
     pidfd: OwnedFd,
     stdout: OwnedFd,
     stderr: OwnedFd,
+    /// The clones that may hold a copy of the write ends of its pipes: those begun
+    /// before the server closed its own.
+    others: clones::Mark<'static>,
 }
 
 impl Started {
@@ -390,6 +396,8 @@ impl Prepared {
             args.flags |= CLONE_INTO_CGROUP;
             args.cgroup = dir.as_raw_fd() as u64;
         }
+        // Until its child executed the program: it holds whatever the server had open.
+        let in_flight = clones::begin();
         let pid = self.clone_child(&mut args, cgroup, &mut pidfd)?;
         // SAFETY: the kernel returned a new pidfd.
         let pidfd = unsafe { OwnedFd::from_raw_fd(pidfd) };
@@ -401,7 +409,10 @@ impl Prepared {
             ..
         } = self;
         drop((out.1, err.1));
-        if let Some(errno) = start_error(report, failed) {
+        let others = clones::mark();
+        let error = start_error(report, failed);
+        drop(in_flight);
+        if let Some(errno) = error {
             // The child could not start the program; it exited at once.
             let _ = reap(pidfd.as_raw_fd(), 0);
             return Err(io::Error::from_raw_os_error(errno));
@@ -412,6 +423,7 @@ impl Prepared {
             pidfd,
             stdout: out.0,
             stderr: err.0,
+            others,
         })
     }
 
@@ -842,6 +854,7 @@ pub struct Child {
     status: Option<ExitStatus>,
     pub stdout: Option<pipe::Receiver>,
     pub stderr: Option<pipe::Receiver>,
+    others: clones::Mark<'static>,
 }
 
 impl Child {
@@ -859,7 +872,15 @@ impl Child {
             // Read ends of pipes made non-blocking by `output_pipe`.
             stdout: Some(pipe::Receiver::from_owned_fd_unchecked(started.stdout)?),
             stderr: Some(pipe::Receiver::from_owned_fd_unchecked(started.stderr)?),
+            others: started.others,
         })
+    }
+
+    /// Resolves once no clone of the server's for another call can still hold a copy
+    /// of its pipes: while one does, its pipes stay open after every process of its own
+    /// has ended.
+    pub fn others_let_go(&self) -> impl Future<Output = ()> + Send + 'static {
+        self.others.passed()
     }
 
     /// Its process id, until it was reaped.
@@ -1193,4 +1214,79 @@ unsafe fn clone3_on_stack(
         );
     }
     result
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::time::{Duration, Instant};
+
+    /// Starts `true` on a thread of its own and stops its child with SIGSTOP (which no
+    /// mask holds off) before it executes the program: a clone that a busy machine
+    /// leaves waiting for a processor. Its pid, and the thread that waits for its start.
+    fn a_clone_stopped_before_its_exec() -> (i32, std::thread::JoinHandle<Started>) {
+        let me = std::env::current_exe().unwrap();
+        for _ in 0..50 {
+            let prepared = Command::new("true").prepare().unwrap();
+            let pid = prepared.pid();
+            let start = std::thread::spawn(move || Start::new(prepared, None).run().unwrap());
+            let deadline = Instant::now() + Duration::from_secs(5);
+            let mut child = 0;
+            while child == 0 && Instant::now() < deadline {
+                child = pid.load(Ordering::Relaxed);
+            }
+            assert!(child > 0, "the clone never happened");
+            // SAFETY: a signal to the child just cloned, not yet reaped (its start
+            // is not over).
+            unsafe { libc::kill(child, libc::SIGSTOP) };
+            let exe = std::fs::read_link(format!("/proc/{child}/exe"));
+            if exe.is_ok_and(|exe| exe == me) {
+                return (child, start);
+            }
+            // It executed `true` first: it and its start end by themselves.
+            // SAFETY: as above.
+            unsafe { libc::kill(child, libc::SIGCONT) };
+            start.join().unwrap().give_up();
+        }
+        panic!("no clone was caught before its exec in 50 tries");
+    }
+
+    /// Another call's clone, made while a call's pipes were open in the server, holds
+    /// them after the call's shell has exited, until it executes its program: the
+    /// call's [`Child::others_let_go`] resolves only then, and the pipe ends then.
+    #[tokio::test]
+    async fn a_call_s_pipes_held_by_another_calls_clone_are_waited_for() {
+        let prepared = Command::new("true").prepare().unwrap();
+        let (stranger, stranger_start) = a_clone_stopped_before_its_exec();
+        let started = Start::new(prepared, None).run().unwrap();
+        let mut child = Child::watch(started).unwrap();
+        assert!(child.wait().await.unwrap().success());
+        let stdout = child.stdout.take().unwrap();
+        let let_go = child.others_let_go();
+        tokio::pin!(let_go);
+        let mut buf = [0u8; 16];
+        tokio::select! {
+            () = &mut let_go => panic!("resolved while the stranger holds the pipe"),
+            () = tokio::time::sleep(Duration::from_millis(300)) => {}
+        }
+        // SAFETY: read into a buffer from the pipe's non-blocking descriptor.
+        let n = unsafe { libc::read(stdout.as_raw_fd(), buf.as_mut_ptr().cast(), 16) };
+        assert_eq!(
+            (n, io::Error::last_os_error().kind()),
+            (-1, io::ErrorKind::WouldBlock),
+            "the stranger holds the shell's stdout open"
+        );
+
+        // SAFETY: a signal to the stopped child, not yet reaped.
+        unsafe { libc::kill(stranger, libc::SIGCONT) };
+        tokio::time::timeout(Duration::from_secs(10), let_go)
+            .await
+            .expect("resolved once the stranger executed its program");
+        // SAFETY: as above.
+        let n = unsafe { libc::read(stdout.as_raw_fd(), buf.as_mut_ptr().cast(), 16) };
+        assert_eq!(n, 0, "the pipe ended with the stranger's exec");
+        tokio::task::spawn_blocking(move || stranger_start.join().unwrap().give_up())
+            .await
+            .unwrap();
+    }
 }
