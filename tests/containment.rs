@@ -142,6 +142,7 @@ fn an_empty_environment_escapes_only_where_there_is_no_cgroup() {
     let pid = read_pid(&server.workdir.join("d"));
     groups.push(pid);
     assert!(text(&server.response(id)).contains("timed out"));
+    assert!(server.logged("containment of commands"));
     if server.stderr().contains("cgroup per call") {
         assert!(eventually(Duration::from_secs(1), || !alive(pid)));
     } else {

@@ -167,7 +167,11 @@ fn a_low_descriptor_limit_refuses_new_sessions_not_calls() {
     }
     // As many new users again: the idle ones are released to make room.
     let again = round(held);
-    assert!(server.stderr().contains("users with no session released"));
+    assert!(
+        server.logged("users with no session released"),
+        "{}",
+        server.stderr()
+    );
     for client in &again {
         assert_eq!(client.delete().status, 204);
     }

@@ -304,7 +304,7 @@ fn with_clone3_refused_calls_run_through_the_fork_fallback() {
     groups.push(group);
     assert!(eventually(Duration::from_secs(5), || !alive(group)));
     assert!(
-        server.stderr().contains("clone3 refused; forking instead"),
+        server.logged("clone3 refused; forking instead"),
         "the fallback did not run:\n{}",
         server.stderr()
     );

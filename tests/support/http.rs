@@ -127,6 +127,12 @@ impl HttpServer {
     pub fn stderr(&self) -> String {
         self.stderr.lock().unwrap().clone()
     }
+
+    /// Whether the server's log holds `needle`, within [`super::PATIENCE`]: a line
+    /// written before an answer may reach the thread that collects the log after it.
+    pub fn logged(&self, needle: &str) -> bool {
+        super::eventually(super::PATIENCE, || self.stderr().contains(needle))
+    }
 }
 
 impl Drop for HttpServer {

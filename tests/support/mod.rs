@@ -378,6 +378,12 @@ impl Server {
         self.stderr.lock().unwrap().clone()
     }
 
+    /// Whether the server's log holds `needle`, within [`PATIENCE`]: a line written
+    /// before an answer may reach the thread that collects the log after it.
+    pub fn logged(&self, needle: &str) -> bool {
+        eventually(PATIENCE, || self.stderr().contains(needle))
+    }
+
     /// Waits for the process to exit.
     pub fn wait_exit(&mut self, patience: Duration) -> Option<ExitStatus> {
         let deadline = Instant::now() + patience;
