@@ -1239,8 +1239,10 @@ mod tests {
             // SAFETY: a signal to the child just cloned, not yet reaped (its start
             // is not over).
             unsafe { libc::kill(child, libc::SIGSTOP) };
-            let exe = std::fs::read_link(format!("/proc/{child}/exe"));
-            if exe.is_ok_and(|exe| exe == me) {
+            // Where it stopped, not where it was when signalled: in the middle of its
+            // execve, it stops only once that is done; `true` may have exited first.
+            let exe = stopped(child).then(|| std::fs::read_link(format!("/proc/{child}/exe")));
+            if exe.is_some_and(|exe| exe.is_ok_and(|exe| exe == me)) {
                 return (child, start);
             }
             // It executed `true` first: it and its start end by themselves.
@@ -1249,6 +1251,21 @@ mod tests {
             start.join().unwrap().give_up();
         }
         panic!("no clone was caught before its exec in 50 tries");
+    }
+
+    /// Whether process `pid` stopped (true) or exited (false), within a few seconds.
+    fn stopped(pid: i32) -> bool {
+        let deadline = Instant::now() + Duration::from_secs(5);
+        while Instant::now() < deadline {
+            let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap();
+            // The state follows the command's closing parenthesis.
+            match stat.rsplit_once(") ").map(|(_, rest)| rest.as_bytes()[0]) {
+                Some(b'T') => return true,
+                Some(b'Z' | b'X') => return false,
+                _ => std::thread::sleep(Duration::from_millis(1)),
+            }
+        }
+        panic!("process {pid} neither stopped nor exited");
     }
 
     /// Another call's clone, made while a call's pipes were open in the server, holds
@@ -1282,9 +1299,15 @@ mod tests {
         tokio::time::timeout(Duration::from_secs(10), let_go)
             .await
             .expect("resolved once the stranger executed its program");
-        // SAFETY: as above.
-        let n = unsafe { libc::read(stdout.as_raw_fd(), buf.as_mut_ptr().cast(), 16) };
-        assert_eq!(n, 0, "the pipe ended with the stranger's exec");
+        let ended = (0..500).any(|_| {
+            // SAFETY: as above.
+            let n = unsafe { libc::read(stdout.as_raw_fd(), buf.as_mut_ptr().cast(), 16) };
+            n == 0 || {
+                std::thread::sleep(Duration::from_millis(10));
+                false
+            }
+        });
+        assert!(ended, "the pipe ended with the stranger's exec");
         tokio::task::spawn_blocking(move || stranger_start.join().unwrap().give_up())
             .await
             .unwrap();
