@@ -100,6 +100,9 @@ const KEY_TRIGGERS: &[&str] = &[
     ": E",
     ": F",
     "generated", // a count of warnings: cargo's `generated 5 warnings`
+    // a diagnostic's severity after its place (`m.c:4:5: warning: … [id]`): tallied
+    // by kind, the rare kinds among many being key lines (see [`Tally`])
+    ": warning",
 ];
 
 /// What a line is to the digest.
@@ -336,6 +339,20 @@ pub struct Summary {
     pub failed_tests_past: u64,
     /// Bytes of the first line, its `\n` left out.
     pub first_line_bytes: u64,
+    /// The diagnostics of the shape `path:line[:col]: severity: message [id]`, by
+    /// kind, most frequent first (empty when fewer than two kinds were seen).
+    pub kinds: Vec<Kind>,
+    /// All the diagnostics of that shape, those of kinds not kept included.
+    pub diagnostics: u64,
+}
+
+/// One kind of diagnostic (its severity word and id, `warning [memleak]`), how many
+/// lines gave it and the first of them.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Kind {
+    pub name: String,
+    pub count: u64,
+    pub first: u64,
 }
 
 /// Reads one stream's text; see the module docs.
@@ -375,6 +392,8 @@ pub struct Digest {
     failed_seen: std::collections::HashSet<String>,
     failed_bytes: usize,
     failed_tests_past: u64,
+    /// The diagnostics of one shape, by kind.
+    tally: Tally,
 }
 
 impl Digest {
@@ -440,6 +459,7 @@ impl Digest {
                 .into_iter()
                 .map(|(_, key)| key),
         );
+        let (kinds, diagnostics, rare) = std::mem::take(&mut self.tally).finish(&mut keys);
         let tail_lines = memchr::memchr_iter(b'\n', &tail).count() as u64
             + u64::from(tail.last().is_some_and(|&b| b != b'\n'));
         Summary {
@@ -447,10 +467,12 @@ impl Digest {
             keys,
             failed_tests: std::mem::take(&mut self.failed_tests),
             failed_tests_past: self.failed_tests_past,
-            key_lines: self.key_lines,
+            key_lines: self.key_lines + rare,
             tail_first_line: (lines + 1).saturating_sub(tail_lines).max(1),
             tail: String::from_utf8_lossy(&tail).into_owned(),
             lines,
+            kinds,
+            diagnostics,
         }
     }
 
@@ -596,6 +618,9 @@ impl Digest {
             omitted,
             line,
         };
+        if triggered {
+            self.tally.add(&seen);
+        }
         if self.tap_detail(&seen) || self.block_detail(&seen, triggered) {
             return;
         }
@@ -1086,6 +1111,9 @@ pub fn collapse_repeats(lines: &[&str]) -> Vec<String> {
     }
     out
 }
+
+mod tally;
+use tally::Tally;
 
 #[cfg(test)]
 mod tests;
