@@ -592,7 +592,12 @@ fn kinds_line(view: &View, summary: &keylines::Summary) -> String {
     let mut list = String::new();
     let mut listed = 0;
     for kind in &summary.kinds {
-        let entry = format!("{} {} (line {})", kind.name, kind.count, view.raw(kind.first));
+        let entry = format!(
+            "{} {} (line {})",
+            kind.name,
+            kind.count,
+            view.raw(kind.first)
+        );
         if list.len() + entry.len() + 2 > KINDS_BYTES {
             break;
         }

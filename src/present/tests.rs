@@ -649,5 +649,8 @@ fn the_rare_kinds_of_diagnostics_of_one_severity_are_shown_with_the_tally() {
         ),
         "{answer}"
     );
-    assert!(!answer.contains("no error or failure among them"), "{answer}");
+    assert!(
+        !answer.contains("no error or failure among them"),
+        "{answer}"
+    );
 }
