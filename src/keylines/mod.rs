@@ -100,6 +100,7 @@ const KEY_TRIGGERS: &[&str] = &[
     ": E",
     ": F",
     "generated", // a count of warnings: cargo's `generated 5 warnings`
+    "ailure",    // a summary's count after its word: `Failures: 4`
     // a diagnostic's severity after its place (`m.c:4:5: warning: … [id]`): tallied
     // by kind, the rare kinds among many being key lines (see [`Tally`])
     ": warning",
@@ -163,10 +164,13 @@ const LOCATION: &str = concat!(
 /// What a failure looks like, by shape first, then tool by tool.
 const KEY: &str = concat!(
     // a location with an error code right after it, whatever printed it: pylint's
-    // `m.py:5:11: E1101: …`, flake8's and ruff's `m.py:6:12: F821 …`
-    r"\S:\d+(:\d+)?:? \[?[EF]\d{3,4}\b",
+    // `m.py:5:11: E1101: …`, flake8's and ruff's `m.py:6:12: F821 …`; or a one-letter
+    // severity of error or fatal (rubocop's `x.rb:3:5: E: Lint/Syntax: …`)
+    r"\S:\d+(:\d+)?:? \[?[EF](\d{3,4}\b|: )",
     // rustc, gcc, clang, tsc, pip, npm, yarn, go and the generic forms
-    r"|(^|[\s:(\[])(error|ERROR|fatal error)(\[[\w-]+\])?(:|!| TS\d+:)",
+    // and a severity word with an error code after it: tsc's `error TS2322:`, the
+    // .NET compilers' `error CS1002:`, msbuild's `error MSB3073:`
+    r"|(^|[\s:(\[])(error|ERROR|fatal error)(\[[\w-]+\])?(:|!| [A-Z]{1,4}\d{2,5}:)",
     r"|^\s*(error|ERROR)\s",
     // eslint's stylish rows: `  5:10  error  'x' is not defined  no-undef`
     r"|^\s+\d+:\d+\s+error\s",
@@ -195,6 +199,8 @@ const KEY: &str = concat!(
     r"|^\s+\S+_test\.go:\d+: ",
     r"|^\S+\.go:\d+:\d+: ",
     r"|\b[1-9]\d* (failed|failures?|errors?)\b",
+    // a summary's count after its word: phpunit's `Errors: 4, Failures: 4.`, `failed=1`
+    r"|\b([Ff]ailed|FAILED|[Ff]ailures?|FAILURES?|[Ee]rrors?|ERRORS?)[:=] ?[1-9]\d*\b",
     r"|\bfailed\b",
     // crashes and failed assertions
     r"|\bpanic(ked)?\b",

@@ -638,3 +638,50 @@ fn rare_kinds_are_not_key_lines_beside_another_severity_nor_when_common() {
     assert_eq!(summary.kinds.len(), 2);
     assert_eq!(summary.kinds[1].name, "warning [-Wformat=]");
 }
+
+#[test]
+fn a_summary_counts_failures_after_its_word() {
+    // phpunit's summary in the corpus (tests/corpus/logs/phpunit-fail.out), a junit
+    // style one and ansible's recap: a count after the word is a summary too.
+    is(
+        Class::Key,
+        &[
+            "Tests: 368, Assertions: 364, Errors: 4, Failures: 4.",
+            "Tests run: 12, Failures: 1, Errors: 0, Skipped: 0",
+            "web1 : ok=3    changed=0    unreachable=0    failed=1    skipped=0",
+        ],
+    );
+    is(
+        Class::Plain,
+        &[
+            "Tests run: 12, Failures: 0, Errors: 0, Skipped: 0",
+            "OK (368 tests, 364 assertions)",
+        ],
+    );
+    // Found by the trigger words, so a digest keeps it and grep finds it.
+    assert!(is_key("Tests run: 12, Failures: 1, Errors: 0, Skipped: 0"));
+}
+
+#[test]
+fn a_severity_word_with_an_error_code_or_a_one_letter_severity_is_a_failure() {
+    // The .NET compilers' and msbuild's lines, rubocop's offenses: `E` and `F` are
+    // error and fatal, `W` and `C` a warning and a convention (a place alone).
+    is(
+        Class::Key,
+        &[
+            "Program.cs(12,17): error CS1002: ; expected [/src/app/app.csproj]",
+            "/src/app/app.csproj : error MSB1009: Project file does not exist.",
+            "lib/calc.rb:12:3: E: Lint/Syntax: unexpected token kEND",
+            "lib/calc.rb:1:1: F: Lint/Syntax: invalid multibyte char (UTF-8)",
+        ],
+    );
+    is(
+        Class::Locator,
+        &[
+            "lib/calc.rb:3:1: C: [Correctable] Style/FrozenStringLiteralComment: Missing frozen string literal comment.",
+        ],
+    );
+    assert!(is_key(
+        "lib/calc.rb:12:3: E: Lint/Syntax: unexpected token kEND"
+    ));
+}
