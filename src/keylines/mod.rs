@@ -624,8 +624,10 @@ impl Digest {
             omitted,
             line,
         };
-        if triggered {
-            self.tally.add(&seen);
+        // A diagnostic the tally finds plain (a warning) is nothing more, unless a
+        // key line waits for the lines after it.
+        if triggered && self.tally.add(&seen) && self.awaiting.is_none() {
+            return;
         }
         if self.tap_detail(&seen) || self.block_detail(&seen, triggered) {
             return;

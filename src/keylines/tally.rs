@@ -4,11 +4,6 @@
 //! among them (one `[memleak]` among 140 `[unusedFunction]`) are key lines, and the
 //! tally by kind is handed on so that an answer can show it whole, in one line.
 
-use std::collections::HashMap;
-use std::sync::OnceLock;
-
-use regex_lite::Regex;
-
 use super::{KeyLine, Kind, Numbered, Seen};
 
 /// Kinds kept, at most; the diagnostics of other kinds are counted.
@@ -27,7 +22,6 @@ const MAX_SEVERITIES: usize = 4;
 pub(super) struct Tally {
     total: u64,
     kinds: Vec<Entry>,
-    index: HashMap<String, usize>,
     severities: Vec<String>,
 }
 
@@ -39,53 +33,133 @@ struct Entry {
     lines: Vec<Numbered>,
 }
 
+/// A line of the shape: its severity word, its id, and whether [`super::classify`]
+/// finds it plain (a warning, a note) for certain.
+struct Shape<'a> {
+    severity: &'a str,
+    id: Option<&'a str>,
+    plain: bool,
+}
+
 /// `path:line[:col]: severity[code]: message [id]`: the severity, and the id (the
-/// code after the severity word, else the bracketed word that ends the line).
-fn shape() -> &'static Regex {
-    static SHAPE: OnceLock<Regex> = OnceLock::new();
-    SHAPE.get_or_init(|| {
-        Regex::new(concat!(
-            r"^\s*[^\s:]+:\d+(:\d+)?: ?(?<sev>[A-Za-z]+( error)?)(\[(?<code>[^\]\s]+)\])?: ",
-            r".*?(\[(?<id>[\w.:/=+-]+)\])?\s*$",
-        ))
-        .expect("a valid rule")
+/// code after the severity word, else the bracketed word that ends the line). Read
+/// by hand, not by a regular expression: every warning of a long build comes here.
+fn shape(line: &str) -> Option<Shape<'_>> {
+    let text = line.trim_start();
+    let colon = text.find(':').filter(|&at| at > 0)?;
+    if text[..colon].contains(char::is_whitespace) {
+        return None;
+    }
+    let mut rest = digits(&text[colon + 1..])?;
+    if let Some(after) = rest.strip_prefix(':').and_then(digits) {
+        rest = after;
+    }
+    let rest = rest.strip_prefix(':')?;
+    let spaced = rest.starts_with(' ');
+    let rest = rest.strip_prefix(' ').unwrap_or(rest);
+    let word = rest
+        .find(|c: char| !c.is_ascii_alphabetic())
+        .filter(|&n| n > 0)?;
+    let (severity, mut rest) = rest.split_at(word);
+    // gcc's `fatal error:` is one severity
+    let fatal_error = rest.starts_with(" error");
+    rest = rest.strip_prefix(" error").unwrap_or(rest);
+    let (mut code, mut plain_code) = (None, true);
+    if let Some(inner) = rest.strip_prefix('[') {
+        let close = inner.find(']')?;
+        code = Some(&inner[..close]).filter(|c| is_id(c));
+        plain_code = inner[..close]
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-');
+        rest = &inner[close + 1..];
+    }
+    rest.strip_prefix(": ")?;
+    // What classify's rules would make of it: a warning, a note, a help or an info
+    // line is plain unless the line is also a locator or a count of warnings.
+    let plain = matches!(severity, "warning" | "note" | "help" | "info")
+        && !fatal_error
+        && plain_code
+        && spaced
+        && text.len() == line.len()
+        && !text[..colon].ends_with(".py")
+        && !text.contains("generated")
+        && !text.trim_end().ends_with("':");
+    let end = text.trim_end();
+    let id = end
+        .strip_suffix(']')
+        .and_then(|e| e.rfind('[').map(|at| &e[at + 1..]))
+        .filter(|id| is_id(id));
+    Some(Shape {
+        severity,
+        id: code.or(id),
+        plain,
     })
 }
 
+/// `text` past the digits it starts with (one at least).
+fn digits(text: &str) -> Option<&str> {
+    let n = text
+        .find(|c: char| !c.is_ascii_digit())
+        .unwrap_or(text.len());
+    (n > 0).then(|| &text[n..])
+}
+
+/// A kind's id: a word of letters, digits and `_.:/=+-`.
+fn is_id(id: &str) -> bool {
+    !id.is_empty()
+        && id
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || "_.:/=+-".contains(c))
+}
+
 impl Tally {
-    /// Counts a line (one holding a trigger word) when it has the shape.
-    pub(super) fn add(&mut self, seen: &Seen<'_>) {
-        let Some(found) = shape().captures(seen.text) else {
-            return;
+    /// Counts a line (one holding a trigger word) when it has the shape. True when
+    /// it is plain for certain (see [`Shape`]): a long build's warnings need not be
+    /// classified one by one.
+    pub(super) fn add(&mut self, seen: &Seen<'_>) -> bool {
+        let Some(Shape {
+            severity,
+            id,
+            plain,
+        }) = shape(seen.text)
+        else {
+            return false;
         };
+        debug_assert!(!plain || super::classify(seen.text) == super::Class::Plain);
         self.total += 1;
-        let severity = &found["sev"];
         if self.severities.len() < MAX_SEVERITIES && !self.severities.iter().any(|s| s == severity)
         {
             self.severities.push(severity.to_owned());
         }
-        let Some(id) = found.name("code").or_else(|| found.name("id")) else {
-            return;
+        let Some(id) = id else {
+            return plain;
         };
-        let name = format!("{severity} [{}]", id.as_str());
-        let at = match self.index.get(&name) {
-            Some(&at) => at,
+        // Few kinds: looked for one by one, with no string made for the line.
+        let found = self.kinds.iter().position(|k| {
+            k.name.len() == severity.len() + id.len() + 3
+                && k.name.starts_with(severity)
+                && k.name[severity.len()..].starts_with(" [")
+                && k.name.ends_with(']')
+                && &k.name[severity.len() + 2..k.name.len() - 1] == id
+        });
+        let at = match found {
+            Some(at) => at,
             None if self.kinds.len() < MAX_KINDS => {
-                self.index.insert(name.clone(), self.kinds.len());
                 self.kinds.push(Entry {
-                    name,
+                    name: format!("{severity} [{id}]"),
                     count: 0,
                     lines: Vec::new(),
                 });
                 self.kinds.len() - 1
             }
-            None => return,
+            None => return plain,
         };
         let entry = &mut self.kinds[at];
         entry.count += 1;
         if entry.count <= RARE_COUNT {
             entry.lines.push(seen.numbered(seen.text.trim_end()));
         }
+        plain
     }
 
     /// Ends the tally: the lines of the rare kinds join `keys` (in line order) when
