@@ -16,6 +16,9 @@
 //!   only the last [`LAST_KEYS`] are kept, the others counted;
 //! - the failing tests' names that key lines give, each once (up to
 //!   [`FAILED_NAMES_BYTES`]), so that an answer can name every one;
+//! - the diagnostics of the shape `path:line: severity: message [id]`, counted by kind;
+//!   when they all carry one severity word, the rare kinds among many are key lines
+//!   (see the `tally` module);
 //! - the last lines ([`TAIL_KEEP`] bytes), where runners print their verdict;
 //! - the counts of lines and bytes.
 //!
