@@ -399,14 +399,14 @@ fn the_corpus_meets_its_targets() {
     let seen = &report.seen;
     assert!(seen.item_share() >= 0.99, "{}", report.table());
     assert_eq!(seen.clean_looking, 0, "{}", report.table());
-    // The families never looked at while the rules were written: the figures they
-    // gave when first measured (below the 0.99 and 0 the seen families meet; see
-    // docs/long-output.md), held.
+    // The families never looked at while the rules were written: the same targets.
+    // (Twelve runs: four families held out until issue 40's second pass were looked
+    // at in it and count among the seen ones since.)
     let held = &report.held_out;
-    assert!(held.answers >= 15, "{}", report.table());
-    assert!(held.item_share() >= 0.97, "{}", report.table());
+    assert!(held.answers >= 12, "{}", report.table());
+    assert!(held.item_share() >= 0.99, "{}", report.table());
     assert_eq!(held.verdicts_shown, held.verdicts, "{}", report.table());
-    assert!(held.clean_looking <= 1, "{}", report.table());
+    assert_eq!(held.clean_looking, 0, "{}", report.table());
     assert!(held.mean_bytes() <= 8.0 * 1024.0, "{}", report.table());
     assert!(held.max_bytes <= 16 * 1024, "{}", report.table());
     // Each stream's part of an answer is within 200 lines and 51,200 bytes: the

@@ -16,6 +16,9 @@
 //!   only the last [`LAST_KEYS`] are kept, the others counted;
 //! - the failing tests' names that key lines give, each once (up to
 //!   [`FAILED_NAMES_BYTES`]), so that an answer can name every one;
+//! - the diagnostics of the shape `path:line: severity: message [id]`, counted by kind;
+//!   when they all carry one severity word, the rare kinds among many are key lines
+//!   (see the `tally` module);
 //! - the last lines ([`TAIL_KEEP`] bytes), where runners print their verdict;
 //! - the counts of lines and bytes.
 //!
@@ -100,6 +103,10 @@ const KEY_TRIGGERS: &[&str] = &[
     ": E",
     ": F",
     "generated", // a count of warnings: cargo's `generated 5 warnings`
+    "ailure",    // a summary's count after its word: `Failures: 4`
+    // a diagnostic's severity after its place (`m.c:4:5: warning: … [id]`): tallied
+    // by kind, the rare kinds among many being key lines (see [`Tally`])
+    ": warning",
 ];
 
 /// What a line is to the digest.
@@ -160,10 +167,13 @@ const LOCATION: &str = concat!(
 /// What a failure looks like, by shape first, then tool by tool.
 const KEY: &str = concat!(
     // a location with an error code right after it, whatever printed it: pylint's
-    // `m.py:5:11: E1101: …`, flake8's and ruff's `m.py:6:12: F821 …`
-    r"\S:\d+(:\d+)?:? \[?[EF]\d{3,4}\b",
+    // `m.py:5:11: E1101: …`, flake8's and ruff's `m.py:6:12: F821 …`; or a one-letter
+    // severity of error or fatal (rubocop's `x.rb:3:5: E: Lint/Syntax: …`)
+    r"\S:\d+(:\d+)?:? \[?[EF](\d{3,4}\b|: )",
     // rustc, gcc, clang, tsc, pip, npm, yarn, go and the generic forms
-    r"|(^|[\s:(\[])(error|ERROR|fatal error)(\[[\w-]+\])?(:|!| TS\d+:)",
+    // and a severity word with an error code after it: tsc's `error TS2322:`, the
+    // .NET compilers' `error CS1002:`, msbuild's `error MSB3073:`
+    r"|(^|[\s:(\[])(error|ERROR|fatal error)(\[[\w-]+\])?(:|!| [A-Z]{1,4}\d{2,5}:)",
     r"|^\s*(error|ERROR)\s",
     // eslint's stylish rows: `  5:10  error  'x' is not defined  no-undef`
     r"|^\s+\d+:\d+\s+error\s",
@@ -192,6 +202,8 @@ const KEY: &str = concat!(
     r"|^\s+\S+_test\.go:\d+: ",
     r"|^\S+\.go:\d+:\d+: ",
     r"|\b[1-9]\d* (failed|failures?|errors?)\b",
+    // a summary's count after its word: phpunit's `Errors: 4, Failures: 4.`, `failed=1`
+    r"|\b([Ff]ailed|FAILED|[Ff]ailures?|FAILURES?|[Ee]rrors?|ERRORS?)[:=] ?[1-9]\d*\b",
     r"|\bfailed\b",
     // crashes and failed assertions
     r"|\bpanic(ked)?\b",
@@ -336,6 +348,20 @@ pub struct Summary {
     pub failed_tests_past: u64,
     /// Bytes of the first line, its `\n` left out.
     pub first_line_bytes: u64,
+    /// The diagnostics of the shape `path:line[:col]: severity: message [id]`, by
+    /// kind, most frequent first (empty when fewer than two kinds were seen).
+    pub kinds: Vec<Kind>,
+    /// All the diagnostics of that shape, those of kinds not kept included.
+    pub diagnostics: u64,
+}
+
+/// One kind of diagnostic (its severity word and id, `warning [memleak]`), how many
+/// lines gave it and the first of them.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Kind {
+    pub name: String,
+    pub count: u64,
+    pub first: u64,
 }
 
 /// Reads one stream's text; see the module docs.
@@ -375,6 +401,8 @@ pub struct Digest {
     failed_seen: std::collections::HashSet<String>,
     failed_bytes: usize,
     failed_tests_past: u64,
+    /// The diagnostics of one shape, by kind.
+    tally: Tally,
 }
 
 impl Digest {
@@ -440,6 +468,7 @@ impl Digest {
                 .into_iter()
                 .map(|(_, key)| key),
         );
+        let (kinds, diagnostics, rare) = std::mem::take(&mut self.tally).finish(&mut keys);
         let tail_lines = memchr::memchr_iter(b'\n', &tail).count() as u64
             + u64::from(tail.last().is_some_and(|&b| b != b'\n'));
         Summary {
@@ -447,10 +476,12 @@ impl Digest {
             keys,
             failed_tests: std::mem::take(&mut self.failed_tests),
             failed_tests_past: self.failed_tests_past,
-            key_lines: self.key_lines,
+            key_lines: self.key_lines + rare,
             tail_first_line: (lines + 1).saturating_sub(tail_lines).max(1),
             tail: String::from_utf8_lossy(&tail).into_owned(),
             lines,
+            kinds,
+            diagnostics,
         }
     }
 
@@ -596,6 +627,11 @@ impl Digest {
             omitted,
             line,
         };
+        // A diagnostic the tally finds plain (a warning) is nothing more, unless a
+        // key line waits for the lines after it.
+        if triggered && self.tally.add(&seen) && self.awaiting.is_none() {
+            return;
+        }
         if self.tap_detail(&seen) || self.block_detail(&seen, triggered) {
             return;
         }
@@ -1086,6 +1122,9 @@ pub fn collapse_repeats(lines: &[&str]) -> Vec<String> {
     }
     out
 }
+
+mod tally;
+use tally::Tally;
 
 #[cfg(test)]
 mod tests;

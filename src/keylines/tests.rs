@@ -559,3 +559,129 @@ fn failing_tests_names_kept_are_bounded_and_the_rest_counted() {
         100_000
     );
 }
+
+/// Lines of cppcheck's `--template=gcc` run in the corpus (tests/corpus/logs/
+/// cppcheck-errors.err): every diagnostic says `warning:`, its kind is the id that
+/// ends it; the real errors are the two ids seen once among 212.
+fn cppcheck_like(rare: &[&str]) -> String {
+    let mut text = String::new();
+    for n in 1..=70 {
+        text.push_str(&format!(
+            "src/part{n}.c:3:27: warning: Unused variable: unused [unusedVariable]\n\
+             int scale_{n}(int x) {{ int unused; return x * {n}; }}\n                          ^\n"
+        ));
+        if n == 19 || n == 58 {
+            text.push_str(rare[usize::from(n == 58)]);
+            text.push_str("\n    ^\n");
+        }
+    }
+    text
+}
+
+#[test]
+fn the_rare_kinds_among_many_diagnostics_of_one_severity_are_key_lines() {
+    let text = cppcheck_like(&[
+        "src/part19.c:4:33: warning: Array 'a[4]' accessed at index 4, which is out of bounds. [arrayIndexOutOfBounds]",
+        "src/part58.c:4:57: warning: Memory leak: p [memleak]",
+    ]);
+    let whole = digest(&text, text.len());
+    for chunk in [1, 5, 4096] {
+        assert_eq!(digest(&text, chunk), whole, "chunk {chunk}");
+    }
+    let keys: Vec<&str> = whole.keys.iter().map(|k| k.first.text.as_str()).collect();
+    assert_eq!(
+        keys,
+        [
+            "src/part19.c:4:33: warning: Array 'a[4]' accessed at index 4, which is out of bounds. [arrayIndexOutOfBounds]",
+            "src/part58.c:4:57: warning: Memory leak: p [memleak]",
+        ]
+    );
+    assert_eq!(whole.key_lines, 2);
+    assert_eq!(whole.diagnostics, 72);
+    let kinds: Vec<(&str, u64)> = whole
+        .kinds
+        .iter()
+        .map(|k| (k.name.as_str(), k.count))
+        .collect();
+    assert_eq!(
+        kinds,
+        [
+            ("warning [unusedVariable]", 70),
+            ("warning [arrayIndexOutOfBounds]", 1),
+            ("warning [memleak]", 1),
+        ]
+    );
+    assert_eq!(whole.kinds[1].first, 58);
+}
+
+#[test]
+fn rare_kinds_are_not_key_lines_beside_another_severity_nor_when_common() {
+    // An `error:` among the warnings is the key line; the warnings stay warnings.
+    let text = cppcheck_like(&[
+        "src/part19.c:4:33: error: Array 'a[4]' accessed at index 4, which is out of bounds. [arrayIndexOutOfBounds]",
+        "src/part58.c:4:57: warning: Memory leak: p [memleak]",
+    ]);
+    let summary = digest(&text, 4096);
+    let keys: Vec<u64> = summary.keys.iter().map(|k| k.first.line).collect();
+    assert_eq!(keys, [58]);
+    assert_eq!(summary.kinds.len(), 3);
+    // Two kinds, half and half: neither is rare; gcc's `[-W…]` ids are kinds too.
+    let mut text = String::new();
+    for n in 1..=20 {
+        text.push_str(&format!(
+            "m.c:{n}:5: warning: unused variable 'x{n}' [-Wunused-variable]\n\
+             m.c:{n}:9: warning: format '%d' expects argument of type 'int' [-Wformat=]\n"
+        ));
+    }
+    let summary = digest(&text, 4096);
+    assert!(summary.keys.is_empty(), "{:?}", summary.keys);
+    assert_eq!(summary.kinds.len(), 2);
+    assert_eq!(summary.kinds[1].name, "warning [-Wformat=]");
+}
+
+#[test]
+fn a_summary_counts_failures_after_its_word() {
+    // phpunit's summary in the corpus (tests/corpus/logs/phpunit-fail.out), a junit
+    // style one and ansible's recap: a count after the word is a summary too.
+    is(
+        Class::Key,
+        &[
+            "Tests: 368, Assertions: 364, Errors: 4, Failures: 4.",
+            "Tests run: 12, Failures: 1, Errors: 0, Skipped: 0",
+            "web1 : ok=3    changed=0    unreachable=0    failed=1    skipped=0",
+        ],
+    );
+    is(
+        Class::Plain,
+        &[
+            "Tests run: 12, Failures: 0, Errors: 0, Skipped: 0",
+            "OK (368 tests, 364 assertions)",
+        ],
+    );
+    // Found by the trigger words, so a digest keeps it and grep finds it.
+    assert!(is_key("Tests run: 12, Failures: 1, Errors: 0, Skipped: 0"));
+}
+
+#[test]
+fn a_severity_word_with_an_error_code_or_a_one_letter_severity_is_a_failure() {
+    // The .NET compilers' and msbuild's lines, rubocop's offenses: `E` and `F` are
+    // error and fatal, `W` and `C` a warning and a convention (a place alone).
+    is(
+        Class::Key,
+        &[
+            "Program.cs(12,17): error CS1002: ; expected [/src/app/app.csproj]",
+            "/src/app/app.csproj : error MSB1009: Project file does not exist.",
+            "lib/calc.rb:12:3: E: Lint/Syntax: unexpected token kEND",
+            "lib/calc.rb:1:1: F: Lint/Syntax: invalid multibyte char (UTF-8)",
+        ],
+    );
+    is(
+        Class::Locator,
+        &[
+            "lib/calc.rb:3:1: C: [Correctable] Style/FrozenStringLiteralComment: Missing frozen string literal comment.",
+        ],
+    );
+    assert!(is_key(
+        "lib/calc.rb:12:3: E: Lint/Syntax: unexpected token kEND"
+    ));
+}

@@ -382,7 +382,7 @@ fn overflow_view(head_text: &str, captured: &Captured, budget: Budget) -> String
             from,
             to,
             total,
-            in_view: keys_in_view(&head, &tail),
+            in_view: keys_in_view(&head, &tail, summary),
             rendered: captured.rendered.as_ref(),
             tail: &tail,
         };
@@ -446,11 +446,18 @@ fn tail_lines(summary: &keylines::Summary, head_end: u64, budget: Budget) -> Vec
 }
 
 /// The key lines the head and tail show (with their repeats): they are not left out.
-fn keys_in_view(head: &[Shown], tail: &[Shown]) -> u64 {
+/// Those of a rare kind of diagnostic ([`keylines::Kind`]) are key lines by the
+/// digest's tally, not by their text: known by their line.
+fn keys_in_view(head: &[Shown], tail: &[Shown], summary: &keylines::Summary) -> u64 {
     head.iter()
         .chain(tail)
-        .filter(|s| keylines::classify(&s.text) == keylines::Class::Key)
-        .map(|s| 1 + s.repeats)
+        .map(|s| {
+            if keylines::classify(&s.text) == keylines::Class::Key {
+                1 + s.repeats
+            } else {
+                u64::from(summary.keys.iter().any(|k| k.first.line == s.line))
+            }
+        })
         .sum()
 }
 
@@ -522,6 +529,7 @@ fn omitted(view: &View, summary: &keylines::Summary, file: Option<&str>, budget:
             "[... lines {from}-{to} of {total} not shown, no error or failure among them: {}]\n",
             sed(from, to)
         ));
+        out.push_str(&kinds_line(view, summary));
         return out;
     }
     out.push_str(&format!(
@@ -547,6 +555,7 @@ fn omitted(view: &View, summary: &keylines::Summary, file: Option<&str>, budget:
         out.push_str(&format!("{line}:{text}\n"));
     }
     out.push_str(&failed_not_listed(view, summary, &shown));
+    out.push_str(&kinds_line(view, summary));
     out.push_str(&format!(
         "[... end of lines {from}-{to}: {}]\n",
         sed(from, to)
@@ -563,6 +572,49 @@ fn more_key_lines(left_out: u64, file: Option<&str>) -> String {
         ),
         None => format!("[... and {left_out} more]\n"),
     }
+}
+
+/// Bytes of the tally of diagnostics by kind, at most.
+pub const KINDS_BYTES: usize = 1024;
+
+/// Diagnostics of the shape `path:line: severity: message [id]` that a tally by kind
+/// is worth showing for, at least.
+const KINDS_MIN: u64 = 10;
+
+/// The diagnostics of the shape `path:line: severity: message [id]` in the whole
+/// stream, by kind (most frequent first, each with the line of its first), as one
+/// line up to [`KINDS_BYTES`]: which kinds differ from the many. Empty when fewer than
+/// [`KINDS_MIN`] or of one kind.
+fn kinds_line(view: &View, summary: &keylines::Summary) -> String {
+    if summary.kinds.len() < 2 || summary.diagnostics < KINDS_MIN {
+        return String::new();
+    }
+    let mut list = String::new();
+    let mut listed = 0;
+    for kind in &summary.kinds {
+        let entry = format!(
+            "{} {} (line {})",
+            kind.name,
+            kind.count,
+            view.raw(kind.first)
+        );
+        if list.len() + entry.len() + 2 > KINDS_BYTES {
+            break;
+        }
+        if listed > 0 {
+            list.push_str(", ");
+        }
+        list.push_str(&visible(&entry));
+        listed += 1;
+    }
+    let more = match summary.kinds.len() - listed {
+        0 => String::new(),
+        n => format!(" … and {n} more kinds"),
+    };
+    format!(
+        "[... {} diagnostics `path:line: severity: message [id]` in the whole output, by kind (count, first at): {list}{more}]\n",
+        summary.diagnostics
+    )
 }
 
 /// Bytes of the list of failing tests the key lines shown leave out, at most.

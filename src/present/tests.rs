@@ -621,3 +621,36 @@ fn a_key_line_the_head_shows_has_its_locator_listed_when_left_out() {
     // The key line itself is not listed again.
     assert!(!text.contains("\n12:  ● cart 5"), "{text}");
 }
+
+#[test]
+fn the_rare_kinds_of_diagnostics_of_one_severity_are_shown_with_the_tally() {
+    // The shape of cppcheck's `--template=gcc` run in the corpus: every line says
+    // `warning:`, the two real errors are the ids seen once.
+    let f = Fixture::new();
+    let mut err = String::new();
+    for n in 1..=140 {
+        err.push_str(&format!(
+            "src/part{n}.c:2:0: warning: The function 'sum_{n}' is never used. [unusedFunction]\n^\n"
+        ));
+        if n == 60 {
+            err.push_str("src/part58.c:4:57: warning: Memory leak: p [memleak]\n^\n");
+        }
+    }
+    let answer = f.show(b"", err.as_bytes(), 0).text;
+    assert!(
+        answer.contains("\n121:src/part58.c:4:57: warning: Memory leak: p [memleak]\n"),
+        "{answer}"
+    );
+    assert!(
+        answer.contains(
+            "[... 141 diagnostics `path:line: severity: message [id]` in the whole output, \
+             by kind (count, first at): warning [unusedFunction] 140 (line 1), \
+             warning [memleak] 1 (line 121)]\n"
+        ),
+        "{answer}"
+    );
+    assert!(
+        !answer.contains("no error or failure among them"),
+        "{answer}"
+    );
+}
