@@ -15,7 +15,9 @@
 # families, cargo-nextest and mvn with a JDK (see maven_project); for issue 40's, from
 # PyPI flake8, pylint, meson and yamllint (in PY_BIN), from the npm registry pyright
 # and jest (in NODE_TOOLS), from Debian's packages golang-go, ninja-build, phpunit,
-# cppcheck and valgrind, and javac and terraform. Not run by CI: the logs are
+# cppcheck and valgrind, and javac and terraform; for its second pass, robotframework
+# and black from PyPI (in PY_BIN), stylelint from the npm registry (in NODE_TOOLS),
+# Debian's lua-check, and php. Not run by CI: the logs are
 # committed. Usage: bash tests/corpus/generate.sh [case-name-filter]
 set -euo pipefail
 
@@ -1480,6 +1482,289 @@ json.dump(found, open(sys.argv[2], "w"))
     COMMAND='yamllint -f parsable deploy'
     run yamllint-errors "$d" "PATH=$PY_BIN:\$PATH $COMMAND"
     truth yamllint-errors names "$WORK/yamllint.json"
+fi
+
+# ------------------------------------------- issue 40's second pass: held-out families
+# Robot Framework and black (PyPI, in PY_BIN), stylelint (npm, in NODE_TOOLS), luacheck
+# (Debian's lua-check) and `php -l`. Written by someone who wrote no rule.
+
+robot_suite() { # FILE, number of passing tests, failing tests? (yes/no), suite tag
+    local file=$1 passing=$2 failing=$3 tag=$4
+    {
+        echo '*** Settings ***'
+        echo "Documentation    Checks of the $tag service."
+        echo ''
+        echo '*** Variables ***'
+        echo '${RATE}    0.85'
+        echo ''
+        echo '*** Test Cases ***'
+        for i in $(seq 1 "$passing"); do
+            echo "Adds $tag Item $i"
+            echo "    \${total}=    Evaluate    $i + 1"
+            echo "    Should Be Equal As Integers    \${total}    $((i + 1))"
+            echo ''
+        done
+        if [[ $failing == yes ]]; then
+            echo "Applies The $tag Discount"
+            echo '    ${price}=    Evaluate    round(100 * ${RATE})'
+            echo '    Should Be Equal As Integers    ${price}    80'
+            echo ''
+            echo "Reads The $tag Customer Name"
+            echo '    &{customer}=    Create Dictionary    id=7'
+            echo '    Dictionary Should Contain Key    ${customer}    name'
+            echo ''
+        fi
+    } >"$file"
+}
+
+if want robot && [[ -x "$PY_BIN/robot" ]]; then
+    d="$WORK/robot"
+    mkdir -p "$d/tests"
+    robot_suite "$d/tests/cart.robot" 260 yes Cart
+    (cd "$d" && "$PY_BIN/robot" --output NONE --log NONE --report NONE --xunit "$WORK/robot.xml" \
+        tests >/dev/null 2>&1 || true)
+    COMMAND='robot tests'
+    run robot-fail "$d" "PATH=$PY_BIN:\$PATH $COMMAND"
+    truth robot-fail junit "$WORK/robot.xml" --verdict-regex '^\d+ tests, \d+ passed, \d+ failed'
+    COMMAND='robot --consolecolors ansi tests 2>&1'
+    run robot-fail-color-merged "$d" "PATH=$PY_BIN:\$PATH $COMMAND"
+    truth robot-fail-color-merged junit "$WORK/robot.xml" --verdict-regex '^\d+ tests, \d+ passed, \d+ failed'
+
+    d="$WORK/robot-suites"
+    mkdir -p "$d/acceptance"
+    for i in $(seq 1 40); do
+        failing=no
+        if [[ $i == 13 || $i == 31 ]]; then failing=yes; fi
+        robot_suite "$d/acceptance/service_$i.robot" 8 "$failing" "Service$i"
+    done
+    (cd "$d" && "$PY_BIN/robot" --output NONE --log NONE --report NONE \
+        --xunit "$WORK/robot-suites.xml" acceptance >/dev/null 2>&1 || true)
+    COMMAND='robot --outputdir results acceptance'
+    run robot-suites-fail "$d" "PATH=$PY_BIN:\$PATH $COMMAND"
+    truth robot-suites-fail junit "$WORK/robot-suites.xml" --verdict-regex '^\d+ tests, \d+ passed, \d+ failed'
+
+    d="$WORK/robot-pass"
+    mkdir -p "$d/tests"
+    robot_suite "$d/tests/cart.robot" 240 no Cart
+    COMMAND='robot tests'
+    run robot-pass "$d" "PATH=$PY_BIN:\$PATH $COMMAND"
+    truth robot-pass plain --verdict-regex '^\d+ tests, \d+ passed, \d+ failed'
+fi
+
+php_lint_project() { # dir, with errors?
+    local dir=$1 errors=$2
+    mkdir -p "$dir/src"
+    for i in $(seq 1 220); do
+        {
+            echo '<?php'
+            echo "class Order$i"
+            echo '{'
+            echo "    public function total(array \$items): int"
+            echo '    {'
+            if [[ $errors == yes && $i == 37 ]]; then
+                echo '        return array_sum($items) + 1'
+            elif [[ $errors == yes && $i == 118 ]]; then
+                echo '        return array_sum($items) +* 2;'
+            elif [[ $errors == yes && $i == 190 ]]; then
+                echo "        if (count(\$items) > 3 { return 0; }"
+                echo '        return array_sum($items);'
+            else
+                echo "        return array_sum(\$items) + $i;"
+            fi
+            echo '    }'
+            echo '}'
+        } >"$dir/src/Order$i.php"
+    done
+}
+
+# php -l's errors, from the log itself (php has no machine-readable form of them).
+php_lint_truth() { # NAME
+    python3 -c '
+import json, re, sys
+text = open(sys.argv[1]).read() + open(sys.argv[2]).read()
+found = sorted({m.group(1) for m in re.finditer(r"in (src/\S+\.php on line \d+)", text)})
+json.dump(found, open(sys.argv[3], "w"))
+' "$LOGS/$1.out" "$LOGS/$1.err" "$WORK/$1.json"
+    truth "$1" names "$WORK/$1.json"
+}
+
+if want php-lint && command -v php >/dev/null; then
+    d="$WORK/php-lint"
+    php_lint_project "$d" yes
+    COMMAND='rc=0; for f in src/*.php; do php -l "$f" || rc=1; done; exit $rc'
+    run php-lint-errors "$d" "$COMMAND"
+    php_lint_truth php-lint-errors
+    COMMAND="find src -name '*.php' -exec php -l {} \\; 2>&1"
+    run php-lint-errors-find-merged "$d" "$COMMAND"
+    php_lint_truth php-lint-errors-find-merged
+    d="$WORK/php-lint-pass"
+    php_lint_project "$d" no
+    COMMAND='rc=0; for f in src/*.php; do php -l "$f" || rc=1; done; exit $rc'
+    run php-lint-pass "$d" "$COMMAND"
+    truth php-lint-pass plain
+fi
+
+luacheck_project() { # dir, with syntax errors (yes), only warnings (no) or clean
+    local dir=$1 errors=$2
+    mkdir -p "$dir/src"
+    for i in $(seq 1 230); do
+        {
+            echo "local M = {}"
+            echo "function M.total_$i(items)"
+            if [[ $errors != clean && $((i % 4)) == 0 ]]; then echo "  local unused_$i = #items"; fi
+            echo "  local s = 0"
+            echo "  for _, v in ipairs(items) do s = s + v end"
+            if [[ $errors != clean && $((i % 9)) == 0 ]]; then echo "  count_$i = s"; fi
+            if [[ $errors == yes && $i == 57 ]]; then echo "  if s > 10 then return s"; fi
+            if [[ $errors == yes && $i == 133 ]]; then echo "  local = s"; fi
+            echo "  return s + $i"
+            echo "end"
+            echo "return M"
+        } >"$dir/src/mod$i.lua"
+    done
+}
+
+if want luacheck && command -v luacheck >/dev/null; then
+    d="$WORK/luacheck"
+    luacheck_project "$d" yes
+    (cd "$d" && luacheck --codes --formatter plain src >"$WORK/luacheck.raw" 2>/dev/null || true)
+    python3 -c '
+import json, re, sys
+found = [f"{m.group(1)}:{m.group(2)}:{m.group(3)}" for l in open(sys.argv[1])
+         for m in [re.match(r"(\S+\.lua):(\d+):(\d+): \(E\d+\)", l)] if m]
+json.dump(found, open(sys.argv[2], "w"))
+' "$WORK/luacheck.raw" "$WORK/luacheck.json"
+    COMMAND='luacheck src'
+    run luacheck-errors "$d" "$COMMAND"
+    truth luacheck-errors names "$WORK/luacheck.json" --verdict-prefix 'Total:'
+    COMMAND='luacheck --no-color src 2>&1'
+    run luacheck-errors-merged "$d" "$COMMAND"
+    truth luacheck-errors-merged names "$WORK/luacheck.json" --verdict-prefix 'Total:'
+    d="$WORK/luacheck-pass"
+    luacheck_project "$d" clean
+    COMMAND='luacheck src'
+    run luacheck-pass "$d" "$COMMAND"
+    truth luacheck-pass plain --verdict-prefix 'Total:'
+fi
+
+stylelint_project() { # dir, with errors?
+    local dir=$1 errors=$2
+    mkdir -p "$dir/src/components"
+    ln -sfn "$NODE_TOOLS/node_modules" "$dir/node_modules"
+    cat >"$dir/.stylelintrc.json" <<'EOF'
+{
+  "rules": {
+    "property-no-unknown": true,
+    "unit-no-unknown": true,
+    "color-no-invalid-hex": true,
+    "color-named": ["never", { "severity": "warning" }],
+    "length-zero-no-unit": [true, { "severity": "warning" }]
+  }
+}
+EOF
+    for i in $(seq 1 110); do
+        {
+            echo ".card-$i {"
+            echo "  margin: 0px;"
+            echo "  color: white;"
+            echo "  padding: ${i}px;"
+            if [[ $errors == yes && $i == 23 ]]; then echo "  widht: 100%;"; fi
+            if [[ $errors == yes && $i == 71 ]]; then echo "  border-radius: 4pz;"; fi
+            if [[ $errors == yes && $i == 96 ]]; then echo "  background: #12345g;"; fi
+            echo "}"
+        } >"$dir/src/components/card$i.css"
+    done
+}
+
+# stylelint's errors (not its warnings), by message as its string formatter shows it.
+stylelint_truth() { # NAME JSON
+    python3 -c '
+import json, re, sys
+found = [re.sub(r" \([\w-]+\)$", "", w["text"]) for f in json.load(open(sys.argv[1]))
+         for w in f["warnings"] if w["severity"] == "error"]
+json.dump(found, open(sys.argv[2], "w"))
+' "$2" "$WORK/$1.json"
+    truth "$1" names "$WORK/$1.json" --verdict-regex '\d+ problems? \(\d+ errors?, \d+ warnings?\)'
+}
+
+if want stylelint && [[ -x "$NODE_TOOLS/node_modules/.bin/stylelint" ]]; then
+    d="$WORK/stylelint"
+    stylelint_project "$d" yes
+    (cd "$d" && node_modules/.bin/stylelint 'src/**/*.css' -f json >"$WORK/stylelint.raw" 2>&1 || true)
+    COMMAND="npx stylelint 'src/**/*.css'"
+    run stylelint-errors "$d" "$COMMAND"
+    stylelint_truth stylelint-errors "$WORK/stylelint.raw"
+    COMMAND="npx stylelint --color 'src/**/*.css' 2>&1"
+    run stylelint-errors-color-merged "$d" "$COMMAND"
+    stylelint_truth stylelint-errors-color-merged "$WORK/stylelint.raw"
+    d="$WORK/stylelint-warnings"
+    stylelint_project "$d" no
+    COMMAND="npx stylelint 'src/**/*.css'"
+    run stylelint-warnings-pass "$d" "$COMMAND"
+    truth stylelint-warnings-pass plain --verdict-regex '\d+ problems? \(\d+ errors?, \d+ warnings?\)'
+fi
+
+black_project() { # dir, badly formatted files (space separated numbers), unparsable one
+    local dir=$1 bad=$2 broken=${3:-}
+    mkdir -p "$dir/src/app"
+    for i in $(seq 1 230); do
+        {
+            if [[ " $bad " == *" $i "* ]]; then
+                for j in $(seq 1 30); do
+                    echo "def rate_$j( a,b ):"
+                    echo "    return {'low':a*$j,'high':b*$j , 'name':\"r$j\"}"
+                done
+            else
+                echo "def total_$i(items: list[int]) -> int:"
+                echo "    return sum(items) + $i"
+            fi
+            if [[ $i == "$broken" ]]; then
+                echo ''
+                echo ''
+                echo 'def broken(:'
+                echo '    pass'
+            fi
+        } >"$dir/src/app/mod_$i.py"
+    done
+}
+
+# A fresh cache for each run, so that black checks every file each time.
+black_run() { # NAME DIR
+    export BLACK_CACHE_DIR="$WORK/black-cache-$1"
+    run "$1" "$2" "PATH=$PY_BIN:\$PATH $COMMAND"
+    unset BLACK_CACHE_DIR
+}
+
+# black's verdict per file, from the log itself (black has no machine-readable output).
+black_truth() { # NAME
+    python3 -c '
+import json, re, sys
+text = open(sys.argv[1]).read() + open(sys.argv[2]).read()
+found = [m.group(0) for m in re.finditer(r"would reformat \S+\.py|error: cannot \w+: \S+\.py(:\d+)?", text)]
+json.dump(sorted(set(found)), open(sys.argv[3], "w"))
+' "$LOGS/$1.out" "$LOGS/$1.err" "$WORK/$1.json"
+    truth "$1" names "$WORK/$1.json" --verdict-regex '\d+ files? would be (reformatted|left unchanged)'
+}
+
+if want black && [[ -x "$PY_BIN/black" ]]; then
+    d="$WORK/black"
+    black_project "$d" "19 88 160"
+    COMMAND='black --check --diff src'
+    black_run black-check-diff "$d"
+    black_truth black-check-diff
+    COMMAND='black --check -v src 2>&1'
+    black_run black-check-verbose-merged "$d"
+    black_truth black-check-verbose-merged
+    d="$WORK/black-broken"
+    black_project "$d" "" 140
+    COMMAND='black --check -v src'
+    black_run black-check-syntax-error "$d"
+    black_truth black-check-syntax-error
+    d="$WORK/black-pass"
+    black_project "$d" ""
+    COMMAND='black --check -v src'
+    black_run black-check-pass "$d"
+    black_truth black-check-pass
 fi
 
 echo "corpus: $(ls "$LOGS"/*.truth | wc -l) cases, $(du -sh "$LOGS" | cut -f1)" >&2

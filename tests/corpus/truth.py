@@ -14,8 +14,9 @@ taken from the tool's machine-readable form of the run where it has one (libtest
 rustc JSON, JUnit XML (pytest, node --test, ctest, bats, cargo nextest, maven's
 surefire), jest/vitest JSON, `go test -json`, gcc's JSON diagnostics, `tsc --pretty
 false`, `npm --json`, the JSON of ruff, mypy, pylint, shellcheck, eslint, mocha and
-rspec, the result objects of unittest and minitest), and from the log itself where it
-has none (pip, ld, Test::More's diagnostics). Every verdict and item is checked to be in the log as a
+rspec, the result objects of unittest and minitest, Robot Framework's xUnit XML, the
+JSON of stylelint and luacheck's plain format), and from the log itself where it
+has none (pip, ld, Test::More's diagnostics, `php -l`, black). Every verdict and item is checked to be in the log as a
 terminal shows it.
 """
 
