@@ -52,6 +52,10 @@ const REAP_GRACE: Duration = Duration::from_millis(250);
 /// shell is gone: its processes were killed, and what they wrote is in the pipes.
 const STOPPED_GRACE: Duration = Duration::from_millis(50);
 
+/// How long a reader may work on one chunk of output before it lets the runtime's other
+/// tasks (other calls, other sessions) run: past it, it yields once before it reads on.
+const SHARE: Duration = Duration::from_millis(2);
+
 /// How long, past the grace, a call's pipes may stay open because of another call's
 /// clone (see [`crate::contain::clones`]) before they are taken as held by a process
 /// of its own: a clone executes its program within microseconds, unless the machine
@@ -659,9 +663,16 @@ impl Reader {
                 match n {
                     Ok(0) | Err(_) => break,
                     Ok(n) => {
+                        let read = Instant::now();
                         sink.push(&buf[..n]);
                         if let Some(tail) = &reader.tail {
                             tail.push(reader.stream, &buf[..n]);
+                        }
+                        if read.elapsed() >= SHARE {
+                            // A chunk that took long to read (a flood of lines that
+                            // each look like an error) lets the other calls run
+                            // before the next; the pipe stays ready all along.
+                            tokio::task::yield_now().await;
                         }
                     }
                 }

@@ -231,3 +231,22 @@ fn a_command_gets_three_descriptors_and_the_servers_first_open_files_limit() {
         "0 1 2 \n1024\n4096\n\n[exit:0 | Xms]"
     );
 }
+
+/// Each line that looks like an error costs the server CPU to read; a flood of them
+/// shares the server with other calls: a call made while one is read is answered
+/// before it.
+#[test]
+fn another_call_is_answered_while_a_flood_of_error_lines_is_read() {
+    let mut server = Server::start(Options::default());
+    let flood = server.start_call(
+        "touch started; yes 'src/m.c:12:5: error: unknown type name foo' | head -c 1500000",
+    );
+    let started = server.workdir.join("started");
+    assert!(eventually(crate::support::PATIENCE, || started.exists()));
+    let quick = server.start_call("true");
+    let first = server.wait_for("an answer", |m| m.get("result").is_some());
+    assert_eq!(first["id"], quick, "the flood was answered first: {first}");
+    assert!(text(&first).contains("[exit:0 |"), "{first}");
+    let flood = server.response(flood);
+    assert!(text(&flood).contains("[exit:0 |"), "{flood}");
+}
