@@ -402,10 +402,11 @@ fn the_corpus_meets_its_targets() {
     // The families never looked at while the rules were written: the figures they
     // gave when first measured, held (see docs/long-output.md). The nine families of
     // the earlier passes meet the 0.99 the seen ones do (104 of 105 items); the five
-    // added in issue 40's second pass, measured once their rules were done, do not
-    // (25 of 31), so the floor here is the measured 0.94, not the target.
+    // added in issue 40's second pass, measured once their rules were done, did not
+    // (25 of 31), so the floor here is the measured 0.94, not the target. Issue 40's
+    // third pass looked at two of those five (stylelint, black): 22 runs are left.
     let held = &report.held_out;
-    assert!(held.answers >= 29, "{}", report.table());
+    assert!(held.answers >= 22, "{}", report.table());
     assert!(held.item_share() >= 0.94, "{}", report.table());
     assert_eq!(held.verdicts_shown, held.verdicts, "{}", report.table());
     assert_eq!(held.clean_looking, 0, "{}", report.table());

@@ -62,6 +62,10 @@ const TAP_DETAILS: usize = 4;
 /// Lines before a key line within which a locator line is attached to it.
 const LOCATOR_BEFORE: u64 = 4;
 
+/// Lines before a stylish report's row within which the file it belongs to is looked
+/// for (the rows of one file come between its name and a blank line).
+const HEADER_BEFORE: u64 = 40;
+
 /// Lines kept of the block that explains a failure marker: the example, `Expected:`
 /// and `Got:` after doctest's `Failed example:`; the indented messages before go's
 /// `--- FAIL:`.
@@ -97,7 +101,15 @@ const KEY_TRIGGERS: &[&str] = &[
     "undefined ref", // ld's undefined reference
     "not found",     // command not found, module not found
     "No such file",
-    "●",      // jest's failed test
+    "●", // jest's failed test
+    // a stylish report's error row (`  5:3  ✖  Unknown unit "pz"  unit-no-unknown`),
+    // the severity a symbol or a letter (other symbols, `✘`, `‼`, would slow the
+    // packed search of plain text by a third or more: their rows are key lines
+    // when another trigger word is on them)
+    "✖",
+    "  E  ",
+    // a formatter's verdict on one file: `would reformat src/x.py`
+    "reformat",
     "not ok", // TAP's failed test
     // a location's error code: pylint's `m.py:5:11: E1101:`, flake8's `m.py:6:12: F821`
     ": E",
@@ -175,8 +187,13 @@ const KEY: &str = concat!(
     // .NET compilers' `error CS1002:`, msbuild's `error MSB3073:`
     r"|(^|[\s:(\[])(error|ERROR|fatal error)(\[[\w-]+\])?(:|!| [A-Z]{1,4}\d{2,5}:)",
     r"|^\s*(error|ERROR)\s",
-    // eslint's stylish rows: `  5:10  error  'x' is not defined  no-undef`
-    r"|^\s+\d+:\d+\s+error\s",
+    // a stylish report's error rows, the severity a word, a symbol or a letter:
+    // `  5:10  error  'x' is not defined  no-undef`, `  5:3  ✖  Unknown unit "pz"`
+    r"|^\s+\d+:\d+\s+(error|✖|✘|×|‼|E)\s+\S",
+    // a formatter's or linter's verdict on one file: `would reformat src/x.py`,
+    // `Would reformat: x.py`, `x.go: needs formatting`
+    r"|^\s*[Ww]ould (re)?format\b:? *\S",
+    r"|\S: needs (re)?formatting\b",
     r"|(^|\s)(Error|FATAL|fatal):",
     // a log record's level: `2026-01-01 12:00:00 ERROR sync: …`
     r"|\bERROR\b",
@@ -797,6 +814,12 @@ impl Digest {
             locators = self.block_before(before, line);
         }
         if locators.is_empty()
+            && is_stylish_row(&text)
+            && let Some(found) = self.header_before(before, line)
+        {
+            locators.push(found);
+        }
+        if locators.is_empty()
             && wants_locator_before(&text)
             && let Some(found) = self.locator_before(before, line)
         {
@@ -880,6 +903,41 @@ impl Digest {
         found
     }
 
+    /// The file a stylish report's row (line `line`) belongs to: the nearest line
+    /// before it that is not indented, when it is a bare path
+    /// (`src/components/card23.css`), within [`HEADER_BEFORE`] lines: the lines of
+    /// `before` (the text right before it in the same chunk), then the last lines
+    /// read. A blank line or any other unindented line first: none.
+    fn header_before(&self, before: &[u8], line: u64) -> Option<Numbered> {
+        let mut end = before.len();
+        let mut earlier = self.recent.iter().rev();
+        for back in 1..=HEADER_BEFORE {
+            let bytes = if end > 0 {
+                let start = memchr::memrchr(b'\n', &before[..end - 1]).map_or(0, |i| i + 1);
+                let bytes = &before[start..end - 1];
+                end = start;
+                bytes
+            } else {
+                earlier.next()?.0.as_slice()
+            };
+            let text = String::from_utf8_lossy(bytes);
+            let text = text.trim_end();
+            if text.starts_with([' ', '\t']) && !text.trim_start().is_empty() {
+                continue;
+            }
+            if text.len() > KEY_LINE_BYTES || !is_bare_path(text) {
+                return None;
+            }
+            let seen = Seen {
+                text,
+                omitted: 0,
+                line: line - back,
+            };
+            return Some(seen.numbered(text));
+        }
+        None
+    }
+
     /// The locator among the [`LOCATOR_BEFORE`] lines before line `line`, the nearest
     /// first: the last lines of `before` (the text right before it in the same
     /// chunk), then the last lines read before that chunk.
@@ -926,6 +984,11 @@ impl Digest {
 /// What makes two key lines the same failure: their text and their locators' texts.
 fn identity(key: &KeyLine) -> String {
     let mut id = key.first.text.clone();
+    // A stylish report's row is the same failure in every file it is seen in (the
+    // same rule broken at the same place): counted, with the first file's name.
+    if is_stylish_row(&id) && key.locators.iter().all(|l| l.line < key.first.line) {
+        return id;
+    }
     for locator in &key.locators {
         id.push('\n');
         id.push_str(&locator.text);
@@ -1000,6 +1063,24 @@ fn tap_failure_indent(text: &str) -> Option<usize> {
 /// Key lines whose locator comes before them: an exception after its traceback's
 /// frames, an undefined reference after ld's `in function`, go's `--- FAIL:` after
 /// the messages of `go test -v`.
+/// A stylish report's row: `  5:3  ✖  Unknown unit "pz"  unit-no-unknown`, any
+/// severity (the rows of one file follow its name, indented).
+fn is_stylish_row(text: &str) -> bool {
+    static ROW: OnceLock<Regex> = OnceLock::new();
+    ROW.get_or_init(|| Regex::new(r"^\s+\d+:\d+\s+\S+\s+\S").expect("a valid rule"))
+        .is_match(text)
+}
+
+/// A line that is only a file's path: a stylish report's header
+/// (`src/components/card23.css`).
+pub fn is_bare_path(text: &str) -> bool {
+    static PATH: OnceLock<Regex> = OnceLock::new();
+    PATH.get_or_init(|| {
+        Regex::new(r"^([A-Za-z]:)?[^\s:]*([/\\][^\s:]*|\w\.[A-Za-z]\w*)$").expect("a valid rule")
+    })
+    .is_match(text)
+}
+
 fn wants_locator_before(text: &str) -> bool {
     static EXCEPTION: OnceLock<Regex> = OnceLock::new();
     text.contains("undefined reference")

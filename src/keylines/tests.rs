@@ -685,3 +685,93 @@ fn a_severity_word_with_an_error_code_or_a_one_letter_severity_is_a_failure() {
         "lib/calc.rb:12:3: E: Lint/Syntax: unexpected token kEND"
     ));
 }
+
+#[test]
+fn a_stylish_reports_error_rows_are_key_lines_with_the_file_they_belong_to() {
+    // stylelint's report (tests/corpus/logs/stylelint-errors.err): a file's name, then
+    // its rows; `✖` an error, `⚠` a warning. The severity may be a word, a symbol or
+    // a letter.
+    let rows = [
+        r#"  5:3   ✖  Unknown property "widht"        property-no-unknown"#,
+        "  5:10  error  'x' is not defined  no-undef",
+        "  7:1   ✘  Unexpected empty block  block-no-empty",
+        "  9:4   ‼  Unexpected token  parse",
+        "  3:2  E  Undefined variable 'x'  undefined-var",
+    ];
+    is(Class::Key, &rows);
+    // Found by the trigger words (`✘` and `‼` are not among them).
+    for row in [rows[0], rows[1], rows[4]] {
+        assert!(is_key(row), "{row:?}");
+    }
+    is(
+        Class::Plain,
+        &[
+            "  2:12  ⚠  Disallowed unit                 length-zero-no-unit",
+            r#"  3:10  ⚠  Disallowed named color "white"  color-named"#,
+            "  4:1  W  Line too long  line-length",
+        ],
+    );
+    let mut log = String::new();
+    for card in 20..30 {
+        log.push_str(&format!("src/components/card{card}.css\n"));
+        log.push_str("  2:12  ⚠  Disallowed unit                 length-zero-no-unit\n");
+        log.push_str("  3:10  ⚠  Disallowed named color \"white\"  color-named\n");
+        if card == 23 || card == 29 {
+            log.push_str("  5:3   ✖  Unknown property \"widht\"        property-no-unknown\n");
+        }
+        if card == 27 {
+            log.push_str("  5:19  ✖  Unknown unit \"pz\"               unit-no-unknown\n");
+        }
+        log.push('\n');
+    }
+    log.push_str("✖ 33 problems (3 errors, 30 warnings)\n");
+    // However the text is cut, each error row is kept with its file's name; the same
+    // row in another file is counted with the first.
+    let named = |line, card: u32| Numbered {
+        line,
+        text: format!("src/components/card{card}.css"),
+    };
+    for chunk in [log.len(), 7, 64] {
+        let summary = tail_of(log.as_bytes(), chunk);
+        let rows: Vec<_> = summary
+            .keys
+            .iter()
+            .filter(|k| k.first.text.contains('✖') && k.first.text.starts_with(' '))
+            .map(|k| (k.first.line, k.count, k.last_line, k.locators.clone()))
+            .collect();
+        assert_eq!(
+            rows,
+            vec![
+                (16, 2, 42, vec![named(13, 23)]),
+                (33, 1, 33, vec![named(30, 27)])
+            ],
+            "chunk {chunk}"
+        );
+    }
+}
+
+#[test]
+fn a_formatters_verdict_on_one_file_is_a_key_line() {
+    // black --check -v (tests/corpus/logs/black-check-verbose-merged.out), among
+    // many files left unchanged; and the same verdict of other formatters.
+    is(
+        Class::Key,
+        &[
+            "would reformat /home/dev/work/black/src/app/mod_160.py",
+            "Would reformat: src/app/mod_19.py",
+            "src/app/main.go: needs formatting",
+            "error: cannot parse: /home/dev/work/black-broken/src/app/mod_140.py:5:11",
+        ],
+    );
+    assert!(is_key(
+        "would reformat /home/dev/work/black/src/app/mod_160.py"
+    ));
+    is(
+        Class::Plain,
+        &[
+            "/home/dev/work/black/src/app/mod_1.py already well formatted, good job.",
+            "3 files would be reformatted, 227 files would be left unchanged.",
+            "Reformatted the code base to a new style",
+        ],
+    );
+}

@@ -804,7 +804,13 @@ impl Room {
                 .iter()
                 .filter(|l| l.line >= self.from && !printed.contains(&l.line)),
         );
-        let cost_lines = rows.len();
+        // The name of the file a stylish report's row belongs to costs its bytes, not
+        // a line: shown once for the rows of its file.
+        let names = rows
+            .iter()
+            .filter(|r| r.line < key.first.line && keylines::is_bare_path(&r.text))
+            .count();
+        let cost_lines = rows.len() - names;
         let cost_bytes: usize = rows.iter().map(|r| r.text.len() + 24).sum();
         if cost_lines > self.lines || cost_bytes > self.bytes {
             return false;

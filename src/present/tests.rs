@@ -654,3 +654,44 @@ fn the_rare_kinds_of_diagnostics_of_one_severity_are_shown_with_the_tally() {
         "{answer}"
     );
 }
+
+#[test]
+fn a_stylish_reports_rows_show_their_files_name_which_costs_no_line() {
+    // stylelint's report (tests/corpus/logs/stylelint-errors.err), one error row in
+    // each of 150 files: the key line budget (80 lines) shows as many rows as it
+    // would without the names, each under the name of its file (in the head and the
+    // tail, a warning row between them).
+    let f = Fixture::new();
+    let stderr: String = (1..=150)
+        .map(|n| {
+            format!(
+                "src/components/card{n}.css\n  2:12  ⚠  Disallowed unit  length-zero-no-unit\n  \
+                 5:3   ✖  Unknown property \"widht{n}\"  property-no-unknown\n\n"
+            )
+        })
+        .collect();
+    let answer = f.show(b"", stderr.as_bytes(), 2);
+    let lines: Vec<&str> = answer.text.lines().collect();
+    let rows: Vec<usize> = (0..lines.len())
+        .filter(|&i| lines[i].contains("Unknown property"))
+        .collect();
+    assert!(rows.len() >= 100, "{}\n{}", rows.len(), answer.text);
+    for &i in &rows {
+        let n = lines[i]
+            .split("widht")
+            .nth(1)
+            .unwrap()
+            .split('"')
+            .next()
+            .unwrap();
+        let name = format!("src/components/card{n}.css");
+        assert!(
+            lines[i.saturating_sub(3)..i]
+                .iter()
+                .any(|l| l.ends_with(&name)),
+            "{}\n{}",
+            lines[i],
+            answer.text
+        );
+    }
+}
