@@ -662,19 +662,7 @@ impl Reader {
                 };
                 match n {
                     Ok(0) | Err(_) => break,
-                    Ok(n) => {
-                        let read = Instant::now();
-                        sink.push(&buf[..n]);
-                        if let Some(tail) = &reader.tail {
-                            tail.push(reader.stream, &buf[..n]);
-                        }
-                        if read.elapsed() >= SHARE {
-                            // A chunk that took long to read (a flood of lines that
-                            // each look like an error) lets the other calls run
-                            // before the next; the pipe stays ready all along.
-                            tokio::task::yield_now().await;
-                        }
-                    }
+                    Ok(n) => reader.take(&mut sink, &buf[..n]).await,
                 }
                 if sink.capped() {
                     reader.capped.cancel();
@@ -698,6 +686,20 @@ impl Reader {
             }
         });
         rx
+    }
+
+    /// One chunk read from the pipe, into `sink` and the tail. A chunk that took long
+    /// to read (a flood of lines that each look like an error) lets the other calls
+    /// run before the next: the pipe stays ready all along.
+    async fn take(&self, sink: &mut Sink, chunk: &[u8]) {
+        let read = Instant::now();
+        sink.push(chunk);
+        if let Some(tail) = &self.tail {
+            tail.push(self.stream, chunk);
+        }
+        if read.elapsed() >= SHARE {
+            tokio::task::yield_now().await;
+        }
     }
 
     /// Where the rest goes, once the call was answered (`None` if it never is).
