@@ -56,6 +56,12 @@ pub const TAIL_KEEP: usize = 24 * 1024;
 /// Lines after a key line within which a locator line is attached to it.
 const LOCATOR_AFTER: u64 = 20;
 
+/// TAP's diagnostic lines (`# …`) right after its `not ok` kept with it, at most.
+const TAP_NOTES: usize = 2;
+
+/// Lines right between a key line and its locator kept with them, at most.
+const BETWEEN: usize = 2;
+
 /// Lines kept of the YAML block of TAP's `not ok`: error, expected, actual, location.
 const TAP_DETAILS: usize = 4;
 
@@ -206,8 +212,10 @@ const KEY: &str = concat!(
     r"|\bFAILED\b",
     // a test's status, wherever it stands: `  5/240 calc:rounds_5   FAIL   0.01s`
     r"|\bFAIL\b",
-    // a failure marker that opens a line: doctest's `Failed example:`
+    // a failure marker that opens a line: doctest's `Failed example:`, busted's
+    // `Failure -> spec/a.lua @ 12`
     r"|^\s*Failed\b",
+    r"|^\s*(Failure|FAILURE)\b",
     r"|^--- FAIL: ",
     r"|^\s*not ok \d+",
     r"|^#\s+Failed test\b",
@@ -370,6 +378,10 @@ pub struct Summary {
     pub kinds: Vec<Kind>,
     /// All the diagnostics of that shape, those of kinds not kept included.
     pub diagnostics: u64,
+    /// Lines unlike the many like them (see the `odd` module), in line order, with
+    /// the file they belong to and the places named right after them: not key lines,
+    /// and not counted among them.
+    pub odd: Vec<KeyLine>,
 }
 
 /// One kind of diagnostic (its severity word and id, `warning [memleak]`), how many
@@ -407,6 +419,9 @@ pub struct Digest {
     /// The key line waiting for a locator after it: which failure it is (and so
     /// whether it repeats one) is known once it has one, or none came.
     awaiting: Option<KeyLine>,
+    /// The plain lines right after the key line waiting for a locator, at most
+    /// [`BETWEEN`].
+    between: Vec<Numbered>,
     /// The next line of TAP's block is the first of an `error: |-`.
     tap_error_next: bool,
     /// The line of the last pytest `E` line, so a block of them counts once.
@@ -420,6 +435,8 @@ pub struct Digest {
     failed_tests_past: u64,
     /// The diagnostics of one shape, by kind.
     tally: Tally,
+    /// The lines unlike the many like them.
+    odd: Odd,
 }
 
 impl Digest {
@@ -446,14 +463,23 @@ impl Digest {
             self.partial.clear();
             self.partial_len = 0;
             self.scan_line(&line, omitted, self.lines, &[]);
+            if self.odd.reading() {
+                self.odd.push_line(&line, self.lines);
+            }
             self.remember(&line, omitted);
         } else {
             let first = &chunk[..first_nl];
             let (line, omitted) = view(first);
             self.scan_line(&line, omitted, self.lines, &[]);
+            if self.odd.reading() {
+                self.odd.push_line(&line, self.lines);
+            }
             self.remember(&line, omitted);
         }
         let whole = &chunk[first_nl + 1..=last_nl];
+        if self.odd.reading() {
+            self.odd.push_lines(whole, self.lines + 1);
+        }
         self.scan(whole);
         self.remember_last(whole);
         self.keep_tail(chunk);
@@ -499,6 +525,7 @@ impl Digest {
             lines,
             kinds,
             diagnostics,
+            odd: std::mem::take(&mut self.odd).finish(),
         }
     }
 
@@ -653,7 +680,7 @@ impl Digest {
             return;
         }
         match classify(text) {
-            Class::Plain => {}
+            Class::Plain => self.between(&seen),
             // A key line holds a trigger word (so that grep finds it); without one,
             // a line near a key line can only locate it.
             Class::Key if !triggered => {}
@@ -680,11 +707,29 @@ impl Digest {
             && line <= key.first.line + LOCATOR_AFTER
             && !is_library_frame(text)
         {
+            // The lines right between a failure and its place say what failed (the
+            // test's name under busted's `Failure -> spec/a.lua @ 12`).
+            let between = std::mem::take(&mut self.between);
+            if between.last().is_some_and(|b| b.line + 1 == line) {
+                key.locators.extend(between);
+            }
             key.locators.push(numbered);
             self.settle();
             return true;
         }
         false
+    }
+
+    /// A plain line right after the key line waiting for a locator: kept in case its
+    /// locator comes right after it (see [`BETWEEN`]).
+    fn between(&mut self, seen: &Seen<'_>) {
+        let Some(key) = &self.awaiting else {
+            return;
+        };
+        let next = key.first.line + 1 + self.between.len() as u64;
+        if seen.line == next && self.between.len() < BETWEEN && !seen.text.trim().is_empty() {
+            self.between.push(seen.numbered(seen.text.trim_end()));
+        }
     }
 
     /// A line of the YAML block after TAP's `not ok N - name` that waits: what failed
@@ -700,6 +745,15 @@ impl Digest {
         let Some(indent) = tap_failure_indent(&key.first.text) else {
             return false;
         };
+        // TAP's diagnostics right after it (`# spec/a.lua @ 12`), but a key line's.
+        if text.starts_with('#')
+            && line <= key.first.line + TAP_NOTES as u64
+            && key.locators.len() < TAP_NOTES
+            && classify(text) != Class::Key
+        {
+            key.locators.push(seen.numbered(text));
+            return true;
+        }
         let inner = text.len() - text.trim_start().len();
         if inner <= indent || line > key.first.line + LOCATOR_AFTER {
             // Past the block (or a block too long to read whole).
@@ -796,6 +850,7 @@ impl Digest {
     fn key(&mut self, seen: &Seen<'_>, before: &[u8]) {
         let (text, line) = (seen.text, seen.line);
         self.settle();
+        self.between.clear();
         self.look_until = line + LOCATOR_AFTER;
         // A block of pytest `E` lines is one failure: its first line stands for it.
         let is_e = text.starts_with("E ");
@@ -1204,7 +1259,9 @@ pub fn collapse_repeats(lines: &[&str]) -> Vec<String> {
     out
 }
 
+mod odd;
 mod tally;
+use odd::Odd;
 use tally::Tally;
 
 #[cfg(test)]

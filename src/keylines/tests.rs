@@ -293,9 +293,12 @@ fn repeats_collapse() {
 
 /// The key lines of a digest of `text`: (line, text, the locators' lines).
 fn keys_of(text: &str) -> Vec<(u64, String, Vec<u64>)> {
-    digest(text, text.len())
-        .keys
-        .iter()
+    rows(&digest(text, text.len()).keys)
+}
+
+/// Key lines as (line, text, the lines of their locators).
+fn rows(keys: &[KeyLine]) -> Vec<(u64, String, Vec<u64>)> {
+    keys.iter()
         .map(|k| {
             let lines = k.locators.iter().map(|l| l.line).collect();
             (k.first.line, k.first.text.clone(), lines)
@@ -773,5 +776,166 @@ fn a_formatters_verdict_on_one_file_is_a_key_line() {
             "3 files would be reformatted, 227 files would be left unchanged.",
             "Reformatted the code base to a new style",
         ],
+    );
+}
+
+/// The odd lines of `text`: (line, text, the lines kept with it).
+fn odd_of(text: &str, chunk: usize) -> Vec<(u64, String, Vec<u64>)> {
+    rows(&digest(text, chunk).odd)
+}
+
+#[test]
+fn a_line_unlike_the_many_like_it_is_odd_with_the_place_named_after_it() {
+    // bandit's report (tests/corpus/logs/bandit-high.out): a block per finding, the
+    // severity in a field; the one `High` among many `Low`, with its `Location:`.
+    let mut text = String::new();
+    for n in 1..=60 {
+        let (id, severity) = if n == 40 {
+            ("B602:subprocess_popen_with_shell_equals_true", "High")
+        } else {
+            ("B404:blacklist", "Low")
+        };
+        text.push_str(&format!(
+            ">> Issue: [{id}] Consider the security implications.\n   \
+             Severity: {severity}   Confidence: High\n   \
+             CWE: CWE-78 (https://cwe.mitre.org/data/definitions/78.html)\n   \
+             Location: src/billing/invoice_{n:03}.py:8:4\n\
+             8\t    subprocess.call(cmd, shell=True)\n\
+             --------------------------------------------------\n"
+        ));
+    }
+    for chunk in [text.len(), 7, 100] {
+        let odd = odd_of(&text, chunk);
+        let high = odd
+            .iter()
+            .find(|(_, t, _)| t.contains("Severity: High"))
+            .unwrap_or_else(|| panic!("chunk {chunk}: {odd:?}"));
+        assert_eq!(high.0, 39 * 6 + 2, "{odd:?}");
+        assert_eq!(high.2, vec![39 * 6 + 4], "its Location: line, {odd:?}");
+        assert!(
+            odd.iter().all(|(_, t, _)| !t.contains("Severity: Low")),
+            "{odd:?}"
+        );
+    }
+}
+
+#[test]
+fn odd_lines_are_found_by_their_codes_and_carry_the_file_they_belong_to() {
+    // htmlhint's report (tests/corpus/logs/htmlhint-errors-nocolor.out): a file's
+    // path, then its rows; one `(id-unique)` among many `(alt-require)`.
+    let mut text = String::from("   Config loaded: .htmlhintrc\n\n");
+    for n in 1..=40 {
+        text.push_str(&format!(
+            "   /work/htmlhint/src/pages/product_{n:03}.html\n      \
+             L6 |<img src=\"product-{n:03}.png\">\n              \
+             ^ An alt attribute must be present on <img> elements. (alt-require)\n"
+        ));
+        if n == 12 {
+            text.push_str(
+                "      L8 |<div id=\"product-012\">duplicate</div>\n              \
+                 ^ The id value [ product-012 ] must be unique. (id-unique)\n",
+            );
+        }
+        text.push('\n');
+    }
+    let odd = odd_of(&text, text.len());
+    let unique = odd
+        .iter()
+        .find(|(_, t, _)| t.ends_with("(id-unique)"))
+        .unwrap_or_else(|| panic!("{odd:?}"));
+    let summary = digest(&text, text.len());
+    let kept = &summary
+        .odd
+        .iter()
+        .find(|k| k.first.line == unique.0)
+        .unwrap();
+    assert!(
+        kept.locators[0]
+            .text
+            .ends_with("src/pages/product_012.html"),
+        "{kept:?}"
+    );
+    assert!(
+        odd.iter().all(|(_, t, _)| !t.contains("(alt-require)")),
+        "{odd:?}"
+    );
+}
+
+#[test]
+fn a_family_of_lines_all_unlike_each_other_has_no_odd_line() {
+    // Source lines, test names, a build's crates: every line differs, so none is odd.
+    let text: String = (1..=300)
+        .map(|n| {
+            format!(
+                "   Compiling crate_{} v0.{n}.0 ({})\n",
+                "x".repeat(n % 17),
+                n * 7
+            )
+        })
+        .chain((1..=300).map(|n| format!("let value_{n} = compute(\"{}\");\n", "y".repeat(n % 23))))
+        .collect();
+    let odd = odd_of(&text, 4096);
+    assert!(odd.is_empty(), "{odd:?}");
+}
+
+#[test]
+fn odd_lines_are_read_in_bounded_memory_and_time() {
+    // 200,000 lines of distinct shapes: past the lines read for them, none is kept.
+    let text: String = (0..200_000)
+        .map(|n| format!("{n:x}{} rare {n}\n", "z".repeat(n % 50)))
+        .collect();
+    let summary = digest(&text, 64 * 1024);
+    assert!(summary.odd.len() <= odd::MAX_ODD, "{}", summary.odd.len());
+}
+
+#[test]
+fn the_lines_between_a_failure_and_its_place_travel_with_it() {
+    // busted's report (tests/corpus/logs/busted-35-failures.out): the marker names a
+    // place of its own shape, the test's name is the line after it, then the place.
+    let text = "600 successes / 2 failures / 0 errors / 0 pending : 0.06 seconds\n\n\
+                Failure -> spec/cart_spec.lua @ 158\n\
+                cart rounds the cart price 1\n\
+                spec/cart_spec.lua:159: Expected objects to be equal.\n\
+                Passed in:\n\
+                (number) 9\n\n\
+                Failure -> spec/cart_spec.lua @ 161\n\
+                cart rounds the cart price 2\n\
+                spec/cart_spec.lua:162: Expected objects to be equal.\n";
+    let keys = keys_of(text);
+    assert!(
+        keys.contains(&(
+            3,
+            "Failure -> spec/cart_spec.lua @ 158".to_owned(),
+            vec![4, 5]
+        )),
+        "{keys:?}"
+    );
+    assert!(
+        keys.contains(&(
+            9,
+            "Failure -> spec/cart_spec.lua @ 161".to_owned(),
+            vec![10, 11]
+        )),
+        "{keys:?}"
+    );
+}
+
+#[test]
+fn taps_diagnostics_right_after_not_ok_travel_with_it() {
+    // busted -o TAP (tests/corpus/logs/busted-fail-tap.out).
+    let text = "ok 50 - cart computes the cart total 50\n\
+                not ok 51 - cart discount applies ten percent off\n\
+                # spec/cart_spec.lua @ 159\n\
+                # Failure message: spec/cart_spec.lua:160: Expected objects to be equal.\n\
+                # Passed in:\n\
+                ok 52 - coupons computes the coupons total 1\n";
+    let keys = keys_of(text);
+    assert_eq!(
+        keys,
+        vec![(
+            2,
+            "not ok 51 - cart discount applies ten percent off".to_owned(),
+            vec![3, 4]
+        )],
     );
 }

@@ -1,0 +1,595 @@
+//! Lines unlike the many like them: what a tool no rule names printed differently.
+//!
+//! A long output is mostly lines of a few shapes printed again and again: a
+//! `Severity: Low` for each finding, a row for each warning. What matters in it is
+//! often the line of the same shape that says something else: one `Severity: High`
+//! among 800 `Severity: Low`, one `(id-unique)` among 90 `(alt-require)`, one `RF02`
+//! among 120 `LT01`. No word marks it, so no rule that looks for words finds it.
+//!
+//! Lines are grouped in families by how they start: their indent and their first word,
+//! with numbers and a file's place made alike (a record's first field is left out:
+//! `{"code":…` is of the family `{`). In a family, a line's signature is the codes it
+//! holds (`E1101`, `RF02`, a closing `(rule-id)` or `[rule.id]`) with the severities
+//! beside them, else its text with numbers and quoted words made alike. In a family of many lines that are
+//! mostly of a few signatures, the lines of a signature seen rarely are odd lines:
+//! kept with the file they belong to (the last line before them that is only a path)
+//! and the places named right after them.
+//!
+//! Only the first [`ODD_BYTES`] or [`ODD_LINES`] of a stream are read for them, in
+//! bounded memory.
+
+use std::collections::HashMap;
+use std::hash::{BuildHasherDefault, Hasher};
+
+use super::{KeyLine, Numbered, cut_middle, rules};
+
+/// Bytes of a stream read for odd lines: past them (or past [`ODD_LINES`]), a line
+/// costs nothing more.
+pub const ODD_BYTES: u64 = 8 * 1024 * 1024;
+/// Lines of a stream read for odd lines, at most.
+pub const ODD_LINES: u64 = 50_000;
+/// Families followed, at most; the lines of others are not looked at.
+const MAX_FAMILIES: usize = 64;
+/// Signatures followed in all, at most; the lines of others are counted.
+const MAX_SIGNATURES: usize = 8192;
+/// A family of fewer lines says nothing of what is usual.
+const MIN_FAMILY: u64 = 20;
+/// A signature is rare when at most this many lines give it...
+const RARE_COUNT: u64 = 3;
+/// ... and they are at most one in this many of its family.
+const RARE_SHARE: u64 = 20;
+/// A signature is common from this many lines on...
+const COMMON_COUNT: u64 = 5;
+/// ... and a family is regular when this share of it (in tenths) is of common ones.
+const COMMON_TENTHS: u64 = 8;
+/// Odd lines kept of one family, at most (their first ones).
+const KEPT_PER_FAMILY: usize = 48;
+/// Bytes of the odd lines kept, at most, and of the lines kept with them.
+const KEPT_BYTES: usize = 256 * 1024;
+/// Odd lines handed on, at most: the rarest first.
+pub const MAX_ODD: usize = 24;
+/// Lines after an odd line within which the places it names are kept...
+const PLACE_AFTER: u64 = 4;
+/// ... and how many of them.
+const PLACES: usize = 2;
+/// Lines before an odd line within which the file it belongs to is kept.
+const HEADER_WITHIN: u64 = 200;
+/// Bytes of a line that make its family and signature.
+const SIGNED_BYTES: usize = 512;
+
+#[derive(Debug, Default)]
+pub(super) struct Odd {
+    read: u64,
+    lines: u64,
+    signatures: usize,
+    families: HashMap<u64, Family, Hashed>,
+    kept_bytes: usize,
+    /// The last line that is only a file's path.
+    header: Option<Numbered>,
+    /// The last line of each indent less than the last line's, nearest last, with its
+    /// text when it names a file: the lines an indented line belongs to.
+    outline: Vec<(usize, Option<Numbered>)>,
+    /// The odd lines still open to the places named after them: family, signature,
+    /// and index among its kept lines; until line `open_until`.
+    open: Vec<(u64, u64, usize)>,
+    open_until: u64,
+}
+
+#[derive(Debug, Default)]
+struct Family {
+    total: u64,
+    signatures: HashMap<u64, Signature, Hashed>,
+    kept: usize,
+}
+
+#[derive(Debug, Default)]
+struct Signature {
+    count: u64,
+    lines: Vec<Candidate>,
+}
+
+#[derive(Debug)]
+struct Candidate {
+    line: Numbered,
+    header: Option<Numbered>,
+    after: Vec<Numbered>,
+}
+
+impl Candidate {
+    fn bytes(&self) -> usize {
+        self.line.text.len()
+            + self.header.as_ref().map_or(0, |h| h.text.len())
+            + self.after.iter().map(|a| a.text.len()).sum::<usize>()
+    }
+}
+
+impl Odd {
+    /// Whether lines are still read.
+    pub(super) fn reading(&self) -> bool {
+        self.read < ODD_BYTES && self.lines < ODD_LINES
+    }
+
+    /// Reads the whole lines of `whole`, the first numbered `first`.
+    pub(super) fn push_lines(&mut self, whole: &[u8], first: u64) {
+        let mut start = 0;
+        for (n, end) in memchr::memchr_iter(b'\n', whole).enumerate() {
+            if !self.reading() {
+                return;
+            }
+            self.push_line(&whole[start..end], first + n as u64);
+            start = end + 1;
+        }
+    }
+
+    /// Reads one line (without its `\n`), numbered `line`.
+    pub(super) fn push_line(&mut self, bytes: &[u8], line: u64) {
+        self.read += bytes.len() as u64 + 1;
+        self.lines += 1;
+        let signed = &bytes[..bytes.len().min(SIGNED_BYTES)];
+        let clean = plain_text(signed);
+        let clean = clean.trim_end();
+        if line <= self.open_until && !self.open.is_empty() {
+            self.place_after(clean, bytes, line);
+        }
+        let trimmed = clean.trim_start();
+        if trimmed.is_empty() {
+            return;
+        }
+        let indent = clean.len() - trimmed.len();
+        while self.outline.last().is_some_and(|(i, _)| *i >= indent) {
+            self.outline.pop();
+        }
+        self.outline
+            .push((indent, names_file(trimmed).then(|| numbered(bytes, line))));
+        if trimmed.len() < 3 {
+            return;
+        }
+        if trimmed.len() < 300 && is_bare_path(trimmed) {
+            self.header = Some(numbered(bytes, line));
+            return;
+        }
+        let (family, signature) = sign(clean);
+        self.count(family, signature, bytes, line);
+    }
+
+    /// Counts a line of `family` and `signature`, and keeps it while its signature is
+    /// rare.
+    fn count(&mut self, family: u64, signature: u64, bytes: &[u8], line: u64) {
+        if !self.families.contains_key(&family) && self.families.len() >= MAX_FAMILIES {
+            return;
+        }
+        let entry = self.families.entry(family).or_default();
+        entry.total += 1;
+        if !entry.signatures.contains_key(&signature) {
+            if self.signatures >= MAX_SIGNATURES {
+                return;
+            }
+            self.signatures += 1;
+        }
+        let kind = entry.signatures.entry(signature).or_default();
+        kind.count += 1;
+        if kind.count > RARE_COUNT {
+            // Common now: its lines are let go.
+            if !kind.lines.is_empty() {
+                let freed: usize = kind.lines.iter().map(Candidate::bytes).sum();
+                entry.kept -= kind.lines.len();
+                self.kept_bytes -= freed;
+                kind.lines = Vec::new();
+            }
+            return;
+        }
+        let text = numbered(bytes, line);
+        if entry.kept >= KEPT_PER_FAMILY || self.kept_bytes + text.text.len() > KEPT_BYTES {
+            return;
+        }
+        // The line it belongs to: the nearest less indented one naming a file.
+        let parent = self.outline[..self.outline.len().saturating_sub(1)]
+            .iter()
+            .rev()
+            .find_map(|(_, l)| l.clone());
+        let header = parent
+            .or_else(|| self.header.clone())
+            .filter(|h| h.line + HEADER_WITHIN >= line);
+        let candidate = Candidate {
+            line: text,
+            header,
+            after: Vec::new(),
+        };
+        self.kept_bytes += candidate.bytes();
+        entry.kept += 1;
+        kind.lines.push(candidate);
+        if line > self.open_until {
+            self.open.clear();
+        }
+        self.open.push((family, signature, kind.lines.len() - 1));
+        self.open_until = line + PLACE_AFTER;
+    }
+
+    /// A line right after odd lines: kept with them when it names a place.
+    fn place_after(&mut self, clean: &str, bytes: &[u8], line: u64) {
+        if !rules().location.is_match(clean) {
+            return;
+        }
+        let place = numbered(bytes, line);
+        for &(family, signature, index) in &self.open {
+            let Some(candidate) = self
+                .families
+                .get_mut(&family)
+                .and_then(|f| f.signatures.get_mut(&signature))
+                .and_then(|s| s.lines.get_mut(index))
+            else {
+                continue;
+            };
+            if candidate.after.len() < PLACES && self.kept_bytes + place.text.len() <= KEPT_BYTES {
+                self.kept_bytes += place.text.len();
+                candidate.after.push(place.clone());
+            }
+        }
+    }
+
+    /// The odd lines, in line order: of the regular families, the lines of rare
+    /// signatures, the rarest first up to [`MAX_ODD`].
+    pub(super) fn finish(self) -> Vec<KeyLine> {
+        let mut found: Vec<(u64, Candidate)> = Vec::new();
+        for family in self.families.into_values() {
+            if family.total < MIN_FAMILY {
+                continue;
+            }
+            let common: u64 = family
+                .signatures
+                .values()
+                .filter(|s| s.count >= COMMON_COUNT)
+                .map(|s| s.count)
+                .sum();
+            if common * 10 < family.total * COMMON_TENTHS {
+                continue;
+            }
+            for signature in family.signatures.into_values() {
+                if signature.count <= RARE_COUNT && signature.count * RARE_SHARE <= family.total {
+                    found.extend(signature.lines.into_iter().map(|c| (signature.count, c)));
+                }
+            }
+        }
+        found.sort_by_key(|(count, c)| (*count, c.line.line));
+        found.truncate(MAX_ODD);
+        found.sort_by_key(|(_, c)| c.line.line);
+        found
+            .into_iter()
+            .map(|(_, c)| {
+                let mut locators: Vec<Numbered> = c.header.into_iter().collect();
+                locators.extend(c.after);
+                KeyLine {
+                    last_line: c.line.line,
+                    first: c.line,
+                    count: 1,
+                    locators,
+                }
+            })
+            .collect()
+    }
+}
+
+/// A line kept: its text, cut in its middle when long.
+fn numbered(bytes: &[u8], line: u64) -> Numbered {
+    let (view, _) = super::view(bytes);
+    let text = String::from_utf8_lossy(&view);
+    Numbered {
+        line,
+        text: cut_middle(text.trim_end(), super::KEY_LINE_BYTES),
+    }
+}
+
+/// A line that is only a file's path (`src/pages/a.html`, `C:\src\a.cs`): as
+/// [`super::is_bare_path`] says, read by hand (every line of a long output comes here).
+fn is_bare_path(text: &str) -> bool {
+    let bytes = text.as_bytes();
+    let rest = match bytes {
+        [drive, b':', rest @ ..] if drive.is_ascii_alphabetic() => rest,
+        _ => bytes,
+    };
+    if rest.is_empty() || rest.iter().any(|&b| b == b':' || b.is_ascii_whitespace()) {
+        return false;
+    }
+    if rest.iter().any(|&b| b == b'/' || b == b'\\') {
+        return true;
+    }
+    // `\w\.[A-Za-z]\w*` at its end
+    let word = |b: &u8| b.is_ascii_alphanumeric() || *b == b'_';
+    let ext = rest.iter().rev().take_while(|b| word(b)).count();
+    let dot = rest.len() - ext;
+    ext > 0
+        && rest[dot].is_ascii_alphabetic()
+        && dot >= 2
+        && rest[dot - 1] == b'.'
+        && word(&rest[dot - 2])
+}
+
+/// Whether `text` names a file: a word with a `/` inside (`src/a`, not `</p>`), or
+/// one with an extension (`Main.java`, `a.rb:3`).
+fn names_file(text: &str) -> bool {
+    let bytes = text.as_bytes();
+    let word = |b: &u8| b.is_ascii_alphanumeric() || b"._-".contains(b);
+    memchr::memchr_iter(b'/', bytes)
+        .any(|at| at > 0 && word(&bytes[at - 1]) && bytes.get(at + 1).is_some_and(word))
+        || memchr::memchr_iter(b'.', bytes).any(|at| {
+            let letters = bytes[at + 1..]
+                .iter()
+                .take_while(|b| b.is_ascii_alphabetic())
+                .count();
+            at > 0
+                && bytes[at - 1].is_ascii_alphanumeric()
+                && (1..=6).contains(&letters)
+                && bytes
+                    .get(at + 1 + letters)
+                    .is_none_or(|b| !b.is_ascii_alphanumeric() && *b != b'.')
+        })
+}
+
+/// `bytes` as text, without a terminal's escape sequences and carriage returns.
+fn plain_text(bytes: &[u8]) -> std::borrow::Cow<'_, str> {
+    if !bytes.iter().any(|&b| b == 0x1b || b == b'\r') {
+        return String::from_utf8_lossy(bytes);
+    }
+    let mut out = Vec::with_capacity(bytes.len());
+    let mut i = 0;
+    while i < bytes.len() {
+        match bytes[i] {
+            0x1b if bytes.get(i + 1) == Some(&b'[') => {
+                i += 2;
+                while i < bytes.len() && !(0x40..=0x7e).contains(&bytes[i]) {
+                    i += 1;
+                }
+                i += 1;
+            }
+            0x1b | b'\r' => i += 1,
+            b => {
+                out.push(b);
+                i += 1;
+            }
+        }
+    }
+    std::borrow::Cow::Owned(String::from_utf8_lossy(&out).into_owned())
+}
+
+/// Maps keyed by hashes already made ([`Fnv`]): their hash is the key.
+type Hashed = BuildHasherDefault<Given>;
+
+#[derive(Default)]
+struct Given(u64);
+
+impl Hasher for Given {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+
+    fn write(&mut self, bytes: &[u8]) {
+        for &b in bytes {
+            self.0 = (self.0 << 8) | u64::from(b);
+        }
+    }
+
+    fn write_u64(&mut self, n: u64) {
+        self.0 = n;
+    }
+}
+
+/// FNV-1a, a byte at a time.
+#[derive(Clone, Copy)]
+struct Fnv(u64);
+
+impl Fnv {
+    fn new() -> Fnv {
+        Fnv(0xcbf2_9ce4_8422_2325)
+    }
+
+    fn byte(&mut self, b: u8) {
+        self.0 ^= u64::from(b);
+        self.0 = self.0.wrapping_mul(0x0100_0000_01b3);
+    }
+
+    fn bytes(&mut self, bytes: &[u8]) {
+        for &b in bytes {
+            self.byte(b);
+        }
+    }
+}
+
+/// A line's family and signature (see the module docs).
+fn sign(line: &str) -> (u64, u64) {
+    let trimmed = line.trim_start();
+    let indent = line.len() - trimmed.len();
+    let (first, rest) = trimmed
+        .split_once(char::is_whitespace)
+        .unwrap_or((trimmed, ""));
+    let mut family = Fnv::new();
+    family.byte(match indent {
+        0 => 0,
+        1..=3 => 1,
+        4..=7 => 2,
+        _ => 3,
+    });
+    if is_place(first) {
+        family.byte(b'@');
+        return (family.0, signature(rest));
+    }
+    // A record's first field is not its family: `{"code":"E1"` is `{`, `Severity:` is
+    // `Severity`.
+    let word = first
+        .char_indices()
+        .skip(1)
+        .find(|&(_, c)| "\"':=,(".contains(c))
+        .map_or(first, |(at, _)| &first[..at]);
+    let word = &word[..crate::render::floor_char_boundary(word, 32)];
+    alike(word, &mut family);
+    (family.0, signature(&trimmed[word.len()..]))
+}
+
+/// A word that names a file or a place in one: `src/a.py:3:1:`, `Dockerfile:12` (not
+/// a record that holds one: `{"file":"a/b.go"`).
+fn is_place(word: &str) -> bool {
+    word.starts_with(|c: char| c.is_alphanumeric() || "./~_\\".contains(c))
+        && (word.contains('/')
+            || word.contains('\\')
+            || word
+                .split_once(':')
+                .is_some_and(|(_, after)| after.starts_with(|c: char| c.is_ascii_digit())))
+}
+
+/// The codes a line holds, else its text made alike.
+fn signature(rest: &str) -> u64 {
+    let mut codes = Fnv::new();
+    let mut any = false;
+    let mut severities = Fnv::new();
+    for word in rest.split(|c: char| !(c.is_ascii_alphanumeric() || c == '_')) {
+        if is_code(word) {
+            codes.bytes(word.as_bytes());
+            codes.byte(b' ');
+            any = true;
+        } else if is_severity(word) {
+            severities.bytes(word.as_bytes());
+            severities.byte(b' ');
+        }
+    }
+    // With a code, the severities said beside it (`"severity":"error"`).
+    codes.bytes(&severities.0.to_le_bytes());
+    if let Some(id) = closing_id(rest) {
+        codes.byte(b'#');
+        alike(id, &mut codes);
+        any = true;
+    }
+    if any {
+        return codes.0;
+    }
+    let mut text = Fnv::new();
+    let cut = &rest[..crate::render::floor_char_boundary(rest, 160)];
+    alike(&unquoted(cut), &mut text);
+    text.0
+}
+
+/// An error code: one to five capitals and two to five digits (`E1101`, `RF02`,
+/// `SC2086`, `DL3008`, `B602`, `TS2322`).
+fn is_code(word: &str) -> bool {
+    let letters = word.bytes().take_while(u8::is_ascii_uppercase).count();
+    let digits = word.len() - letters;
+    (1..=5).contains(&letters)
+        && (2..=5).contains(&digits)
+        && word[letters..].bytes().all(|b| b.is_ascii_digit())
+}
+
+/// The id a line ends with, in parentheses or brackets: `(id-unique)`,
+/// `[layout.spacing]`.
+fn closing_id(rest: &str) -> Option<&str> {
+    let end = rest.trim_end();
+    let (open, close) = match end.as_bytes().last()? {
+        b')' => ('(', ')'),
+        b']' => ('[', ']'),
+        _ => return None,
+    };
+    let inner = &end[end.rfind(open)? + 1..end.len() - close.len_utf8()];
+    let ok = (2..=64).contains(&inner.len())
+        && inner.bytes().any(|b| b.is_ascii_lowercase())
+        && inner
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b"_./:-".contains(&b));
+    ok.then_some(inner)
+}
+
+/// Hashes `text` with whitespace runs as one space and numbers alike: a run of digits
+/// not right after a letter is `0` (`line 12`, `product_042`, `0.01s`; not `E1101`).
+fn alike(text: &str, hash: &mut Fnv) {
+    let bytes = text.as_bytes();
+    let mut i = 0;
+    let mut last = 0u8;
+    while i < bytes.len() {
+        let b = bytes[i];
+        if b.is_ascii_whitespace() {
+            while i < bytes.len() && bytes[i].is_ascii_whitespace() {
+                i += 1;
+            }
+            if last != b' ' {
+                hash.byte(b' ');
+                last = b' ';
+            }
+            continue;
+        }
+        if b.is_ascii_digit() && !last.is_ascii_alphabetic() {
+            while i < bytes.len() && bytes[i].is_ascii_digit() {
+                i += 1;
+            }
+            hash.byte(b'0');
+            last = b'0';
+            continue;
+        }
+        hash.byte(b);
+        last = b;
+        i += 1;
+    }
+}
+
+/// `text` with each quoted word (`'x'`, `"x"`, `` `x` ``, closed on the line, up to
+/// 80 bytes) as `Q`, but a severity or an outcome (`"error"`, `'High'`): what a
+/// record's field says of it.
+fn unquoted(text: &str) -> std::borrow::Cow<'_, str> {
+    if !text.contains(['\'', '"', '`']) {
+        return std::borrow::Cow::Borrowed(text);
+    }
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text;
+    while let Some(at) = rest.find(['\'', '"', '`']) {
+        let quote = rest[at..].chars().next().unwrap_or('"');
+        out.push_str(&rest[..at]);
+        let after = &rest[at + 1..];
+        match after.find(quote).filter(|&n| n <= 80) {
+            Some(n) if is_severity(&after[..n]) => {
+                out.push_str(&rest[at..at + n + 2]);
+                rest = &after[n + 1..];
+            }
+            Some(n) => {
+                out.push('Q');
+                rest = &after[n + 1..];
+            }
+            None => {
+                out.push(quote);
+                rest = after;
+            }
+        }
+    }
+    out.push_str(rest);
+    std::borrow::Cow::Owned(out)
+}
+
+/// A word that says how bad a finding is, or how a test went.
+fn is_severity(word: &str) -> bool {
+    const WORDS: &[&str] = &[
+        "error",
+        "errors",
+        "warning",
+        "warn",
+        "info",
+        "information",
+        "note",
+        "hint",
+        "fatal",
+        "critical",
+        "high",
+        "medium",
+        "low",
+        "major",
+        "minor",
+        "blocker",
+        "severe",
+        "convention",
+        "refactor",
+        "style",
+        "failure",
+        "failed",
+        "fail",
+        "passed",
+        "pass",
+        "ok",
+        "skipped",
+        "undefined",
+        "pending",
+    ];
+    word.len() <= 12 && WORDS.iter().any(|w| w.eq_ignore_ascii_case(word))
+}
