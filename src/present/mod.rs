@@ -50,6 +50,12 @@ pub fn show(out: &Output, ms: u128, timeout_secs: u64, cap: u64, stderr: Stderr)
         let shown = shows_stderr(out, stderr);
         let both = out.stdout.overflows() && shown && out.stderr.overflows();
         let budget = if both { BUDGET.half() } else { BUDGET };
+        // A run that succeeded: what differs in it is no sign of what failed.
+        let budget = if out.code == 0 {
+            budget.without_odd()
+        } else {
+            budget
+        };
         push_stdout(&mut body, &out.stdout, budget);
         if out.stdout.capped || out.stderr.capped {
             body.push_str(&format!(
@@ -186,6 +192,13 @@ pub struct Budget {
     pub key_bytes: usize,
     pub tail_lines: usize,
     pub tail_bytes: usize,
+    /// Rows of the lines unlike the many like them ([`keylines::Summary::odd`]), with
+    /// the lines that locate them, shown of a run that failed besides its key lines.
+    pub odd_lines: usize,
+    pub odd_bytes: usize,
+    /// Bytes of the whole view, at most: the key lines get what the head and the
+    /// tail leave (the tail at most what leaves them a third).
+    pub view_bytes: usize,
 }
 
 /// The budget of one stream shown alone. Its parts and markers stay well within
@@ -198,6 +211,9 @@ pub const BUDGET: Budget = Budget {
     key_bytes: 16 * 1024,
     tail_lines: 60,
     tail_bytes: 12 * 1024,
+    odd_lines: 20,
+    odd_bytes: 4 * 1024,
+    view_bytes: 15 * 1024,
 };
 
 impl Budget {
@@ -210,6 +226,18 @@ impl Budget {
             key_bytes: self.key_bytes / 2,
             tail_lines: self.tail_lines / 2,
             tail_bytes: self.tail_bytes / 2,
+            odd_lines: self.odd_lines / 2,
+            odd_bytes: self.odd_bytes / 2,
+            view_bytes: self.view_bytes / 2,
+        }
+    }
+
+    /// No room for odd lines: for a run that succeeded.
+    pub const fn without_odd(self) -> Budget {
+        Budget {
+            odd_lines: 0,
+            odd_bytes: 0,
+            ..self
         }
     }
 }
@@ -357,6 +385,9 @@ fn numbered(text: &str, first: u64) -> Vec<Shown> {
     expanded
 }
 
+/// Bytes of the view kept for the markers of the lines left out.
+const MARKER_BYTES: usize = 1024;
+
 /// A stream too long to show whole: its first lines, the key lines of the part not
 /// shown with their line numbers, its last lines, and markers that say what was left
 /// out and how to read it from the saved file.
@@ -369,7 +400,30 @@ fn overflow_view(head_text: &str, captured: &Captured, budget: Budget) -> String
     };
     let head = head_lines(head_text, captured, budget);
     let head_end = head.last().map_or(0, |s| s.line + s.repeats);
-    let tail = tail_lines(summary, head_end, budget);
+    let bytes = |shown: &[Shown]| shown.iter().map(|s| s.cost().1).sum::<usize>();
+    let head_bytes = bytes(&head);
+    let tail_room = budget.tail_bytes.min(
+        budget
+            .view_bytes
+            .saturating_sub(head_bytes + budget.view_bytes / 3),
+    );
+    let tail = tail_lines(
+        summary,
+        head_end,
+        Budget {
+            tail_bytes: tail_room,
+            ..budget
+        },
+    );
+    // What the key lines may take: what head, tail and markers leave of the view.
+    let middle = budget
+        .view_bytes
+        .saturating_sub(head_bytes + bytes(&tail) + MARKER_BYTES);
+    let budget = Budget {
+        key_bytes: budget.key_bytes.min(middle),
+        odd_bytes: budget.odd_bytes.min(middle),
+        ..budget
+    };
     let tail_start = tail.first().map_or(total + 1, |s| s.line);
 
     let mut out = String::new();
@@ -505,12 +559,67 @@ impl View<'_> {
     }
 }
 
-/// The marker of the lines left out, with their key lines.
-fn omitted(view: &View, summary: &keylines::Summary, file: Option<&str>, budget: Budget) -> String {
-    let shown = keys_shown(view, summary, budget);
+/// The rows the marker of the lines left out shows, and what they leave.
+struct Rows<'a> {
+    shown: Vec<KeyRows<'a>>,
+    /// Key lines seen that neither the rows, the head nor the tail show.
+    left_out: u64,
+    /// How many of `shown` are key lines (the first), not odd lines.
+    keys: usize,
+    /// Bytes of the key line budget the rows leave, for the lists after them.
+    left: usize,
+}
+
+/// The key lines, then the odd lines, of the lines left out that the budget shows;
+/// the list of failing tests keeps its room (up to a third of the key lines').
+fn rows_shown<'a>(view: &View, summary: &'a keylines::Summary, budget: Budget) -> Rows<'a> {
+    let names: usize = summary
+        .failed_tests
+        .iter()
+        .filter(|n| (view.from..=view.to).contains(&n.line))
+        .map(|n| n.text.len() + 24)
+        .sum();
+    let reserve = names.min(FAILED_LIST_BYTES).min(budget.key_bytes / 3);
+    let keys_budget = Budget {
+        key_bytes: budget.key_bytes - reserve,
+        ..budget
+    };
+    let mut shown = keys_shown(view, summary, keys_budget);
     // Every key line seen but those shown here, in the head or in the tail.
     let listed: u64 = shown.iter().map(|(key, _, _)| key.count).sum();
     let left_out = summary.key_lines.saturating_sub(listed + view.in_view);
+    let keys = shown.len();
+    let used = |shown: &[KeyRows<'_>]| -> usize {
+        shown
+            .iter()
+            .flat_map(|(_, rows, _)| rows.iter().map(|r| r.text.len() + 24))
+            .sum()
+    };
+    let odd_budget = Budget {
+        odd_bytes: budget
+            .odd_bytes
+            .min(budget.key_bytes.saturating_sub(used(&shown))),
+        ..budget
+    };
+    odd_shown(view, summary, odd_budget, &mut shown);
+    let left = budget.key_bytes.saturating_sub(used(&shown));
+    Rows {
+        shown,
+        left_out,
+        keys,
+        left,
+    }
+}
+
+/// The marker of the lines left out, with their key lines.
+fn omitted(view: &View, summary: &keylines::Summary, file: Option<&str>, budget: Budget) -> String {
+    let Rows {
+        shown,
+        left_out,
+        keys,
+        left,
+    } = rows_shown(view, summary, budget);
+    let odd = shown.len() > keys;
     // Numbers as the saved file counts its lines.
     let (from, to, total) = (
         view.raw(view.from - 1) + 1,
@@ -529,14 +638,44 @@ fn omitted(view: &View, summary: &keylines::Summary, file: Option<&str>, budget:
             "[... lines {from}-{to} of {total} not shown, no error or failure among them: {}]\n",
             sed(from, to)
         ));
-        out.push_str(&kinds_line(view, summary));
+        out.push_str(&kinds_line(view, summary, left));
         return out;
     }
+    let among = match (keys > 0 || left_out > 0, odd) {
+        (true, false) => "the error and failure lines among them",
+        (true, true) => {
+            "the error and failure lines among them, and the lines unlike the many like them"
+        }
+        (false, _) => "no error or failure line among them; the lines unlike the many like them",
+    };
     out.push_str(&format!(
-        "[... lines {from}-{to} of {total} not shown; the error and failure lines among them, by line number:]\n"
+        "[... lines {from}-{to} of {total} not shown; {among}, by line number:]\n"
     ));
-    let rows = key_rows(view, &shown);
-    // The rows of the last key lines come after the count of those left out.
+    push_rows(&mut out, view, &shown, left_out, file);
+    let failed = failed_not_listed(view, summary, &shown, left);
+    out.push_str(&failed);
+    out.push_str(&kinds_line(
+        view,
+        summary,
+        left.saturating_sub(failed.len()),
+    ));
+    out.push_str(&format!(
+        "[... end of lines {from}-{to}: {}]\n",
+        sed(from, to)
+    ));
+    out
+}
+
+/// The rows of `shown` by line number, the count of the key lines `left_out` before
+/// the rows of the last key lines.
+fn push_rows(
+    out: &mut String,
+    view: &View,
+    shown: &[KeyRows<'_>],
+    left_out: u64,
+    file: Option<&str>,
+) {
+    let rows = key_rows(view, shown);
     let last_from = shown
         .iter()
         .filter(|(_, _, last)| *last)
@@ -554,13 +693,6 @@ fn omitted(view: &View, summary: &keylines::Summary, file: Option<&str>, budget:
     for (line, text) in after {
         out.push_str(&format!("{line}:{text}\n"));
     }
-    out.push_str(&failed_not_listed(view, summary, &shown));
-    out.push_str(&kinds_line(view, summary));
-    out.push_str(&format!(
-        "[... end of lines {from}-{to}: {}]\n",
-        sed(from, to)
-    ));
-    out
 }
 
 /// The count of the key lines left out of the view, with the way to find them.
@@ -585,7 +717,7 @@ const KINDS_MIN: u64 = 10;
 /// stream, by kind (most frequent first, each with the line of its first), as one
 /// line up to [`KINDS_BYTES`]: which kinds differ from the many. Empty when fewer than
 /// [`KINDS_MIN`] or of one kind.
-fn kinds_line(view: &View, summary: &keylines::Summary) -> String {
+fn kinds_line(view: &View, summary: &keylines::Summary, room: usize) -> String {
     if summary.kinds.len() < 2 || summary.diagnostics < KINDS_MIN {
         return String::new();
     }
@@ -598,7 +730,7 @@ fn kinds_line(view: &View, summary: &keylines::Summary) -> String {
             kind.count,
             view.raw(kind.first)
         );
-        if list.len() + entry.len() + 2 > KINDS_BYTES {
+        if list.len() + entry.len() + 2 > KINDS_BYTES.min(room) {
             break;
         }
         if listed > 0 {
@@ -625,7 +757,12 @@ pub const FAILED_LIST_BYTES: usize = 6 * 1024;
 /// (`TestAvg13 (sum_test.go:1205)`), up to [`FAILED_LIST_BYTES`], then how many more
 /// (the markers past the names a digest keeps, [`keylines::FAILED_NAMES_BYTES`], are
 /// counted there). Empty when there are none.
-fn failed_not_listed(view: &View, summary: &keylines::Summary, shown: &[KeyRows<'_>]) -> String {
+fn failed_not_listed(
+    view: &View,
+    summary: &keylines::Summary,
+    shown: &[KeyRows<'_>],
+    room: usize,
+) -> String {
     let printed: std::collections::HashSet<u64> = shown
         .iter()
         .flat_map(|(key, rows, _)| rows.iter().map(|r| r.line).chain([key.first.line]))
@@ -654,7 +791,7 @@ fn failed_not_listed(view: &View, summary: &keylines::Summary, shown: &[KeyRows<
     if missing.is_empty() && past == 0 {
         return String::new();
     }
-    let (list, listed) = names_with_places(summary, &missing);
+    let (list, listed) = names_with_places(summary, &missing, FAILED_LIST_BYTES.min(room));
     let more = (missing.len() - listed) as u64 + past;
     let more = if more > 0 {
         format!(" … and {more} more")
@@ -672,6 +809,7 @@ fn failed_not_listed(view: &View, summary: &keylines::Summary, shown: &[KeyRows<
 fn names_with_places(
     summary: &keylines::Summary,
     missing: &[&keylines::Numbered],
+    room: usize,
 ) -> (String, usize) {
     let mut list = String::new();
     let mut listed = 0;
@@ -686,7 +824,7 @@ fn names_with_places(
             Some(place) => format!("{} ({place})", name.text),
             None => name.text.clone(),
         };
-        if list.len() + entry.len() + 2 > FAILED_LIST_BYTES {
+        if list.len() + entry.len() + 2 > room {
             break;
         }
         if listed > 0 {
@@ -776,6 +914,32 @@ fn keys_shown<'a>(view: &View, summary: &'a keylines::Summary, budget: Budget) -
     shown
 }
 
+/// The lines unlike the many like them ([`keylines::Summary::odd`]) of the lines left
+/// out, within the budget's room for them, after the key lines `shown`: the rows the
+/// key lines show are not shown again.
+fn odd_shown<'a>(
+    view: &View,
+    summary: &'a keylines::Summary,
+    budget: Budget,
+    shown: &mut Vec<KeyRows<'a>>,
+) {
+    let mut printed: std::collections::BTreeSet<u64> = shown
+        .iter()
+        .flat_map(|(_, rows, _)| rows.iter().map(|r| r.line))
+        .collect();
+    let mut room = Room {
+        lines: budget.odd_lines,
+        bytes: budget.odd_bytes,
+        from: view.from,
+    };
+    // An odd line that is a key line shown adds the lines that locate it.
+    for odd in &summary.odd {
+        if (view.from..=view.to).contains(&odd.first.line) {
+            room.take(odd, &mut printed, shown, false);
+        }
+    }
+}
+
 /// What is left of the key line budget.
 struct Room {
     lines: usize,
@@ -796,7 +960,7 @@ impl Room {
         // Its rows among the lines left out (a key line the head shows has its
         // locator there), those not printed yet.
         let mut rows = Vec::new();
-        if key.first.line >= self.from {
+        if key.first.line >= self.from && !printed.contains(&key.first.line) {
             rows.push(&key.first);
         }
         rows.extend(
@@ -810,6 +974,9 @@ impl Room {
             .iter()
             .filter(|r| r.line < key.first.line && keylines::is_bare_path(&r.text))
             .count();
+        if rows.is_empty() {
+            return true;
+        }
         let cost_lines = rows.len() - names;
         let cost_bytes: usize = rows.iter().map(|r| r.text.len() + 24).sum();
         if cost_lines > self.lines || cost_bytes > self.bytes {

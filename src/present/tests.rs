@@ -695,3 +695,56 @@ fn a_stylish_reports_rows_show_their_files_name_which_costs_no_line() {
         );
     }
 }
+
+#[test]
+fn a_failing_runs_odd_lines_are_shown_a_passing_runs_are_not() {
+    // sqlfluff's report (tests/corpus/logs/sqlfluff-lint.out): rows of a few rules
+    // again and again; the rows of the failing file are of rules seen once.
+    let f = Fixture::new();
+    let mut out = String::new();
+    for n in 1..=120 {
+        out.push_str(&format!(
+            "== [queries/report_{n:03}.sql] PASS\n\
+             L:   1 | P:   1 | LT09 | WARNING: Select targets should be on a new line.\n\
+             L:   3 | P:  15 | LT01 | WARNING: Expected only single space.\n"
+        ));
+        if n == 77 {
+            out.push_str(
+                "L:   4 | P:  30 | RF02 | Unqualified reference found in select.\n\
+                 L:   4 | P:  50 | AL01 | Implicit aliasing of table.\n",
+            );
+        }
+    }
+    let row = "L:   4 | P:  30 | RF02 | Unqualified reference found in select.";
+    let failed = f.show(out.as_bytes(), b"", 1).text;
+    assert!(failed.contains(&format!(":{row}\n")), "{failed}");
+    assert!(
+        failed.contains("the lines unlike the many like them, by line number:]"),
+        "{failed}"
+    );
+    let passed = f.show(out.as_bytes(), b"", 0).text;
+    assert!(!passed.contains(row), "{passed}");
+}
+
+#[test]
+fn a_view_stays_within_its_bytes_however_long_its_lines() {
+    // Long head and tail lines, many key lines and failing tests: the view gives
+    // the key lines what head and tail leave of it.
+    let f = Fixture::new();
+    let long = "x".repeat(480);
+    let mut out = String::new();
+    for n in 0..2000 {
+        if n % 10 == 0 {
+            out.push_str(&format!("--- FAIL: TestCase{n} ({long})\n"));
+        } else {
+            out.push_str(&format!("ok {n} {long}\n"));
+        }
+    }
+    let answer = f.show(out.as_bytes(), b"", 1).text;
+    assert!(
+        answer.len() <= BUDGET.view_bytes + 1024,
+        "{}\n{answer}",
+        answer.len()
+    );
+    assert!(answer.contains("--- FAIL: TestCase10 "), "{answer}");
+}
