@@ -17,7 +17,9 @@
 # and jest (in NODE_TOOLS), from Debian's packages golang-go, ninja-build, phpunit,
 # cppcheck and valgrind, and javac and terraform; for its second pass, robotframework
 # and black from PyPI (in PY_BIN), stylelint from the npm registry (in NODE_TOOLS),
-# Debian's lua-check, and php. Not run by CI: the logs are
+# Debian's lua-check, and php; for its third pass, bandit, isort and sqlfluff from PyPI
+# (in PY_BIN), htmlhint from the npm registry (in NODE_TOOLS) and Debian's
+# libperl-critic-perl. Not run by CI: the logs are
 # committed. Usage: bash tests/corpus/generate.sh [case-name-filter]
 set -euo pipefail
 
@@ -1765,6 +1767,353 @@ if want black && [[ -x "$PY_BIN/black" ]]; then
     COMMAND='black --check -v src'
     black_run black-check-pass "$d"
     black_truth black-check-pass
+fi
+
+# -------------------------------------------- issue 40's third pass: held-out families
+# bandit, isort and sqlfluff (PyPI, in PY_BIN), htmlhint (npm, in NODE_TOOLS) and
+# perlcritic (Debian's libperl-critic-perl). Written by someone who wrote no rule.
+
+bandit_project() { # dir, with high severity issues?
+    local dir=$1 high=$2
+    mkdir -p "$dir/src/billing"
+    for i in $(seq -w 1 200); do
+        {
+            echo 'import hashlib'
+            echo 'import subprocess'
+            echo ''
+            echo ''
+            echo "def invoice_$i(amount, customer):"
+            echo '    assert amount >= 0, "negative amount"'
+            echo "    total = amount * 1$i"
+            if [[ $high == yes && $i == 023 ]]; then
+                echo '    subprocess.call("lpr invoice-%s.pdf" % customer, shell=True)'
+            elif [[ $high == yes && $i == 087 ]]; then
+                echo '    digest = hashlib.md5(str(customer).encode()).hexdigest()'
+                echo '    return total, digest'
+            elif [[ $high == yes && $i == 141 ]]; then
+                echo '    subprocess.Popen("mail -s invoice %s" % customer, shell=True)'
+            else
+                echo '    subprocess.run(["lpr", "invoice.pdf"], check=True)'
+            fi
+            echo '    return total, hashlib.sha256(str(customer).encode()).hexdigest()'
+        } >"$dir/src/billing/invoice_$i.py"
+    done
+}
+
+# bandit's high severity issues, from its JSON report of the same run.
+bandit_truth() { # NAME JSON
+    python3 -c '
+import json, sys
+found = ["Location: %s:%d:%d" % (r["filename"], r["line_number"], r["col_offset"])
+         for r in json.load(open(sys.argv[1]))["results"] if r["issue_severity"] == "HIGH"]
+json.dump(found, open(sys.argv[2], "w"))
+' "$2" "$WORK/$1.json"
+    truth "$1" names "$WORK/$1.json"
+}
+
+if want bandit && [[ -x "$PY_BIN/bandit" ]]; then
+    d="$WORK/bandit"
+    bandit_project "$d" yes
+    (cd "$d" && "$PY_BIN/bandit" -r src -f json -o "$WORK/bandit.raw" -q >/dev/null 2>&1 || true)
+    COMMAND='bandit -r src'
+    run bandit-high "$d" "PATH=$PY_BIN:\$PATH $COMMAND"
+    bandit_truth bandit-high "$WORK/bandit.raw"
+    COMMAND='bandit -r src 2>&1'
+    run bandit-high-merged "$d" "PATH=$PY_BIN:\$PATH $COMMAND"
+    bandit_truth bandit-high-merged "$WORK/bandit.raw"
+    COMMAND='bandit -r src -ll -v'
+    run bandit-high-medium-up-verbose "$d" "PATH=$PY_BIN:\$PATH $COMMAND"
+    bandit_truth bandit-high-medium-up-verbose "$WORK/bandit.raw"
+    d="$WORK/bandit-pass"
+    bandit_project "$d" no
+    COMMAND='bandit -r src -lll -v'
+    run bandit-pass "$d" "PATH=$PY_BIN:\$PATH $COMMAND"
+    truth bandit-pass plain --verdict-regex 'No issues identified\.'
+fi
+
+isort_project() { # dir, badly sorted files (space separated numbers)
+    local dir=$1 bad=$2
+    mkdir -p "$dir/src/app"
+    for i in $(seq -w 1 200); do
+        {
+            echo '"""Reports, part '"$i"'."""'
+            if [[ " $bad " == *" $i "* ]]; then
+                echo 'import sys'
+                echo 'from collections import OrderedDict, defaultdict'
+                echo 'import os'
+                echo 'import json'
+                echo 'from pathlib import Path'
+            else
+                echo 'import json'
+                echo 'import os'
+                echo 'import sys'
+                echo 'from collections import OrderedDict, defaultdict'
+                echo 'from pathlib import Path'
+            fi
+            echo ''
+            echo ''
+            echo "def report_$i():"
+            echo '    return json.dumps([os.sep, sys.platform, str(Path("."))]), OrderedDict(), defaultdict(int)'
+        } >"$dir/src/app/report_$i.py"
+    done
+}
+
+# The files isort would change, from isort's own API on the same files.
+isort_truth() { # NAME DIR
+    (cd "$2" && "$PY_BIN/python" -c '
+import glob, json, sys
+import isort
+found = [p for p in sorted(glob.glob("src/app/*.py")) if not isort.check_file(p, show_diff=False)]
+json.dump(found, open(sys.argv[1], "w"))
+' "$WORK/$1.json" 2>/dev/null)
+    truth "$1" names "$WORK/$1.json"
+}
+
+if want isort && [[ -x "$PY_BIN/isort" ]]; then
+    d="$WORK/isort"
+    isort_project "$d" "017 064 065 121 188"
+    COMMAND='isort --check-only -v src'
+    run isort-check-verbose "$d" "PATH=$PY_BIN:\$PATH $COMMAND"
+    isort_truth isort-check-verbose "$d"
+    COMMAND='isort --check-only -v src 2>&1'
+    run isort-check-verbose-merged "$d" "PATH=$PY_BIN:\$PATH $COMMAND"
+    isort_truth isort-check-verbose-merged "$d"
+    d="$WORK/isort-diff"
+    isort_project "$d" "$(seq -w 3 6 200 | tr '\n' ' ')"
+    COMMAND='isort --check-only --diff src'
+    run isort-check-diff "$d" "PATH=$PY_BIN:\$PATH $COMMAND"
+    isort_truth isort-check-diff "$d"
+    d="$WORK/isort-pass"
+    isort_project "$d" ""
+    COMMAND='isort --check-only -v src'
+    run isort-check-pass "$d" "PATH=$PY_BIN:\$PATH $COMMAND"
+    truth isort-check-pass plain
+fi
+
+sqlfluff_project() { # dir: errors among warnings (yes) or clean (clean)
+    local dir=$1 errors=$2
+    mkdir -p "$dir/queries"
+    cat >"$dir/.sqlfluff" <<'EOF'
+[sqlfluff]
+dialect = ansi
+warnings = LT01, LT09, CP01, CP02
+EOF
+    for i in $(seq -w 1 120); do
+        {
+            if [[ $errors == yes && $i == 031 ]]; then
+                echo 'SELECT id, amount'
+                echo 'FROM orders'
+                echo "WHERE (amount > $i"
+                echo '    AND status = 1;'
+            elif [[ $errors == yes && $i == 077 ]]; then
+                echo 'SELECT o.id, c.name'
+                echo 'FROM orders AS o'
+                echo 'JOIN customers AS c ON o.customer_id = c.id'
+                echo 'WHERE o.amount > (SELECT AVG(amount) FROM orders o2 WHERE o2.id = id)'
+            elif [[ $errors == yes && $i == 104 ]]; then
+                echo 'SELECT id, amount'
+                echo 'FROM orders'
+                echo 'WHERE amount >> 3 GROUP BY BY id'
+            elif [[ $errors != clean && $((10#$i % 3)) == 0 ]]; then
+                echo 'select id,  amount'
+                echo 'from orders'
+                echo "where amount >  $i"
+            else
+                echo 'SELECT'
+                echo '    id,'
+                echo '    amount'
+                echo 'FROM orders'
+                echo "WHERE amount > $i"
+            fi
+        } >"$dir/queries/report_$i.sql"
+    done
+}
+
+# sqlfluff's errors (not the rules set as warnings), from its JSON report of the run:
+# the file and the violation's line as its human formatter shows them.
+sqlfluff_truth() { # NAME JSON
+    python3 -c '
+import json, sys
+found = []
+for f in json.load(open(sys.argv[1])):
+    for v in f["violations"]:
+        if not v.get("warning"):
+            found.append(f["filepath"])
+            found.append("L:%4d | P:%4d | %4s |" % (v["start_line_no"], v["start_line_pos"], v["code"]))
+json.dump(found, open(sys.argv[2], "w"))
+' "$2" "$WORK/$1.json"
+    truth "$1" names "$WORK/$1.json" --verdict-regex '^All Finished'
+}
+
+if want sqlfluff && [[ -x "$PY_BIN/sqlfluff" ]]; then
+    d="$WORK/sqlfluff"
+    sqlfluff_project "$d" yes
+    (cd "$d" && "$PY_BIN/sqlfluff" lint queries -f json >"$WORK/sqlfluff.raw" 2>/dev/null || true)
+    COMMAND='sqlfluff lint queries'
+    run sqlfluff-lint "$d" "PATH=$PY_BIN:\$PATH $COMMAND"
+    sqlfluff_truth sqlfluff-lint "$WORK/sqlfluff.raw"
+    COMMAND='sqlfluff lint queries 2>&1'
+    run sqlfluff-lint-merged "$d" "PATH=$PY_BIN:\$PATH $COMMAND"
+    sqlfluff_truth sqlfluff-lint-merged "$WORK/sqlfluff.raw"
+    COMMAND='sqlfluff lint -v queries'
+    run sqlfluff-lint-verbose "$d" "PATH=$PY_BIN:\$PATH $COMMAND"
+    sqlfluff_truth sqlfluff-lint-verbose "$WORK/sqlfluff.raw"
+    d="$WORK/sqlfluff-pass"
+    sqlfluff_project "$d" clean
+    COMMAND='sqlfluff lint -v queries'
+    run sqlfluff-lint-pass "$d" "PATH=$PY_BIN:\$PATH $COMMAND"
+    truth sqlfluff-lint-pass plain --verdict-regex '^All Finished'
+fi
+
+htmlhint_project() { # dir: errors among warnings (yes) or clean (clean)
+    local dir=$1 errors=$2
+    mkdir -p "$dir/src/pages"
+    ln -sfn "$NODE_TOOLS/node_modules" "$dir/node_modules"
+    cat >"$dir/.htmlhintrc" <<'EOF'
+{
+  "doctype-first": true, "title-require": true, "tag-pair": true, "id-unique": true,
+  "attr-lowercase": true, "attr-no-duplication": true, "src-not-empty": true,
+  "alt-require": true, "inline-style-disabled": true
+}
+EOF
+    for i in $(seq -w 1 180); do
+        {
+            echo '<!DOCTYPE html>'
+            echo '<html lang="en">'
+            echo "<head><title>Product $i</title></head>"
+            echo '<body>'
+            echo "<h1 id=\"product-$i\">Product $i</h1>"
+            if [[ $errors != clean && $((10#$i % 4)) == 0 ]]; then
+                echo "<img src=\"product-$i.png\">"
+                echo "<p style=\"color: #333\">Price: $i.00</p>"
+            else
+                echo "<img src=\"product-$i.png\" alt=\"Product $i\">"
+                echo "<p class=\"price\">Price: $i.00</p>"
+            fi
+            if [[ $errors == yes && $i == 042 ]]; then
+                echo "<div id=\"product-$i\">duplicate</div>"
+            elif [[ $errors == yes && $i == 133 ]]; then
+                echo '<ul><li><span>Size: large</li></ul>'
+            elif [[ $errors == yes && $i == 170 ]]; then
+                echo '<a href="/cart" class="buy" class="primary">Buy</a>'
+            fi
+            echo '</body>'
+            echo '</html>'
+        } >"$dir/src/pages/product_$i.html"
+    done
+}
+
+# htmlhint's errors (not its warnings), from its JSON report of the same run: the file
+# and the message as its default formatter shows them.
+htmlhint_truth() { # NAME JSON
+    python3 -c '
+import json, sys
+found = []
+for f in json.load(open(sys.argv[1])):
+    for m in f["messages"]:
+        if m["type"] == "error":
+            found.append(f["file"][f["file"].index("src/pages/"):])
+            found.append("%s (%s)" % (m["message"], m["rule"]["id"]))
+json.dump(found, open(sys.argv[2], "w"))
+' "$2" "$WORK/$1.json"
+    truth "$1" names "$WORK/$1.json" --verdict-regex '^Scanned \d+ files?, '
+}
+
+if want htmlhint && [[ -x "$NODE_TOOLS/node_modules/.bin/htmlhint" ]]; then
+    d="$WORK/htmlhint"
+    htmlhint_project "$d" yes
+    (cd "$d" && node_modules/.bin/htmlhint src -f json >"$WORK/htmlhint.raw" 2>/dev/null || true)
+    COMMAND='npx htmlhint src'
+    run htmlhint-errors "$d" "$COMMAND"
+    htmlhint_truth htmlhint-errors "$WORK/htmlhint.raw"
+    COMMAND="npx htmlhint 'src/**/*.html' 2>&1"
+    run htmlhint-errors-glob-merged "$d" "$COMMAND"
+    htmlhint_truth htmlhint-errors-glob-merged "$WORK/htmlhint.raw"
+    COMMAND='npx htmlhint --nocolor src'
+    run htmlhint-errors-nocolor "$d" "$COMMAND"
+    htmlhint_truth htmlhint-errors-nocolor "$WORK/htmlhint.raw"
+    d="$WORK/htmlhint-pass"
+    htmlhint_project "$d" clean
+    COMMAND='npx htmlhint src'
+    run htmlhint-pass "$d" "$COMMAND"
+    truth htmlhint-pass plain --verdict-regex '^Scanned \d+ files?, '
+fi
+
+perlcritic_project() { # dir: severity 5 violations among lesser ones (yes) or clean (clean)
+    local dir=$1 errors=$2
+    mkdir -p "$dir/lib/Shop"
+    for i in $(seq -w 1 220); do
+        {
+            echo "package Shop::Order$i;"
+            if [[ $errors == yes && $i == 058 ]]; then
+                echo 'sub load {'
+                echo '    open(FH, "<orders.txt");'
+                echo '    my @lines = <FH>;'
+                echo '    return scalar @lines;'
+                echo '}'
+            else
+                echo 'use strict;'
+                if [[ $errors != clean && $((10#$i % 5)) != 0 ]]; then
+                    echo 'sub total {'
+                    echo '    my ($items) = @_;'
+                    echo '    my $sum = 0;'
+                    echo '    $sum += $_ for @$items;'
+                    echo '    return $sum'
+                    echo '}'
+                else
+                    echo 'use warnings;'
+                    echo 'sub total {'
+                    echo '    my ($items) = @_;'
+                    echo '    my $sum = 0;'
+                    echo '    for my $item (@{$items}) { $sum += $item; }'
+                    echo '    return $sum;'
+                    echo '}'
+                fi
+                if [[ $errors == yes && $i == 149 ]]; then
+                    echo 'sub pick { my ($x) = @_; return eval "\$x * 2"; }'
+                fi
+                if [[ $errors == yes && $i == 203 ]]; then
+                    echo 'sub fmt { my @out; for $_ (@_) { push @out, $_ } return @out; }'
+                fi
+            fi
+            echo '1;'
+        } >"$dir/lib/Shop/Order$i.pm"
+    done
+}
+
+# perlcritic's severity 5 violations, from a run of the same files in a format of its
+# own (file, line, column, severity, message), as its default format shows them.
+perlcritic_truth() { # NAME DIR
+    (cd "$2" && perlcritic --severity 3 --verbose '%f\t%l\t%c\t%s\t%m\n' lib >"$WORK/$1.raw" 2>/dev/null || true)
+    python3 -c '
+import json, sys
+found = []
+for line in open(sys.argv[1]):
+    parts = line.rstrip("\n").split("\t")
+    if len(parts) == 5 and parts[3] == "5":
+        found.append(f"{parts[0]}: {parts[4]} at line {parts[1]}, column {parts[2]}.")
+json.dump(found, open(sys.argv[2], "w"))
+' "$WORK/$1.raw" "$WORK/$1.json"
+    truth "$1" names "$WORK/$1.json"
+}
+
+if want perlcritic && command -v perlcritic >/dev/null; then
+    d="$WORK/perlcritic"
+    perlcritic_project "$d" yes
+    COMMAND='perlcritic --severity 3 lib'
+    run perlcritic-severity-3 "$d" "$COMMAND"
+    perlcritic_truth perlcritic-severity-3 "$d"
+    COMMAND='perlcritic lib 2>&1'
+    run perlcritic-gentle-merged "$d" "$COMMAND"
+    perlcritic_truth perlcritic-gentle-merged "$d"
+    COMMAND='perlcritic --stern lib'
+    run perlcritic-stern "$d" "$COMMAND"
+    perlcritic_truth perlcritic-stern "$d"
+    d="$WORK/perlcritic-pass"
+    perlcritic_project "$d" clean
+    COMMAND='perlcritic --severity 3 lib'
+    run perlcritic-pass "$d" "$COMMAND"
+    truth perlcritic-pass plain
 fi
 
 echo "corpus: $(ls "$LOGS"/*.truth | wc -l) cases, $(du -sh "$LOGS" | cut -f1)" >&2

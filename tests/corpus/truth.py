@@ -15,8 +15,9 @@ rustc JSON, JUnit XML (pytest, node --test, ctest, bats, cargo nextest, maven's
 surefire), jest/vitest JSON, `go test -json`, gcc's JSON diagnostics, `tsc --pretty
 false`, `npm --json`, the JSON of ruff, mypy, pylint, shellcheck, eslint, mocha and
 rspec, the result objects of unittest and minitest, Robot Framework's xUnit XML, the
-JSON of stylelint and luacheck's plain format), and from the log itself where it
-has none (pip, ld, Test::More's diagnostics, `php -l`, black). Every verdict and item is checked to be in the log as a
+JSON of stylelint and luacheck's plain format, the JSON of bandit, sqlfluff and
+htmlhint, perlcritic's own line format, isort's Python API on the same files), and from
+the log itself where it has none (pip, ld, Test::More's diagnostics, `php -l`, black). Every verdict and item is checked to be in the log as a
 terminal shows it.
 """
 
