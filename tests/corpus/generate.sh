@@ -19,8 +19,9 @@
 # and black from PyPI (in PY_BIN), stylelint from the npm registry (in NODE_TOOLS),
 # Debian's lua-check, and php; for its third pass, bandit, isort and sqlfluff from PyPI
 # (in PY_BIN), htmlhint from the npm registry (in NODE_TOOLS) and Debian's
-# libperl-critic-perl. Not run by CI: the logs are
-# committed. Usage: bash tests/corpus/generate.sh [case-name-filter]
+# libperl-critic-perl; for its fourth pass, Debian's rubocop, clang-tidy,
+# go-staticcheck, cmake, lua-busted and checkstyle, and behave from PyPI (in PY_BIN).
+# Not run by CI: the logs are committed. Usage: bash tests/corpus/generate.sh [case-name-filter]
 set -euo pipefail
 
 HERE="$(cd "$(dirname "$0")" && pwd)"
@@ -2114,6 +2115,677 @@ if want perlcritic && command -v perlcritic >/dev/null; then
     COMMAND='perlcritic --severity 3 lib'
     run perlcritic-pass "$d" "$COMMAND"
     truth perlcritic-pass plain
+fi
+
+# ------------------------------------------- issue 40's fourth pass: held-out families
+# RuboCop, clang-tidy, staticcheck, CMake (configure and build), busted, behave and
+# Checkstyle: Debian's rubocop, clang-tidy, go-staticcheck, cmake, lua-busted and
+# checkstyle packages, and behave from PyPI (in PY_BIN). Written by someone who wrote
+# no rule.
+
+rubocop_project() { # dir, with errors?
+    local dir=$1 errors=$2
+    mkdir -p "$dir/lib/shop"
+    cat >"$dir/.rubocop.yml" <<'EOF'
+AllCops:
+  NewCops: enable
+  TargetRubyVersion: 3.1
+  SuggestExtensions: false
+Lint/Debugger:
+  Severity: error
+EOF
+    for i in $(seq 1 140); do
+        {
+            echo "class Item$i"
+            echo '  def total(items)'
+            echo "    discount = items.size * $i"
+            if [[ $((i % 7)) == 0 ]]; then echo "    first_$i = items.first"; fi
+            echo "    puts \"item $i\""
+            if [[ $errors == yes && $i == 31 ]]; then echo '    binding.pry'; fi
+            if [[ $errors == yes && $i == 102 ]]; then echo '    byebug'; fi
+            echo "    items.map { |i| i * $i }.sum + discount"
+            if [[ $errors == yes && $i == 77 ]]; then echo '  def broken(items'; fi
+            echo '  end'
+            echo 'end'
+        } >"$dir/lib/shop/item_$i.rb"
+    done
+}
+
+# RuboCop's offenses of severity error or fatal, from its JSON report: file:line:col,
+# or (where the log is that report) the message's first line.
+rubocop_truth() { # NAME JSON FORM(location|message) [VERDICT-REGEX]
+    python3 -c '
+import json, sys
+found = []
+for f in json.load(open(sys.argv[1]))["files"]:
+    for o in f["offenses"]:
+        if o["severity"] in ("error", "fatal"):
+            loc = o["location"]
+            if sys.argv[3] == "location":
+                found.append("%s:%d:%d" % (f["path"], loc["start_line"], loc["start_column"]))
+            else:
+                found.append(o["message"].split("\n")[0])
+json.dump(found, open(sys.argv[2], "w"))
+' "$2" "$WORK/$1.json" "$3"
+    if [[ -n ${4:-} ]]; then
+        truth "$1" names "$WORK/$1.json" --verdict-regex "$4"
+    else
+        truth "$1" names "$WORK/$1.json"
+    fi
+}
+
+if want rubocop && command -v rubocop >/dev/null; then
+    d="$WORK/rubocop"
+    rubocop_project "$d" yes
+    (cd "$d" && rubocop --format json >"$WORK/rubocop.raw" 2>/dev/null || true)
+    COMMAND='rubocop'
+    run rubocop-offenses "$d" "$COMMAND"
+    rubocop_truth rubocop-offenses "$WORK/rubocop.raw" location '^\d+ files inspected, \d+ offenses'
+    COMMAND='rubocop --format emacs 2>&1'
+    run rubocop-offenses-emacs-merged "$d" "$COMMAND"
+    rubocop_truth rubocop-offenses-emacs-merged "$WORK/rubocop.raw" location
+    COMMAND='rubocop --format json'
+    run rubocop-offenses-json "$d" "$COMMAND"
+    rubocop_truth rubocop-offenses-json "$WORK/rubocop.raw" message
+    d="$WORK/rubocop-pass"
+    rubocop_project "$d" no
+    COMMAND='rubocop --fail-level error'
+    run rubocop-warnings-pass "$d" "$COMMAND"
+    truth rubocop-warnings-pass plain --verdict-regex '^\d+ files inspected, \d+ offenses'
+fi
+
+clang_tidy_project() { # dir, with errors?
+    local dir=$1 errors=$2
+    mkdir -p "$dir/src" "$dir/build"
+    cat >"$dir/.clang-tidy" <<'EOF'
+Checks: 'bugprone-*,readability-*,clang-analyzer-*,-readability-identifier-length'
+WarningsAsErrors: 'bugprone-suspicious-string-compare,clang-analyzer-core.NullDereference'
+EOF
+    {
+        echo '['
+        for i in $(seq 1 45); do
+            echo "  {\"directory\": \"$dir\", \"command\": \"cc -std=c11 -Wall -c src/mod_$i.c -o build/mod_$i.o\", \"file\": \"src/mod_$i.c\"}$([[ $i == 45 ]] || echo ,)"
+        done
+        echo ']'
+    } >"$dir/build/compile_commands.json"
+    for i in $(seq 1 45); do
+        {
+            echo '#include <stdlib.h>'
+            echo '#include <string.h>'
+            echo ''
+            echo "int scale_$i(int x) { return x * 37; }"
+            echo "int pick_$i(int x) { if (x > 12) return 1; return 0; }"
+            echo "int name_len_$i(const char *s) { return (int)strlen(s) + $((i + 100)); }"
+            if [[ $errors == yes && $i == 12 ]]; then
+                echo 'int reorder(int n) { return n + restock_level; }'
+            fi
+            if [[ $errors == yes && $i == 29 ]]; then
+                echo 'int same_sku(const char *a, const char *b) { if (strcmp(a, b)) { return 0; } return 1; }'
+            fi
+            if [[ $errors == yes && $i == 38 ]]; then
+                echo 'int first_qty(int *q, int n) { int *p = NULL; if (n > 0) { p = q; } return *p; }'
+            fi
+        } >"$dir/src/mod_$i.c"
+    done
+}
+
+# clang-tidy's errors (compile errors and the checks named in WarningsAsErrors), from
+# the YAML it exports with --export-fixes, as file:line:col.
+clang_tidy_truth() { # NAME DIR YAML [VERDICT-REGEX]
+    python3 -c '
+import json, sys, yaml
+d, report = sys.argv[1], yaml.safe_load(open(sys.argv[2]))
+promoted = ("bugprone-suspicious-string-compare", "clang-analyzer-core.NullDereference")
+found = []
+for diag in report.get("Diagnostics") or []:
+    msg = diag["DiagnosticMessage"]
+    if diag["Level"] != "Error" and diag["DiagnosticName"] not in promoted:
+        continue
+    path = msg["FilePath"]
+    rel = path[len(d) + 1:] if path.startswith(d + "/") else path
+    data = open(path if path.startswith("/") else d + "/" + path, "rb").read()[: msg["FileOffset"]]
+    line, col = data.count(b"\n") + 1, len(data) - (data.rfind(b"\n") + 1) + 1
+    found.append("%s:%d:%d" % (rel, line, col))
+json.dump(found, open(sys.argv[3], "w"))
+' "$2" "$3" "$WORK/$1.json"
+    if [[ -n ${4:-} ]]; then
+        truth "$1" names "$WORK/$1.json" --verdict-regex "$4"
+    else
+        truth "$1" names "$WORK/$1.json"
+    fi
+}
+
+if want clang-tidy && command -v clang-tidy >/dev/null; then
+    d="$WORK/clang-tidy"
+    clang_tidy_project "$d" yes
+    (cd "$d" && clang-tidy -p build --quiet --export-fixes "$WORK/clang-tidy.yaml" src/*.c \
+        >/dev/null 2>&1 || true)
+    COMMAND='clang-tidy -p build src/*.c'
+    run clang-tidy-errors "$d" "$COMMAND"
+    clang_tidy_truth clang-tidy-errors "$d" "$WORK/clang-tidy.yaml" 'warnings? treated as errors?'
+    COMMAND='clang-tidy -p build --quiet src/*.c 2>&1'
+    run clang-tidy-errors-quiet-merged "$d" "$COMMAND"
+    clang_tidy_truth clang-tidy-errors-quiet-merged "$d" "$WORK/clang-tidy.yaml"
+    if command -v run-clang-tidy >/dev/null; then
+        COMMAND='run-clang-tidy -p build -j 1'
+        run clang-tidy-run-errors "$d" "$COMMAND"
+        clang_tidy_truth clang-tidy-run-errors "$d" "$WORK/clang-tidy.yaml" 'warnings? treated as errors?'
+    fi
+    d="$WORK/clang-tidy-pass"
+    clang_tidy_project "$d" no
+    COMMAND='clang-tidy -p build src/*.c'
+    run clang-tidy-warnings-pass "$d" "$COMMAND"
+    truth clang-tidy-warnings-pass plain
+fi
+
+staticcheck_project() { # dir, with errors?
+    local dir=$1 errors=$2
+    mkdir -p "$dir"
+    printf 'module example.com/shop\n\ngo 1.19\n' >"$dir/go.mod"
+    printf 'checks = ["all"]\n' >"$dir/staticcheck.conf"
+    for k in $(seq 1 40); do
+        local p="$dir/internal/pkg$k"
+        mkdir -p "$p"
+        {
+            echo "package pkg$k"
+            echo ''
+            echo 'import "fmt"'
+            echo ''
+            echo "// Order$k is an order of the shop."
+            echo "type Order$k struct {"
+            echo '	Id     int'
+            echo '	UserId int'
+            echo '}'
+            echo ''
+            echo "// GetOrder${k}ById returns the order with that id."
+            echo "func GetOrder${k}ById(id int) Order$k { return Order$k{Id: id, UserId: id * $k} }"
+            echo ''
+            echo "// Format$k formats an order."
+            echo "func Format$k(o Order$k) string { return fmt.Sprint(o.Id, o.UserId) }"
+        } >"$p/order.go"
+        {
+            echo "package pkg$k"
+            echo ''
+            echo 'import "fmt"'
+            echo ''
+            echo "var apiUrl$k = \"https://shop.example/$k\""
+            echo ''
+            echo "// Endpoint$k returns the endpoint of the service."
+            echo "func Endpoint$k(itemId int) string { return fmt.Sprintf(\"%s/%d\", apiUrl$k, itemId) }"
+            if [[ $errors == yes && $k == 7 ]]; then
+                echo ''
+                echo '// Log logs an order.'
+                echo 'func Log(id int) { fmt.Sprintf("order %d", id) }'
+            fi
+            if [[ $errors == yes && $k == 19 ]]; then
+                echo ''
+                echo '// Restock returns the restock level.'
+                echo 'func Restock(n int) int { level19 := n * 2; level19 = 10; return level19 }'
+            fi
+            if [[ $errors == yes && $k == 26 ]]; then
+                echo ''
+                echo '// Depth returns the depth of a category.'
+                echo 'func Depth(n int) int { return Depth(n) }'
+            fi
+            if [[ $errors == yes && $k == 33 ]]; then
+                echo ''
+                echo '// Total returns the total with shipping.'
+                echo 'func Total(n int) int { return n + missingShipping }'
+            fi
+            if [[ $errors == yes && $k == 38 ]]; then
+                echo ''
+                echo '// Negative tells whether a quantity is negative.'
+                echo 'func Negative(q uint) bool { return q < 0 }'
+            fi
+        } >"$p/client.go"
+    done
+}
+
+# staticcheck's diagnostics of severity error (all checks but the ST style ones, as
+# -fail says), from its JSON: file:line:col, or (for its JSON and stylish forms) the
+# message.
+staticcheck_truth() { # NAME DIR JSON FORM(location|message) [VERDICT-REGEX]
+    python3 -c '
+import json, sys
+d, found = sys.argv[1], []
+for line in open(sys.argv[2]):
+    diag = json.loads(line)
+    if diag["severity"] != "error":
+        continue
+    loc = diag["location"]
+    if sys.argv[4] == "location":
+        found.append("%s:%d:%d" % (loc["file"][len(d) + 1:], loc["line"], loc["column"]))
+    else:
+        found.append(diag["message"])
+json.dump(found, open(sys.argv[3], "w"))
+' "$2" "$3" "$WORK/$1.json" "$4"
+    if [[ -n ${5:-} ]]; then
+        truth "$1" names "$WORK/$1.json" --verdict-regex "$5"
+    else
+        truth "$1" names "$WORK/$1.json"
+    fi
+}
+
+if want staticcheck && command -v go-staticcheck >/dev/null; then
+    # Debian names the binary go-staticcheck; agents call it staticcheck.
+    mkdir -p "$WORK/staticcheck-bin"
+    ln -sf "$(command -v go-staticcheck)" "$WORK/staticcheck-bin/staticcheck"
+    export GOPROXY=off GOFLAGS=-mod=mod
+    d="$WORK/staticcheck"
+    staticcheck_project "$d" yes
+    (cd "$d" && go-staticcheck -f json -fail 'all,-ST*' ./... >"$WORK/staticcheck.raw" 2>/dev/null || true)
+    COMMAND="staticcheck -fail 'all,-ST*' ./..."
+    run staticcheck-errors "$d" "PATH=$WORK/staticcheck-bin:\$PATH $COMMAND"
+    staticcheck_truth staticcheck-errors "$d" "$WORK/staticcheck.raw" location
+    COMMAND="staticcheck -f stylish -fail 'all,-ST*' ./... 2>&1"
+    run staticcheck-errors-stylish-merged "$d" "PATH=$WORK/staticcheck-bin:\$PATH $COMMAND"
+    staticcheck_truth staticcheck-errors-stylish-merged "$d" "$WORK/staticcheck.raw" message \
+        '\d+ problems \(\d+ errors, \d+ warnings'
+    COMMAND="staticcheck -f json -fail 'all,-ST*' ./..."
+    run staticcheck-errors-json "$d" "PATH=$WORK/staticcheck-bin:\$PATH $COMMAND"
+    staticcheck_truth staticcheck-errors-json "$d" "$WORK/staticcheck.raw" message
+    d="$WORK/staticcheck-pass"
+    staticcheck_project "$d" no
+    COMMAND="staticcheck -fail 'all,-ST*' ./..."
+    run staticcheck-style-pass "$d" "PATH=$WORK/staticcheck-bin:\$PATH $COMMAND"
+    truth staticcheck-style-pass plain
+    unset GOPROXY GOFLAGS
+fi
+
+cmake_project() { # dir, kind: errors (configure errors), pass, or compile (a compile error)
+    local dir=$1 kind=$2
+    mkdir -p "$dir"
+    {
+        echo 'cmake_minimum_required(VERSION 3.16)'
+        echo 'project(shop VERSION 2.3.0 LANGUAGES C)'
+        echo ''
+        echo 'include(CheckIncludeFile)'
+        echo 'include(CheckFunctionExists)'
+        echo 'set(CMAKE_C_STANDARD 11)'
+        echo 'add_compile_options(-Wall)'
+        echo ''
+        for h in stdio stdlib string strings unistd fcntl errno limits stdint inttypes \
+            sys/types sys/stat sys/time sys/socket sys/select sys/mman sys/wait sys/resource \
+            sys/uio sys/un sys/event sys/sysctl sys/devpoll sys/epoll sys/inotify \
+            netinet/in netinet/tcp arpa/inet netdb poll pthread signal dlfcn locale \
+            langinfo iconv termios syslog pwd grp ifaddrs execinfo malloc malloc/malloc \
+            libutil util crypt linux/futex port sys/filio zlib; do
+            echo "check_include_file($h.h HAVE_$(echo "$h" | tr 'a-z/' 'A-Z_')_H)"
+        done
+        for f in strlcpy strlcat strndup memmem memrchr getline getdelim asprintf vasprintf \
+            strsep strtonum reallocarray explicit_bzero arc4random getentropy getrandom \
+            clock_gettime nanosleep gettimeofday localtime_r gmtime_r timegm setenv unsetenv \
+            posix_memalign aligned_alloc mmap madvise fork vfork pipe2 accept4 epoll_create1 \
+            kqueue poll ppoll select pselect eventfd inotify_init1 sendfile splice \
+            getifaddrs inet_ntop inet_pton getaddrinfo backtrace setproctitle prctl \
+            pthread_setname_np sched_getaffinity sysconf fdatasync; do
+            echo "check_function_exists($f HAVE_$(echo "$f" | tr 'a-z' 'A-Z'))"
+        done
+        echo ''
+        if [[ $kind == errors ]]; then
+            echo 'find_package(Protobuf)'
+            echo 'if(NOT Protobuf_FOUND)'
+            echo '  message(SEND_ERROR "protobuf is required for the rpc module (set SHOP_WITH_RPC=OFF to build without it)")'
+            echo 'endif()'
+        fi
+        echo ''
+        for i in $(seq 1 90); do echo "add_subdirectory(src/lib$i)"; done
+    } >"$dir/CMakeLists.txt"
+    for i in $(seq 1 90); do
+        mkdir -p "$dir/src/lib$i"
+        {
+            if [[ $kind == errors && ($i == 12 || $i == 58) ]]; then
+                echo 'cmake_minimum_required(VERSION 2.8)'
+            fi
+            echo "add_library(shop_part$i STATIC part$i.c)"
+            echo "target_include_directories(shop_part$i PUBLIC \${CMAKE_CURRENT_SOURCE_DIR})"
+            if [[ $kind == errors && $i == 47 ]]; then
+                echo 'target_compile_definitions(shop_report PRIVATE REPORT_LEVEL=2)'
+            fi
+        } >"$dir/src/lib$i/CMakeLists.txt"
+        {
+            echo "int part${i}_total(const int *v, int n)"
+            echo '{'
+            if [[ $((i % 5)) == 0 ]]; then echo "    int unused_$i = n;"; fi
+            echo '    int s = 0;'
+            echo '    for (int k = 0; k < n; k++) s += v[k];'
+            if [[ $kind == compile && $i == 83 ]]; then
+                echo '    return s * missing_rate;'
+            else
+                echo "    return s + $i;"
+            fi
+            echo '}'
+        } >"$dir/src/lib$i/part$i.c"
+    done
+}
+
+# CMake has no machine-readable form of its errors: its "CMake Error at FILE:LINE
+# (COMMAND)" headings, and the compiler's errors of a build, from the log itself.
+cmake_truth() { # NAME VERDICT-REGEX
+    python3 -c '
+import json, re, sys
+text = open(sys.argv[1]).read() + open(sys.argv[2]).read()
+found = [m.group(0) for m in re.finditer(r"CMake Error at \S+:\d+ \(\w+\)|src/\S+\.c:\d+:\d+(?=: error:)", text)]
+json.dump(sorted(set(found)), open(sys.argv[3], "w"))
+' "$LOGS/$1.out" "$LOGS/$1.err" "$WORK/$1.json"
+    truth "$1" names "$WORK/$1.json" --verdict-regex "$2"
+}
+
+if want cmake && command -v cmake >/dev/null; then
+    d="$WORK/cmake"
+    cmake_project "$d" errors
+    COMMAND='cmake -S . -B build'
+    rm -rf "$d/build"
+    run cmake-configure-errors "$d" "$COMMAND"
+    cmake_truth cmake-configure-errors 'Configuring incomplete|Build files have been written'
+    COMMAND='cmake -B build -DCMAKE_BUILD_TYPE=Release 2>&1'
+    rm -rf "$d/build"
+    run cmake-configure-errors-merged "$d" "$COMMAND"
+    cmake_truth cmake-configure-errors-merged 'Configuring incomplete|Build files have been written'
+    d="$WORK/cmake-pass"
+    cmake_project "$d" pass
+    COMMAND='cmake -S . -B build'
+    run cmake-configure-pass "$d" "$COMMAND"
+    truth cmake-configure-pass plain --verdict-regex 'Build files have been written'
+    d="$WORK/cmake-compile"
+    cmake_project "$d" compile
+    (cd "$d" && cmake -S . -B build >/dev/null 2>&1)
+    COMMAND='cmake --build build'
+    run cmake-build-compile-error "$d" "$COMMAND"
+    cmake_truth cmake-build-compile-error 'make: \*\*\* \[\S+ all\] Error \d+'
+fi
+
+busted_project() { # dir, failures: none, few or many
+    local dir=$1 failures=$2
+    mkdir -p "$dir/spec"
+    for area in cart orders stock prices users invoices shipping coupons taxes returns search reports; do
+        {
+            echo 'local function total(items, rate)'
+            echo '  local s = 0'
+            echo '  for _, v in ipairs(items) do s = s + v end'
+            echo '  return s * (rate or 1)'
+            echo 'end'
+            echo ''
+            echo "describe(\"$area\", function()"
+            for i in $(seq 1 50); do
+                echo "  it(\"computes the $area total $i\", function()"
+                echo "    assert.are.equal($((i * 3)), total({ $i, $i, $i }))"
+                echo '  end)'
+            done
+            if [[ $failures == many ]]; then
+                for j in 1 2 3; do
+                    if [[ $area == reports && $j == 3 ]]; then continue; fi
+                    echo "  it(\"rounds the $area price $j\", function()"
+                    echo "    assert.are.equal($((j * 10)), total({ $j, $j }, 4.5))"
+                    echo '  end)'
+                done
+            fi
+            if [[ $failures == few && $area == cart ]]; then
+                echo '  describe("discount", function()'
+                echo '    it("applies ten percent off", function()'
+                echo '      assert.are.equal(90, total({ 50, 50 }, 0.85))'
+                echo '    end)'
+                echo '  end)'
+            fi
+            if [[ $failures == few && $area == users ]]; then
+                echo '  it("reads the customer name", function()'
+                echo '    local customer = nil'
+                echo '    assert.are.equal("ann", customer.name)'
+                echo '  end)'
+            fi
+            if [[ $failures == few && $area == taxes ]]; then
+                echo '  it("is never negative", function()'
+                echo '    assert.is_true(total({ -3 }) >= 0)'
+                echo '  end)'
+            fi
+            echo 'end)'
+        } >"$dir/spec/${area}_spec.lua"
+    done
+}
+
+# busted's failures and errors, from its JSON output of the same run: the test's full
+# name and where it is ("spec/x_spec.lua @ LINE").
+busted_truth() { # NAME JSON
+    python3 -c '
+import json, sys
+report, found = json.load(open(sys.argv[1])), []
+for t in report["failures"] + report["errors"]:
+    found.append(t["name"])
+    trace = t["element"]["trace"]
+    found.append("%s @ %d" % (trace["short_src"], trace["currentline"]))
+json.dump(found, open(sys.argv[2], "w"))
+' "$2" "$WORK/$1.json"
+    if [[ -n ${3:-} ]]; then
+        truth "$1" names "$WORK/$1.json" --verdict-regex "$3"
+    else
+        truth "$1" names "$WORK/$1.json"
+    fi
+}
+
+if want busted && command -v busted >/dev/null; then
+    d="$WORK/busted"
+    busted_project "$d" few
+    (cd "$d" && busted -o json >"$WORK/busted.raw" 2>/dev/null || true)
+    COMMAND='busted -o TAP'
+    run busted-fail-tap "$d" "$COMMAND"
+    busted_truth busted-fail-tap "$WORK/busted.raw" '^1\.\.\d+$'
+    d="$WORK/busted-many"
+    busted_project "$d" many
+    (cd "$d" && busted -o json >"$WORK/busted-many.raw" 2>/dev/null || true)
+    COMMAND='busted'
+    run busted-35-failures "$d" "$COMMAND"
+    busted_truth busted-35-failures "$WORK/busted-many.raw" '\d+ successes / \d+ failures / \d+ errors?'
+    COMMAND='busted --verbose 2>&1'
+    run busted-35-failures-verbose-merged "$d" "$COMMAND"
+    busted_truth busted-35-failures-verbose-merged "$WORK/busted-many.raw" '\d+ successes / \d+ failures / \d+ errors?'
+    d="$WORK/busted-pass"
+    busted_project "$d" none
+    COMMAND='busted -o TAP'
+    run busted-pass-tap "$d" "$COMMAND"
+    truth busted-pass-tap plain --verdict-regex '^1\.\.\d+$'
+fi
+
+behave_project() { # dir, with failures?
+    local dir=$1 failures=$2
+    mkdir -p "$dir/features/steps"
+    cat >"$dir/features/steps/orders.py" <<'EOF'
+from behave import given, then, when
+
+
+@given("an order with {n:d} items at {price:d} each")
+def step_order(context, n, price):
+    context.items = [price] * n
+    context.coupons = {"SPRING": 10}
+
+
+@when("the customer adds {n:d} more items at {price:d}")
+def step_add(context, n, price):
+    context.items += [price] * n
+
+
+@when('the customer applies the coupon "{code}"')
+def step_coupon(context, code):
+    context.items.append(-context.coupons[code])
+
+
+@then("the order total is {total:d}")
+def step_total(context, total):
+    assert sum(context.items) == total, f"expected a total of {total}, got {sum(context.items)}"
+EOF
+    for k in $(seq 1 30); do
+        {
+            echo "Feature: Orders of region $k"
+            echo ''
+            for j in $(seq 1 8); do
+                echo "  Scenario: Region $k order with $j extra items"
+                echo "    Given an order with 2 items at $k each"
+                echo "    When the customer adds $j more items at $k"
+                if [[ $failures == yes && ($k$j == 42 || $k$j == 173 || $k$j == 266) ]]; then
+                    echo "    Then the order total is $(((2 + j) * k + 1))"
+                else
+                    echo "    Then the order total is $(((2 + j) * k))"
+                fi
+                echo ''
+            done
+            if [[ $failures == yes && $k == 11 ]]; then
+                echo "  Scenario: Region $k order with an expired coupon"
+                echo "    Given an order with 2 items at $k each"
+                echo '    When the customer applies the coupon "WINTER"'
+                echo "    Then the order total is $((2 * k))"
+                echo ''
+            fi
+            if [[ $failures == yes && $k == 21 ]]; then
+                echo "  Scenario: Region $k order shipped abroad"
+                echo "    Given an order with 2 items at $k each"
+                echo '    When the order is shipped to another country'
+                echo "    Then the order total is $((2 * k + 15))"
+                echo ''
+            fi
+        } >"$dir/features/region$k.feature"
+    done
+}
+
+# behave's tracebacks name its virtualenv (PY_BIN's parent): a neutral path too.
+behave_run() { # NAME DIR
+    run "$1" "$2" "PATH=$PY_BIN:\$PATH $COMMAND"
+    python3 "$HERE/truth.py" sanitize "$LOGS/$1.out" "$LOGS/$1.err" --work "$WORK" \
+        --venv "$(dirname "$PY_BIN")"
+}
+
+if want behave && [[ -x "$PY_BIN/behave" ]]; then
+    d="$WORK/behave"
+    behave_project "$d" yes
+    (cd "$d" && "$PY_BIN/behave" --junit --junit-directory "$WORK/behave-junit" >/dev/null 2>&1 || true)
+    python3 -c '
+import json, os, sys, xml.etree.ElementTree as ET
+found = []
+for f in sorted(os.listdir(sys.argv[1])):
+    for case in ET.parse(os.path.join(sys.argv[1], f)).getroot().iter("testcase"):
+        if case.find("failure") is not None or case.find("error") is not None:
+            found.append(case.get("name"))
+json.dump(found, open(sys.argv[2], "w"))
+' "$WORK/behave-junit" "$WORK/behave.json"
+    COMMAND='behave'
+    behave_run behave-fail "$d"
+    truth behave-fail names "$WORK/behave.json" --verdict-regex '^\d+ scenarios? passed, \d+ failed'
+    COMMAND='behave --no-color --format plain 2>&1'
+    behave_run behave-fail-plain-merged "$d"
+    truth behave-fail-plain-merged names "$WORK/behave.json" --verdict-regex '^\d+ scenarios? passed, \d+ failed'
+    d="$WORK/behave-pass"
+    behave_project "$d" no
+    COMMAND='behave'
+    behave_run behave-pass "$d"
+    truth behave-pass plain --verdict-regex '^\d+ scenarios? passed, \d+ failed'
+fi
+
+checkstyle_project() { # dir, with errors?
+    local dir=$1 errors=$2
+    mkdir -p "$dir/config" "$dir/src/main/java/com/shop"
+    cat >"$dir/config/checkstyle.xml" <<'EOF'
+<?xml version="1.0"?>
+<!DOCTYPE module PUBLIC "-//Checkstyle//DTD Checkstyle Configuration 1.3//EN"
+    "https://checkstyle.org/dtds/configuration_1_3.dtd">
+<module name="Checker">
+  <property name="severity" value="warning"/>
+  <module name="FileTabCharacter"/>
+  <module name="LineLength"><property name="max" value="100"/></module>
+  <module name="TreeWalker">
+    <module name="MissingJavadocMethod"/>
+    <module name="MagicNumber"/>
+    <module name="FinalParameters"/>
+    <module name="EmptyCatchBlock"><property name="severity" value="error"/></module>
+    <module name="EqualsHashCode"><property name="severity" value="error"/></module>
+    <module name="MissingSwitchDefault"><property name="severity" value="error"/></module>
+  </module>
+</module>
+EOF
+    for i in $(seq 1 90); do
+        {
+            echo 'package com.shop;'
+            echo ''
+            echo '/** An order line of the shop. */'
+            echo "public class Line$i {"
+            echo "    private int quantity = $((i + 10));"
+            echo ''
+            echo "    public int total(int price) {"
+            echo "        return quantity * price * $((i + 40));"
+            echo '    }'
+            if [[ $errors == yes && $i == 17 ]]; then
+                echo ''
+                echo '    /** Parses a quantity. */'
+                echo '    public int parse(final String s) {'
+                echo '        try {'
+                echo '            return Integer.parseInt(s);'
+                echo '        } catch (NumberFormatException e) {'
+                echo '        }'
+                echo '        return 0;'
+                echo '    }'
+            fi
+            if [[ $errors == yes && $i == 55 ]]; then
+                echo ''
+                echo '    @Override'
+                echo '    public boolean equals(final Object o) {'
+                echo "        return o instanceof Line$i && ((Line$i) o).quantity == quantity;"
+                echo '    }'
+            fi
+            if [[ $errors == yes && $i == 83 ]]; then
+                echo ''
+                echo '    /** The label of a state. */'
+                echo '    public String label(final int state) {'
+                echo '        switch (state) {'
+                echo '            case 0: return "new";'
+                echo '            case 1: return "paid";'
+                echo '        }'
+                echo '        return "?";'
+                echo '    }'
+            fi
+            echo '}'
+        } >"$dir/src/main/java/com/shop/Line$i.java"
+    done
+}
+
+# Checkstyle's findings of severity error, from its XML report of the same run: as
+# file:line:col, or (where the log is that report) as its <error> element's start.
+checkstyle_truth() { # NAME DIR XML FORM(location|xml) [VERDICT-REGEX]
+    python3 -c '
+import json, sys, xml.etree.ElementTree as ET
+d, found = sys.argv[1], []
+for f in ET.parse(sys.argv[2]).getroot().iter("file"):
+    for e in f.iter("error"):
+        if e.get("severity") != "error":
+            continue
+        if sys.argv[4] == "location":
+            found.append("%s:%s:%s" % (f.get("name")[len(d) + 1:], e.get("line"), e.get("column")))
+        else:
+            found.append("<error line=\"%s\" column=\"%s\" severity=\"error\"" % (e.get("line"), e.get("column")))
+json.dump(found, open(sys.argv[3], "w"))
+' "$2" "$3" "$WORK/$1.json" "$4"
+    if [[ -n ${5:-} ]]; then
+        truth "$1" names "$WORK/$1.json" --verdict-regex "$5"
+    else
+        truth "$1" names "$WORK/$1.json"
+    fi
+}
+
+if want checkstyle && command -v checkstyle >/dev/null; then
+    d="$WORK/checkstyle"
+    checkstyle_project "$d" yes
+    (cd "$d" && checkstyle -c config/checkstyle.xml -f xml -o "$WORK/checkstyle.xml" src/main/java \
+        >/dev/null 2>&1 || true)
+    COMMAND='checkstyle -c config/checkstyle.xml src/main/java'
+    run checkstyle-errors "$d" "$COMMAND"
+    checkstyle_truth checkstyle-errors "$d" "$WORK/checkstyle.xml" location 'Checkstyle ends with \d+ errors'
+    COMMAND='checkstyle -c config/checkstyle.xml src/main/java 2>&1'
+    run checkstyle-errors-merged "$d" "$COMMAND"
+    checkstyle_truth checkstyle-errors-merged "$d" "$WORK/checkstyle.xml" location 'Checkstyle ends with \d+ errors'
+    COMMAND='checkstyle -c config/checkstyle.xml -f xml src/main/java'
+    run checkstyle-errors-xml "$d" "$COMMAND"
+    checkstyle_truth checkstyle-errors-xml "$d" "$WORK/checkstyle.xml" xml 'Checkstyle ends with \d+ errors'
+    d="$WORK/checkstyle-pass"
+    checkstyle_project "$d" no
+    COMMAND='checkstyle -c config/checkstyle.xml src/main/java'
+    run checkstyle-warnings-pass "$d" "$COMMAND"
+    truth checkstyle-warnings-pass plain --verdict-regex '^Audit done\.'
 fi
 
 echo "corpus: $(ls "$LOGS"/*.truth | wc -l) cases, $(du -sh "$LOGS" | cut -f1)" >&2

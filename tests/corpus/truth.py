@@ -16,8 +16,11 @@ surefire), jest/vitest JSON, `go test -json`, gcc's JSON diagnostics, `tsc --pre
 false`, `npm --json`, the JSON of ruff, mypy, pylint, shellcheck, eslint, mocha and
 rspec, the result objects of unittest and minitest, Robot Framework's xUnit XML, the
 JSON of stylelint and luacheck's plain format, the JSON of bandit, sqlfluff and
-htmlhint, perlcritic's own line format, isort's Python API on the same files), and from
-the log itself where it has none (pip, ld, Test::More's diagnostics, `php -l`, black). Every verdict and item is checked to be in the log as a
+htmlhint, perlcritic's own line format, isort's Python API on the same files;
+RuboCop's, staticcheck's and busted's JSON, the YAML clang-tidy exports, behave's
+JUnit XML and Checkstyle's XML), and from the log itself where it has none (pip, ld,
+Test::More's diagnostics, `php -l`, black, CMake). Every verdict and item is checked
+to be in the log as a
 terminal shows it.
 """
 
@@ -56,6 +59,8 @@ def sanitize(args):
             data = f.read()
         for old in {args.work, work}:
             data = data.replace(old.encode(), b"/home/dev/work")
+        if args.venv:  # a virtualenv the tool runs from, outside the work dir
+            data = data.replace(os.path.realpath(args.venv).encode(), b"/home/dev/.venv")
         data = HOSTS.sub("https://registry.example", data.decode("utf-8", "surrogateescape"))
         with open(path, "wb") as f:
             f.write(data.encode("utf-8", "surrogateescape"))
@@ -291,6 +296,7 @@ def main():
         p.add_argument("cmd")
         p.add_argument("files", nargs="+")
         p.add_argument("--work", required=True)
+        p.add_argument("--venv")
         sanitize(p.parse_args())
         return
     p = argparse.ArgumentParser()
@@ -308,7 +314,7 @@ def main():
     p.add_argument("--item", action="append", default=[])
     args = p.parse_args()
     if args.source and os.path.isfile(args.source):
-        sanitize(argparse.Namespace(work=args.work, files=[args.source]))
+        sanitize(argparse.Namespace(work=args.work, venv=None, files=[args.source]))
     base = os.path.join(args.logs, args.name)
     lines = shown_lines(read(base + ".out")) + shown_lines(read(base + ".err"))
     kinds = {
