@@ -477,9 +477,6 @@ impl Digest {
             self.remember(&line, omitted);
         }
         let whole = &chunk[first_nl + 1..=last_nl];
-        if self.odd.reading() {
-            self.odd.push_lines(whole, self.lines + 1);
-        }
         self.scan(whole);
         self.remember_last(whole);
         self.keep_tail(chunk);
@@ -629,8 +626,10 @@ impl Digest {
     fn scan(&mut self, whole: &[u8]) {
         let rules = rules();
         let base = self.lines;
-        // `at` starts line number `line`.
+        // `at` starts line number `line`; the odd lines are read up to `fed`, whose
+        // line is `fed_line` (a key line finds the file it belongs to there).
         let (mut at, mut line) = (0, base + 1);
+        let (mut fed, mut fed_line) = (0, base + 1);
         while at < whole.len() {
             // Near a key line every line is looked at (for its locator); elsewhere
             // only the lines holding a trigger word.
@@ -648,9 +647,16 @@ impl Digest {
             };
             let end = memchr::memchr(b'\n', &whole[start..]).map_or(whole.len(), |i| start + i);
             let (text, omitted) = view(&whole[start..end]);
+            if self.odd.reading() {
+                self.odd.push_lines(&whole[fed..start], fed_line);
+            }
+            (fed, fed_line) = (start, line);
             self.scan_line(&text, omitted, line, &whole[..start]);
             at = end + 1;
             line += 1;
+        }
+        if self.odd.reading() {
+            self.odd.push_lines(&whole[fed..], fed_line);
         }
         self.lines = base + memchr::memchr_iter(b'\n', whole).count() as u64;
     }
@@ -883,6 +889,14 @@ impl Digest {
         // A count of warnings sums up what came before: no locator is its own.
         let summary = rules().warnings.is_match(&text);
         let waits = opens_block(&text) || (!has_location(&text) && locators.is_empty() && !summary);
+        // A row that names no file: the file it belongs to, the nearest less indented
+        // line above it that names one (phpcs's `FILE: src/a.php` over `  7 | ERROR |`).
+        if !odd::names_file(&text)
+            && !locators.iter().any(|l| odd::names_file(&l.text))
+            && let Some(file) = self.odd.file_above(&text, line)
+        {
+            locators.insert(0, file);
+        }
         let key = KeyLine {
             first: Numbered { line, text },
             count: 1,

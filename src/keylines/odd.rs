@@ -36,8 +36,12 @@ const MAX_SIGNATURES: usize = 8192;
 const MIN_FAMILY: u64 = 20;
 /// A signature is rare when at most this many lines give it...
 const RARE_COUNT: u64 = 3;
-/// ... and they are at most one in this many of its family.
+/// ... and they are at most one in this many of its family;
 const RARE_SHARE: u64 = 20;
+/// or when at most this many give it...
+const FEW_COUNT: u64 = 8;
+/// ... and they are at most one in this many (four `✘` among 300 `✔`).
+const FEW_SHARE: u64 = 40;
 /// A signature is common from this many lines on...
 const COMMON_COUNT: u64 = 5;
 /// ... and a family is regular when this share of it (in tenths) is of common ones.
@@ -66,13 +70,23 @@ pub(super) struct Odd {
     kept_bytes: usize,
     /// The last line that is only a file's path.
     header: Option<Numbered>,
-    /// The last line of each indent less than the last line's, nearest last, with its
-    /// text when it names a file: the lines an indented line belongs to.
-    outline: Vec<(usize, Option<Numbered>)>,
+    /// For each indent less than or equal to the last line's, nearest last: the lines
+    /// a line belongs to (see [`Level`]).
+    outline: Vec<Level>,
     /// The odd lines still open to the places named after them: family, signature,
     /// and index among its kept lines; until line `open_until`.
     open: Vec<(u64, u64, usize)>,
     open_until: u64,
+}
+
+/// The lines of one indent, since a line less indented.
+#[derive(Debug)]
+struct Level {
+    indent: usize,
+    /// The last line of this indent, when it names a file.
+    last: Option<Numbered>,
+    /// The last line of this indent that named a file.
+    file: Option<Numbered>,
 }
 
 #[derive(Debug, Default)]
@@ -136,11 +150,23 @@ impl Odd {
             return;
         }
         let indent = clean.len() - trimmed.len();
-        while self.outline.last().is_some_and(|(i, _)| *i >= indent) {
+        while self.outline.last().is_some_and(|l| l.indent > indent) {
             self.outline.pop();
         }
-        self.outline
-            .push((indent, names_file(trimmed).then(|| numbered(bytes, line))));
+        let file = names_file(trimmed).then(|| numbered(bytes, line));
+        match self.outline.last_mut() {
+            Some(level) if level.indent == indent => {
+                if file.is_some() {
+                    level.file.clone_from(&file);
+                }
+                level.last = file;
+            }
+            _ => self.outline.push(Level {
+                indent,
+                last: file.clone(),
+                file,
+            }),
+        }
         if trimmed.len() < 3 {
             return;
         }
@@ -150,6 +176,11 @@ impl Odd {
         }
         let (family, signature) = sign(clean);
         self.count(family, signature, bytes, line);
+        // A line led by a symbol (`✔`, `✘`, `*`) counts too among the lines led by a
+        // symbol at its indent, by the symbol alone: one `✘` among many `✔`.
+        if let Some((status, symbol)) = status(clean) {
+            self.count(status, symbol, bytes, line);
+        }
     }
 
     /// Counts a line of `family` and `signature`, and keeps it while its signature is
@@ -168,7 +199,7 @@ impl Odd {
         }
         let kind = entry.signatures.entry(signature).or_default();
         kind.count += 1;
-        if kind.count > RARE_COUNT {
+        if kind.count > FEW_COUNT {
             // Common now: its lines are let go.
             if !kind.lines.is_empty() {
                 let freed: usize = kind.lines.iter().map(Candidate::bytes).sum();
@@ -182,11 +213,7 @@ impl Odd {
         if entry.kept >= KEPT_PER_FAMILY || self.kept_bytes + text.text.len() > KEPT_BYTES {
             return;
         }
-        // The line it belongs to: the nearest less indented one naming a file.
-        let parent = self.outline[..self.outline.len().saturating_sub(1)]
-            .iter()
-            .rev()
-            .find_map(|(_, l)| l.clone());
+        let parent = belongs_to(&self.outline, indent_of(&text.text), line, true);
         let header = parent
             .or_else(|| self.header.clone())
             .filter(|h| h.line + HEADER_WITHIN >= line);
@@ -203,6 +230,12 @@ impl Odd {
         }
         self.open.push((family, signature, kind.lines.len() - 1));
         self.open_until = line + PLACE_AFTER;
+    }
+
+    /// The file the line `text` (numbered `line`, not read yet) belongs to: the nearest
+    /// line above it, less indented, that names a file, within [`HEADER_WITHIN`] lines.
+    pub(super) fn file_above(&self, text: &str, line: u64) -> Option<Numbered> {
+        belongs_to(&self.outline, indent_of(text), line, false)
     }
 
     /// A line right after odd lines: kept with them when it names a place.
@@ -245,11 +278,15 @@ impl Odd {
                 continue;
             }
             for signature in family.signatures.into_values() {
-                if signature.count <= RARE_COUNT && signature.count * RARE_SHARE <= family.total {
+                if rare(signature.count, family.total) {
                     found.extend(signature.lines.into_iter().map(|c| (signature.count, c)));
                 }
             }
         }
+        // A line odd in two families (by its text and by its symbol) once.
+        found.sort_by_key(|(count, c)| (c.line.line, *count));
+        found.dedup_by_key(|(_, c)| c.line.line);
+        let mut found = records(found);
         found.sort_by_key(|(count, c)| (*count, c.line.line));
         found.truncate(MAX_ODD);
         found.sort_by_key(|(_, c)| c.line.line);
@@ -267,6 +304,55 @@ impl Odd {
             })
             .collect()
     }
+}
+
+/// Lines of a record each field of which is odd (a finding of a JSON report unlike
+/// the others: its rule, its message, its `null`s): within a run of three odd lines or
+/// more, one line apart at most, only the lines that tell (a code, a severity, a file)
+/// are kept (its first, if none tells). `found` is in line order.
+fn records(found: Vec<(u64, Candidate)>) -> Vec<(u64, Candidate)> {
+    let mut out = Vec::with_capacity(found.len());
+    let mut run: Vec<(u64, Candidate)> = Vec::new();
+    let flush = |run: &mut Vec<(u64, Candidate)>, out: &mut Vec<(u64, Candidate)>| {
+        if run.len() < 3 {
+            out.append(run);
+            return;
+        }
+        let telling: Vec<usize> = (0..run.len())
+            .filter(|&i| tells(&run[i].1.line.text))
+            .collect();
+        let keep = if telling.is_empty() { vec![0] } else { telling };
+        for (i, item) in std::mem::take(run).into_iter().enumerate() {
+            if keep.contains(&i) {
+                out.push(item);
+            }
+        }
+    };
+    for item in found {
+        if run
+            .last()
+            .is_some_and(|(_, c)| c.line.line + 2 < item.1.line.line)
+        {
+            flush(&mut run, &mut out);
+        }
+        run.push(item);
+    }
+    flush(&mut run, &mut out);
+    out
+}
+
+/// Whether a line tells what or where: a code, a severity word, a file.
+fn tells(text: &str) -> bool {
+    names_file(text)
+        || text
+            .split(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
+            .any(|w| is_code(w) || is_severity(w))
+}
+
+/// Whether a signature `count` lines give is rare in a family of `total`.
+fn rare(count: u64, total: u64) -> bool {
+    (count <= RARE_COUNT && count * RARE_SHARE <= total)
+        || (count <= FEW_COUNT && count * FEW_SHARE <= total)
 }
 
 /// A line kept: its text, cut in its middle when long.
@@ -304,9 +390,34 @@ fn is_bare_path(text: &str) -> bool {
         && word(&rest[dot - 2])
 }
 
+/// The line naming a file that a line of `indent` (numbered `line`) belongs to: the
+/// last line of a lesser indent, the nearest first, if it names one (htmlhint's
+/// path over its rows); else the last line naming one at a lesser indent (or at
+/// its own, with `siblings`: a JSON record's `"fileName"` field) since a line less
+/// indented (phpcs's `FILE:` over its table). Within [`HEADER_WITHIN`] lines.
+fn belongs_to(outline: &[Level], indent: usize, line: u64, siblings: bool) -> Option<Numbered> {
+    let above = |l: &&Level| l.indent < indent || (siblings && l.indent == indent);
+    let levels = || outline.iter().rev().filter(above);
+    levels()
+        .filter(|l| l.indent < indent)
+        .find_map(|l| l.last.as_ref())
+        .or_else(|| {
+            levels()
+                .filter_map(|l| l.file.as_ref())
+                .find(|f| f.line != line)
+        })
+        .filter(|f| f.line + HEADER_WITHIN >= line && f.line != line)
+        .cloned()
+}
+
+/// The indent of `text`: its leading whitespace, in bytes.
+fn indent_of(text: &str) -> usize {
+    text.len() - text.trim_start().len()
+}
+
 /// Whether `text` names a file: a word with a `/` inside (`src/a`, not `</p>`), or
-/// one with an extension (`Main.java`, `a.rb:3`).
-fn names_file(text: &str) -> bool {
+/// one with an extension (`Main.java`, `a.rb:3`; not a call, `subprocess.call(`).
+pub(super) fn names_file(text: &str) -> bool {
     let bytes = text.as_bytes();
     let word = |b: &u8| b.is_ascii_alphanumeric() || b"._-".contains(b);
     memchr::memchr_iter(b'/', bytes)
@@ -321,7 +432,7 @@ fn names_file(text: &str) -> bool {
                 && (1..=6).contains(&letters)
                 && bytes
                     .get(at + 1 + letters)
-                    .is_none_or(|b| !b.is_ascii_alphanumeric() && *b != b'.')
+                    .is_none_or(|b| b" \t:,;\"')]>`".contains(b))
         })
 }
 
@@ -412,16 +523,36 @@ fn sign(line: &str) -> (u64, u64) {
         family.byte(b'@');
         return (family.0, signature(rest));
     }
-    // A record's first field is not its family: `{"code":"E1"` is `{`, `Severity:` is
-    // `Severity`.
-    let word = first
-        .char_indices()
-        .skip(1)
-        .find(|&(_, c)| "\"':=,(".contains(c))
-        .map_or(first, |(at, _)| &first[..at]);
+    // A record's first field is not its family: `{"code":"E1"` is `{`, `"MD004",` is
+    // `"`, `Severity:` is `Severity`.
+    let word = if first.starts_with(['"', '\'', '{', '[', '(', '<']) {
+        &first[..1]
+    } else {
+        first
+            .char_indices()
+            .skip(1)
+            .find(|&(_, c)| "\"':=,(".contains(c))
+            .map_or(first, |(at, _)| &first[..at])
+    };
     let word = &word[..crate::render::floor_char_boundary(word, 32)];
     alike(word, &mut family);
     (family.0, signature(&trimmed[word.len()..]))
+}
+
+/// A line led by a symbol (a word of one to four characters, none a letter or a
+/// digit): its family among such lines at its indent, and the symbol's signature.
+fn status(line: &str) -> Option<(u64, u64)> {
+    let trimmed = line.trim_start();
+    let first = trimmed.split(char::is_whitespace).next()?;
+    if first.is_empty() || first.chars().count() > 4 || first.chars().any(char::is_alphanumeric) {
+        return None;
+    }
+    let mut family = Fnv::new();
+    family.bytes(b"status");
+    family.bytes(&(line.len() - trimmed.len()).to_le_bytes());
+    let mut symbol = Fnv::new();
+    symbol.bytes(first.as_bytes());
+    Some((family.0, symbol.0))
 }
 
 /// A word that names a file or a place in one: `src/a.py:3:1:`, `Dockerfile:12` (not

@@ -939,3 +939,85 @@ fn taps_diagnostics_right_after_not_ok_travel_with_it() {
         )],
     );
 }
+
+#[test]
+fn a_line_led_by_a_rare_symbol_is_odd_whatever_its_text() {
+    // ava's report (tests/corpus/logs/ava-fail.out): a `✔` per passing test, whose
+    // names are all different, and a `✘` per failing one.
+    let mut text = String::new();
+    for n in 1..=300 {
+        text.push_str(&format!(
+            "  ✔ sku › parses sku {}-{n}\n",
+            ["AB", "CD", "EF"][n % 3]
+        ));
+        if n % 100 == 50 {
+            text.push_str(&format!("  ✘ [fail]: net › net of {n} at 7%\n"));
+        }
+    }
+    let odd = odd_of(&text, 333);
+    let failed: Vec<&str> = odd.iter().map(|(_, t, _)| t.as_str()).collect();
+    assert_eq!(
+        failed,
+        [
+            "  ✘ [fail]: net › net of 50 at 7%",
+            "  ✘ [fail]: net › net of 150 at 7%",
+            "  ✘ [fail]: net › net of 250 at 7%",
+        ],
+    );
+}
+
+#[test]
+fn an_odd_record_carries_the_file_its_record_names() {
+    // markdownlint's JSON report (tests/corpus/logs/markdownlint-errors-json.err): one
+    // object per finding, its file a field above the rule that differs.
+    let mut text = String::from("[\n");
+    for n in 1..=80 {
+        let rule = if n == 57 { "MD001" } else { "MD004" };
+        text.push_str(&format!(
+            "  {{\n    \"fileName\": \"docs/guide/step-{n}.md\",\n    \"lineNumber\": 7,\n    \
+             \"ruleNames\": [\n      \"{rule}\",\n      \"heading\"\n    ],\n    \
+             \"severity\": \"warning\"\n  }},\n"
+        ));
+    }
+    text.push_str("]\n");
+    let summary = digest(&text, 100);
+    let odd = summary
+        .odd
+        .iter()
+        .find(|k| k.first.text.contains("MD001"))
+        .unwrap_or_else(|| panic!("{:?}", summary.odd));
+    assert!(
+        odd.locators[0]
+            .text
+            .contains("\"fileName\": \"docs/guide/step-57.md\""),
+        "{odd:?}"
+    );
+}
+
+#[test]
+fn a_key_row_that_names_no_file_carries_the_file_above_it() {
+    // phpcs's report (tests/corpus/logs/phpcs-errors.out): a file's block, its rows
+    // indented under it.
+    let mut text = String::new();
+    for n in 1..=30 {
+        text.push_str(&format!(
+            "\nFILE: /work/phpcs/src/Billing/Invoice{n}.php\n{}\n\
+             FOUND 1 ERROR AFFECTING 1 LINE\n{}\n  \
+             7 | ERROR | Visibility must be declared on method \"amount{n}\"\n{}\n",
+            "-".repeat(40),
+            "-".repeat(40),
+            "-".repeat(40)
+        ));
+    }
+    for chunk in [text.len(), 50] {
+        let keys = digest(&text, chunk).keys;
+        let row = keys
+            .iter()
+            .find(|k| k.first.text.contains("\"amount29\""))
+            .unwrap_or_else(|| panic!("{keys:?}"));
+        assert_eq!(
+            row.locators[0].text, "FILE: /work/phpcs/src/Billing/Invoice29.php",
+            "chunk {chunk}: {row:?}"
+        );
+    }
+}
