@@ -509,6 +509,8 @@ impl Digest {
                 .map(|(_, key)| key),
         );
         let (kinds, diagnostics, rare) = std::mem::take(&mut self.tally).finish(&mut keys);
+        let (odd, named) = std::mem::take(&mut self.odd).finish();
+        self.named_tests(named);
         let tail_lines = memchr::memchr_iter(b'\n', &tail).count() as u64
             + u64::from(tail.last().is_some_and(|&b| b != b'\n'));
         Summary {
@@ -522,7 +524,7 @@ impl Digest {
             lines,
             kinds,
             diagnostics,
-            odd: std::mem::take(&mut self.odd).finish(),
+            odd,
         }
     }
 
@@ -907,6 +909,24 @@ impl Digest {
             self.awaiting = Some(key);
         } else {
             self.keep(key);
+        }
+    }
+
+    /// The failing tests a heading of failures' entries name, kept once each as
+    /// those of key lines are, in line order.
+    fn named_tests(&mut self, named: Vec<Numbered>) {
+        let before = self.failed_tests.len();
+        for name in named {
+            if self.failed_tests_past == 0
+                && self.failed_bytes + name.text.len() <= FAILED_NAMES_BYTES
+                && self.failed_seen.insert(name.text.clone())
+            {
+                self.failed_bytes += name.text.len();
+                self.failed_tests.push(name);
+            }
+        }
+        if self.failed_tests.len() > before {
+            self.failed_tests.sort_by_key(|n| n.line);
         }
     }
 

@@ -46,6 +46,12 @@ const FEW_SHARE: u64 = 40;
 const COMMON_COUNT: u64 = 5;
 /// ... and a family is regular when this share of it (in tenths) is of common ones.
 const COMMON_TENTHS: u64 = 8;
+/// Bytes of the failing tests' names kept from a heading of failures' entries.
+const NAMED_BYTES: usize = 16 * 1024;
+
+/// Lines that start with a place (`pkg/a.go:33:17: …`) that are odd each, when they
+/// are this few in a stream.
+const FEW_PLACED: u64 = 12;
 /// Odd lines kept of one family, at most (their first ones).
 const KEPT_PER_FAMILY: usize = 48;
 /// Bytes of the odd lines kept, at most, and of the lines kept with them.
@@ -77,6 +83,11 @@ pub(super) struct Odd {
     /// and index among its kept lines; until line `open_until`.
     open: Vec<(u64, u64, usize)>,
     open_until: u64,
+    /// Past a heading of failures (`Failures:`): its numbered entries name failing
+    /// tests (`1) cart rounds the price`), kept up to [`NAMED_BYTES`].
+    failures: bool,
+    named: Vec<Numbered>,
+    named_bytes: usize,
 }
 
 /// The lines of one indent, since a line less indented.
@@ -91,6 +102,8 @@ struct Level {
 
 #[derive(Debug, Default)]
 struct Family {
+    /// Its lines start with a place (`src/a.go:3:7: …`): diagnostics.
+    placed: bool,
     total: u64,
     signatures: HashMap<u64, Signature, Hashed>,
     kept: usize,
@@ -149,6 +162,7 @@ impl Odd {
         if trimmed.is_empty() {
             return;
         }
+        self.failing_entry(trimmed, line);
         let indent = clean.len() - trimmed.len();
         while self.outline.last().is_some_and(|l| l.indent > indent) {
             self.outline.pop();
@@ -174,11 +188,14 @@ impl Odd {
             self.header = Some(numbered(bytes, line));
             return;
         }
-        let (family, signature) = sign(clean);
+        let (family, signature, placed) = sign(clean);
         self.count(family, signature, bytes, line);
+        if placed && let Some(family) = self.families.get_mut(&family) {
+            family.placed = true;
+        }
         // A line led by a symbol (`✔`, `✘`, `*`) counts too among the lines led by a
         // symbol at its indent, by the symbol alone: one `✘` among many `✔`.
-        if let Some((status, symbol)) = status(clean) {
+        if let Some((status, symbol)) = status(clean).or_else(|| level(clean)) {
             self.count(status, symbol, bytes, line);
         }
     }
@@ -238,6 +255,29 @@ impl Odd {
         belongs_to(&self.outline, indent_of(text), line, false)
     }
 
+    /// A heading of failures, or one of its numbered entries.
+    fn failing_entry(&mut self, trimmed: &str, line: u64) {
+        if is_failures_heading(trimmed) {
+            self.failures = true;
+            return;
+        }
+        if !self.failures {
+            return;
+        }
+        let digits = trimmed.bytes().take_while(u8::is_ascii_digit).count();
+        let Some(name) = trimmed[digits..].strip_prefix(") ").filter(|_| digits > 0) else {
+            return;
+        };
+        let name = name.trim().trim_end_matches(':').trim_end();
+        if !name.is_empty() && self.named_bytes + name.len() <= NAMED_BYTES {
+            self.named_bytes += name.len();
+            self.named.push(Numbered {
+                line,
+                text: cut_middle(name, super::KEY_LINE_BYTES),
+            });
+        }
+    }
+
     /// A line right after odd lines: kept with them when it names a place.
     fn place_after(&mut self, clean: &str, bytes: &[u8], line: u64) {
         if !rules().location.is_match(clean) {
@@ -261,10 +301,19 @@ impl Odd {
     }
 
     /// The odd lines, in line order: of the regular families, the lines of rare
-    /// signatures, the rarest first up to [`MAX_ODD`].
-    pub(super) fn finish(self) -> Vec<KeyLine> {
+    /// signatures, the rarest first up to [`MAX_ODD`]; and the failing tests the
+    /// numbered entries of a heading of failures name.
+    pub(super) fn finish(self) -> (Vec<KeyLine>, Vec<Numbered>) {
+        let named = self.named;
         let mut found: Vec<(u64, Candidate)> = Vec::new();
         for family in self.families.into_values() {
+            // A few diagnostics in a long output, whatever their words: each is odd.
+            if family.placed && family.total <= FEW_PLACED {
+                for signature in family.signatures.into_values() {
+                    found.extend(signature.lines.into_iter().map(|c| (signature.count, c)));
+                }
+                continue;
+            }
             if family.total < MIN_FAMILY {
                 continue;
             }
@@ -290,7 +339,7 @@ impl Odd {
         found.sort_by_key(|(count, c)| (*count, c.line.line));
         found.truncate(MAX_ODD);
         found.sort_by_key(|(_, c)| c.line.line);
-        found
+        let odd = found
             .into_iter()
             .map(|(_, c)| {
                 let mut locators: Vec<Numbered> = c.header.into_iter().collect();
@@ -302,7 +351,8 @@ impl Odd {
                     locators,
                 }
             })
-            .collect()
+            .collect();
+        (odd, named)
     }
 }
 
@@ -506,7 +556,7 @@ impl Fnv {
 }
 
 /// A line's family and signature (see the module docs).
-fn sign(line: &str) -> (u64, u64) {
+fn sign(line: &str) -> (u64, u64, bool) {
     let trimmed = line.trim_start();
     let indent = line.len() - trimmed.len();
     let (first, rest) = trimmed
@@ -521,7 +571,7 @@ fn sign(line: &str) -> (u64, u64) {
     });
     if is_place(first) {
         family.byte(b'@');
-        return (family.0, signature(rest));
+        return (family.0, signature(rest), true);
     }
     // A record's first field is not its family: `{"code":"E1"` is `{`, `"MD004",` is
     // `"`, `Severity:` is `Severity`.
@@ -536,7 +586,7 @@ fn sign(line: &str) -> (u64, u64) {
     };
     let word = &word[..crate::render::floor_char_boundary(word, 32)];
     alike(word, &mut family);
-    (family.0, signature(&trimmed[word.len()..]))
+    (family.0, signature(&trimmed[word.len()..]), false)
 }
 
 /// A line led by a symbol (a word of one to four characters, none a letter or a
@@ -553,6 +603,53 @@ fn status(line: &str) -> Option<(u64, u64)> {
     let mut symbol = Fnv::new();
     symbol.bytes(first.as_bytes());
     Some((family.0, symbol.0))
+}
+
+/// A heading over the failures of a test run, in a line of its own: `Failures:`
+/// (RSpec, Jasmine), `FAILURES` (pytest), `3 failing` (Mocha), `Failed tests:`.
+fn is_failures_heading(trimmed: &str) -> bool {
+    if trimmed.len() > 60 {
+        return false;
+    }
+    let deco = |c: char| "=-_*#:[] ".contains(c);
+    let text = trimmed.trim_matches(deco);
+    let text = text
+        .trim_start_matches(|c: char| c.is_ascii_digit())
+        .trim_start();
+    [
+        "Failures",
+        "FAILURES",
+        "failures",
+        "Failed tests",
+        "Failing tests",
+        "FAILED TESTS",
+        "Failed Tests",
+        "failing",
+        "Errors",
+        "ERRORS",
+    ]
+    .contains(&text)
+}
+
+/// A line led by a log record's level (`WARNING -  …`, `2026-01-02 10:00:01 ERROR …`,
+/// `[warn] …`: among its first three words): its family among such lines at its
+/// indent, and the level's signature. One `WARNING` among 400 `DEBUG`.
+fn level(line: &str) -> Option<(u64, u64)> {
+    const LEVELS: &[&str] = &[
+        "TRACE", "DEBUG", "INFO", "NOTICE", "WARN", "WARNING", "ERROR", "SEVERE", "FATAL",
+        "CRITICAL",
+    ];
+    let trimmed = line.trim_start();
+    let found = trimmed.split_whitespace().take(3).find_map(|word| {
+        let word = word.trim_matches(|c: char| !c.is_ascii_alphabetic());
+        LEVELS.iter().find(|l| l.eq_ignore_ascii_case(word))
+    })?;
+    let mut family = Fnv::new();
+    family.bytes(b"level");
+    family.bytes(&(line.len() - trimmed.len()).to_le_bytes());
+    let mut level = Fnv::new();
+    level.bytes(found.as_bytes());
+    Some((family.0, level.0))
 }
 
 /// A word that names a file or a place in one: `src/a.py:3:1:`, `Dockerfile:12` (not
@@ -626,7 +723,7 @@ fn closing_id(rest: &str) -> Option<&str> {
 }
 
 /// Hashes `text` with whitespace runs as one space and numbers alike: a run of digits
-/// not right after a letter is `0` (`line 12`, `product_042`, `0.01s`; not `E1101`).
+/// not right after a capital is `0` (`line 12`, `product_042`, `chapter14`; not `E1101`).
 fn alike(text: &str, hash: &mut Fnv) {
     let bytes = text.as_bytes();
     let mut i = 0;
@@ -643,7 +740,7 @@ fn alike(text: &str, hash: &mut Fnv) {
             }
             continue;
         }
-        if b.is_ascii_digit() && !last.is_ascii_alphabetic() {
+        if b.is_ascii_digit() && !last.is_ascii_uppercase() {
             while i < bytes.len() && bytes[i].is_ascii_digit() {
                 i += 1;
             }

@@ -1021,3 +1021,62 @@ fn a_key_row_that_names_no_file_carries_the_file_above_it() {
         );
     }
 }
+
+#[test]
+fn a_log_records_rare_level_is_odd() {
+    // mkdocs --verbose (tests/corpus/logs/mkdocs-strict-verbose.err): hundreds of
+    // DEBUG records, a few WARNING ones.
+    let mut text = String::new();
+    for n in 1..=300 {
+        text.push_str(&format!("DEBUG   -  Reading: guide/chapter{n}.md\n"));
+        if n % 100 == 14 {
+            text.push_str(&format!(
+                "WARNING -  Doc file 'guide/chapter{n}.md' contains a link 'refunds.md', but \
+                 the target is not found.\n"
+            ));
+        }
+    }
+    let odd = odd_of(&text, 1000);
+    let lines: Vec<u64> = odd.iter().map(|(line, _, _)| *line).collect();
+    assert_eq!(lines, [15, 116, 217], "{odd:?}");
+}
+
+#[test]
+fn a_few_diagnostics_in_a_long_output_are_odd_whatever_their_words() {
+    // go vet -v (tests/corpus/logs/go-vet-verbose.err): the packages it checks, and a
+    // diagnostic with no severity word.
+    let mut text: String = (1..=200).map(|n| format!("internal/pkg{n}\n")).collect();
+    text.push_str(
+        "# example.com/shop/pkg/area23\n\
+         pkg/area23/area.go:33:17: Snapshot passes lock by value: area23.Cache contains sync.Mutex\n",
+    );
+    text.extend((201..=220).map(|n| format!("internal/pkg{n}\n")));
+    let odd = odd_of(&text, text.len());
+    assert!(
+        odd.iter()
+            .any(|(line, t, _)| *line == 202 && t.starts_with("pkg/area23/area.go:33:17: ")),
+        "{odd:?}"
+    );
+}
+
+#[test]
+fn a_heading_of_failures_entries_name_the_failing_tests() {
+    // jasmine (tests/corpus/logs/jasmine-31-failures.out): `Failures:`, then a
+    // numbered entry per failing spec, with no word a key line rule knows.
+    let mut text = String::from("Started\n..F..F\n\nFailures:\n");
+    for n in 1..=31 {
+        text.push_str(&format!(
+            "{n}) cart rounds the cart price {n}\n  Message:\n    Expected 9 to be 10.\n  \
+             Stack:\n        at <Jasmine>\n\n"
+        ));
+    }
+    text.push_str("600 specs, 31 failures\n");
+    let names: Vec<String> = digest(&text, 77)
+        .failed_tests
+        .into_iter()
+        .map(|n| n.text)
+        .collect();
+    assert_eq!(names.len(), 31, "{names:?}");
+    assert_eq!(names[0], "cart rounds the cart price 1");
+    assert_eq!(names[30], "cart rounds the cart price 31");
+}

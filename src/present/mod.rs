@@ -632,8 +632,9 @@ fn omitted(view: &View, summary: &keylines::Summary, file: Option<&str>, budget:
         Some(path) => format!("sed -n '{from},{to}p' {path}"),
         None => "the full output was not saved".to_owned(),
     };
+    let failed = failed_not_listed(view, summary, &shown, left);
     let mut out = String::new();
-    if shown.is_empty() && left_out == 0 {
+    if shown.is_empty() && left_out == 0 && failed.is_empty() {
         out.push_str(&format!(
             "[... lines {from}-{to} of {total} not shown, no error or failure among them: {}]\n",
             sed(from, to)
@@ -646,13 +647,13 @@ fn omitted(view: &View, summary: &keylines::Summary, file: Option<&str>, budget:
         (true, true) => {
             "the error and failure lines among them, and the lines unlike the many like them"
         }
-        (false, _) => "no error or failure line among them; the lines unlike the many like them",
+        (false, true) => "no error or failure line among them; the lines unlike the many like them",
+        (false, false) => "the failing tests among them",
     };
     out.push_str(&format!(
         "[... lines {from}-{to} of {total} not shown; {among}, by line number:]\n"
     ));
     push_rows(&mut out, view, &shown, left_out, file);
-    let failed = failed_not_listed(view, summary, &shown, left);
     out.push_str(&failed);
     out.push_str(&kinds_line(
         view,
