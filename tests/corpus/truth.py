@@ -15,8 +15,10 @@ rustc JSON, JUnit XML (pytest, node --test, ctest, bats, cargo nextest, maven's
 surefire), jest/vitest JSON, `go test -json`, gcc's JSON diagnostics, `tsc --pretty
 false`, `npm --json`, the JSON of ruff, mypy, pylint, shellcheck, eslint, mocha and
 rspec, the result objects of unittest and minitest, Robot Framework's xUnit XML, the
-JSON of stylelint and luacheck's plain format), and from the log itself where it
-has none (pip, ld, Test::More's diagnostics, `php -l`, black). Every verdict and item is checked to be in the log as a
+JSON of stylelint and luacheck's plain format, the JSON of phpcs and markdownlint,
+the JUnit XML of deno, nose2 and pytest under tox, ava's TAP, the warnings file of
+sphinx-build), and from the log itself where it has none (pip, ld, Test::More's
+diagnostics, `php -l`, black, xmllint). Every verdict and item is checked to be in the log as a
 terminal shows it.
 """
 
