@@ -20,8 +20,11 @@
 # Debian's lua-check, and php; for its third pass, bandit, isort and sqlfluff from PyPI
 # (in PY_BIN), htmlhint from the npm registry (in NODE_TOOLS) and Debian's
 # libperl-critic-perl; for its fourth pass, Debian's rubocop, clang-tidy,
-# go-staticcheck, cmake, lua-busted and checkstyle, and behave from PyPI (in PY_BIN).
-# Not run by CI: the logs are committed. Usage: bash tests/corpus/generate.sh [case-name-filter]
+# go-staticcheck, cmake, lua-busted and checkstyle, and behave from PyPI (in PY_BIN);
+# for its fifth pass, Debian's libxml2-utils and php-codesniffer, sphinx, nose2 and tox
+# from PyPI (in PY_BIN), ava, markdownlint-cli and deno from the npm registry (in
+# NODE_TOOLS). Not run by CI: the logs are committed. Usage: bash
+# tests/corpus/generate.sh [case-name-filter]
 set -euo pipefail
 
 HERE="$(cd "$(dirname "$0")" && pwd)"
@@ -2786,6 +2789,632 @@ if want checkstyle && command -v checkstyle >/dev/null; then
     COMMAND='checkstyle -c config/checkstyle.xml src/main/java'
     run checkstyle-warnings-pass "$d" "$COMMAND"
     truth checkstyle-warnings-pass plain --verdict-regex '^Audit done\.'
+fi
+
+# -------------------------------------------- issue 40's fifth pass: held-out families
+# xmllint checking 260 XML files against a schema (Debian's libxml2-utils), phpcs with
+# the PSR-12 standard (Debian's php-codesniffer), sphinx-build (from PyPI, in PY_BIN),
+# ava and markdownlint-cli (from the npm registry, in NODE_TOOLS), `deno test` (the npm
+# registry's deno package, in NODE_TOOLS), and nose2 and tox (from PyPI, in PY_BIN; tox
+# installs pytest, flake8 and setuptools from PyPI into its own environments).
+
+xmllint_project() { # dir, with invalid files?
+    local dir=$1 errors=$2
+    mkdir -p "$dir/schema" "$dir/data/orders"
+    cat >"$dir/schema/order.xsd" <<'EOF'
+<?xml version="1.0" encoding="UTF-8"?>
+<xs:schema xmlns:xs="http://www.w3.org/2001/XMLSchema">
+  <xs:element name="order">
+    <xs:complexType>
+      <xs:sequence>
+        <xs:element name="id" type="xs:positiveInteger"/>
+        <xs:element name="customer" type="xs:string"/>
+        <xs:element name="line" maxOccurs="unbounded">
+          <xs:complexType>
+            <xs:attribute name="sku" type="xs:string" use="required"/>
+            <xs:attribute name="qty" type="xs:positiveInteger" use="required"/>
+          </xs:complexType>
+        </xs:element>
+        <xs:element name="total" type="xs:decimal"/>
+      </xs:sequence>
+      <xs:attribute name="currency" type="xs:string" use="required"/>
+    </xs:complexType>
+  </xs:element>
+</xs:schema>
+EOF
+    for i in $(seq -w 1 260); do
+        {
+            echo '<?xml version="1.0" encoding="UTF-8"?>'
+            echo '<order currency="EUR">'
+            if [[ $errors == yes && $i == 041 ]]; then echo "  <id>-$i</id>"; else echo "  <id>$((10#$i))</id>"; fi
+            if [[ $errors == yes && $i == 117 ]]; then :; else echo "  <customer>Customer $i</customer>"; fi
+            echo "  <line sku=\"A-$i\" qty=\"2\"/>"
+            if [[ $errors == yes && $i == 188 ]]; then echo "  <line sku=\"B-$i\" qty=\"two\"/>"; fi
+            echo "  <line sku=\"C-$i\" qty=\"1\"/>"
+            echo "  <total>$((10#$i)).50</total>"
+            if [[ $errors == yes && $i == 233 ]]; then echo '  <note>late</note'; fi
+            echo '</order>'
+        } >"$dir/data/orders/order_$i.xml"
+    done
+}
+
+# xmllint's errors, from the log itself (it has no machine-readable form of them).
+xmllint_truth() { # NAME
+    python3 -c '
+import json, re, sys
+text = open(sys.argv[1]).read() + open(sys.argv[2]).read()
+found = sorted({m.group(1) for m in re.finditer(r"^(\S+\.xml:\d+): ", text, re.M)})
+found += sorted({m.group(0) for m in re.finditer(r"\S+\.xml fails to validate", text)})
+json.dump(found, open(sys.argv[3], "w"))
+' "$LOGS/$1.out" "$LOGS/$1.err" "$WORK/$1.json"
+    truth "$1" names "$WORK/$1.json"
+}
+
+if want xmllint && command -v xmllint >/dev/null; then
+    d="$WORK/xmllint"
+    xmllint_project "$d" yes
+    COMMAND='xmllint --noout --schema schema/order.xsd data/orders/*.xml'
+    run xmllint-schema-errors "$d" "$COMMAND"
+    xmllint_truth xmllint-schema-errors
+    COMMAND='find data -name "*.xml" | sort | xargs xmllint --noout --schema schema/order.xsd 2>&1'
+    run xmllint-schema-errors-find-merged "$d" "$COMMAND"
+    xmllint_truth xmllint-schema-errors-find-merged
+    COMMAND='xmllint --schema schema/order.xsd data/orders/order_1*.xml data/orders/order_2*.xml'
+    run xmllint-schema-errors-documents "$d" "$COMMAND"
+    xmllint_truth xmllint-schema-errors-documents
+    d="$WORK/xmllint-pass"
+    xmllint_project "$d" no
+    COMMAND='xmllint --noout --schema schema/order.xsd data/orders/*.xml'
+    run xmllint-schema-pass "$d" "$COMMAND"
+    truth xmllint-schema-pass plain
+fi
+
+phpcs_project() { # dir, with errors?
+    local dir=$1 errors=$2
+    mkdir -p "$dir/src/Billing"
+    for i in $(seq 1 150); do
+        {
+            echo '<?php'
+            echo ''
+            echo 'namespace App\Billing;'
+            echo ''
+            echo "class Invoice$i"
+            echo '{'
+            if [[ $errors == yes && ( $i == 29 || $i == 141 ) ]]; then
+                echo "    function amount$i(array \$lines): int"
+            else
+                echo "    public function amount$i(array \$lines): int"
+            fi
+            echo '    {'
+            if [[ $errors == yes && $i == 88 ]]; then
+                echo "        \$sum = array_sum(\$lines); return \$sum + $i;"
+            else
+                echo "        return array_sum(\$lines) + $i;"
+            fi
+            echo '    }'
+            if [[ $errors != clean && $((i % 3)) != 0 ]]; then
+                echo ''
+                echo "    public function describe(): string"
+                echo '    {'
+                echo "        return 'Invoice number $i covers the items delivered this month, payable within thirty days of the invoice date';"
+                echo '    }'
+            fi
+            echo '}'
+        } >"$dir/src/Billing/Invoice$i.php"
+    done
+}
+
+# phpcs's errors (not its warnings): each file with one, and the start of the error's
+# message (the rest may wrap), from its JSON report of the same files.
+phpcs_truth() { # NAME JSON
+    python3 -c '
+import json, re, sys
+found = []
+for path, f in sorted(json.load(open(sys.argv[1]))["files"].items()):
+    errors = [m for m in f["messages"] if m["type"] == "ERROR"]
+    if errors:
+        found.append(re.sub(r"^.*?(src/)", r"\1", path))
+        found += [" ".join(m["message"].split()[:6]) for m in errors]
+json.dump(found, open(sys.argv[2], "w"))
+' "$2" "$WORK/$1.json"
+    truth "$1" names "$WORK/$1.json"
+}
+
+if want phpcs && command -v phpcs >/dev/null; then
+    d="$WORK/phpcs"
+    phpcs_project "$d" yes
+    (cd "$d" && phpcs --standard=PSR12 --report=json src >"$WORK/phpcs.raw" 2>/dev/null || true)
+    COMMAND='phpcs --standard=PSR12 src'
+    run phpcs-errors "$d" "$COMMAND"
+    phpcs_truth phpcs-errors "$WORK/phpcs.raw"
+    COMMAND='phpcs --standard=PSR12 -s --colors src 2>&1'
+    run phpcs-errors-sniffs-color-merged "$d" "$COMMAND"
+    phpcs_truth phpcs-errors-sniffs-color-merged "$WORK/phpcs.raw"
+    COMMAND='phpcs --standard=PSR12 -v src'
+    run phpcs-errors-verbose "$d" "$COMMAND"
+    phpcs_truth phpcs-errors-verbose "$WORK/phpcs.raw"
+    d="$WORK/phpcs-pass"
+    phpcs_project "$d" clean
+    COMMAND='phpcs --standard=PSR12 -v src'
+    run phpcs-pass-verbose "$d" "$COMMAND"
+    truth phpcs-pass-verbose plain
+fi
+
+sphinx_project() { # dir, with warnings?
+    local dir=$1 errors=$2
+    rm -rf "$dir"
+    mkdir -p "$dir/docs/api"
+    cat >"$dir/docs/conf.py" <<'EOF'
+project = "Ledger"
+author = "Ledger developers"
+extensions = []
+html_theme = "alabaster"
+EOF
+    {
+        echo 'Ledger'
+        echo '======'
+        echo ''
+        echo '.. toctree::'
+        echo '   :maxdepth: 1'
+        echo ''
+        for i in $(seq 1 160); do echo "   api/module$i"; done
+        if [[ $errors == yes ]]; then echo '   api/changelog'; fi
+    } >"$dir/docs/index.rst"
+    for i in $(seq 1 160); do
+        {
+            echo ".. _module-$i:"
+            echo ''
+            echo "Module $i"
+            echo '=========='
+            echo ''
+            echo "The module $i keeps the ledger's accounts of kind $i."
+            echo ''
+            if [[ $errors == yes && $i == 47 ]]; then echo 'See :ref:`module-470` for the totals.'; echo ''; fi
+            if [[ $errors == yes && $i == 102 ]]; then echo '.. warnin:: Accounts close at midnight.'; echo ''; fi
+            if [[ $errors == yes && $i == 139 ]]; then echo 'Usage'; echo '---'; echo ''; echo 'Call it once.'; echo ''; fi
+            echo 'Usage'
+            echo '-----'
+            echo ''
+            echo "See :ref:\`module-$(( i % 160 + 1 ))\` next."
+        } >"$dir/docs/api/module$i.rst"
+    done
+}
+
+# sphinx's warnings, by file:line as it prints them, from the file -w writes of the same
+# docs built alike.
+sphinx_truth() { # NAME WARNINGS [first]
+    python3 -c '
+import json, re, sys
+found = []
+for line in open(sys.argv[1]):
+    m = re.match(r"(?:\S*/)?(docs/\S+?\.rst)(:\d+)?: (WARNING|ERROR)", line)
+    if m:
+        found.append(m.group(1) + (m.group(2) or ""))
+if len(sys.argv) > 3:
+    found = found[:1]
+json.dump(found, open(sys.argv[2], "w"))
+' "$2" "$WORK/$1.json" ${3:-}
+    truth "$1" names "$WORK/$1.json" --verdict-regex '^build (succeeded|finished with problems)|^Warning, treated as error'
+}
+
+if want sphinx && [[ -x "$PY_BIN/sphinx-build" ]]; then
+    d="$WORK/sphinx"
+    sphinx_project "$d" yes
+    (cd "$d" && "$PY_BIN/sphinx-build" -q -w "$WORK/sphinx.warnings" -b html docs "$WORK/sphinx-truth-build" \
+        >/dev/null 2>&1 || true)
+    COMMAND='sphinx-build -W --keep-going -b html docs docs/_build/html'
+    rm -rf "$d/docs/_build"
+    run sphinx-build-warnings-as-errors "$d" "PATH=$PY_BIN:\$PATH $COMMAND"
+    sphinx_truth sphinx-build-warnings-as-errors "$WORK/sphinx.warnings"
+    COMMAND='sphinx-build -W -b html docs docs/_build/html 2>&1'
+    rm -rf "$d/docs/_build"
+    run sphinx-build-warnings-as-errors-merged "$d" "PATH=$PY_BIN:\$PATH $COMMAND"
+    sphinx_truth sphinx-build-warnings-as-errors-merged "$WORK/sphinx.warnings"
+    COMMAND='make -C docs html SPHINXOPTS=-W 2>&1'
+    rm -rf "$d/docs/_build"
+    printf 'html:\n\tsphinx-build -M html . _build $(SPHINXOPTS)\n' >"$d/docs/Makefile"
+    run sphinx-build-make-merged "$d" "PATH=$PY_BIN:\$PATH $COMMAND"
+    sphinx_truth sphinx-build-make-merged "$WORK/sphinx.warnings"
+    d="$WORK/sphinx-pass"
+    sphinx_project "$d" no
+    COMMAND='sphinx-build -W -b html docs docs/_build/html'
+    run sphinx-build-pass "$d" "PATH=$PY_BIN:\$PATH $COMMAND"
+    truth sphinx-build-pass plain --verdict-regex '^build succeeded'
+fi
+
+ava_project() { # dir, passing tests per file, with failures?
+    local dir=$1 per=$2 failing=$3
+    mkdir -p "$dir/src" "$dir/test"
+    ln -sfn "$NODE_TOOLS/node_modules" "$dir/node_modules"
+    printf '{\n  "name": "pricing",\n  "type": "module",\n  "scripts": { "test": "ava" }\n}\n' >"$dir/package.json"
+    cat >"$dir/src/price.js" <<'EOF'
+export const net = (gross, rate) => Math.round((gross / (1 + rate)) * 100) / 100;
+export const discount = (price, pct) => price - Math.floor((price * pct) / 100);
+export const parseSku = (sku) => {
+  const [family, number] = sku.split('-');
+  return { family, number: Number(number) };
+};
+EOF
+    for f in net discount sku; do
+        {
+            echo "import test from 'ava';"
+            echo "import { net, discount, parseSku } from '../src/price.js';"
+            echo ''
+            for i in $(seq 1 "$per"); do
+                case $f in
+                net) echo "test('net of $((i * 12)) at 20%', (t) => { t.is(net($((i * 12)), 0.2), $((i * 10))); });" ;;
+                discount) echo "test('discount of 10% on $((i * 10))', (t) => { t.is(discount($((i * 10)), 10), $((i * 9))); });" ;;
+                sku) echo "test('parses sku AB-$i', (t) => { t.deepEqual(parseSku('AB-$i'), { family: 'AB', number: $i }); });" ;;
+                esac
+            done
+            if [[ $failing == yes ]]; then
+                case $f in
+                net) echo "test('net of 100 at 7%', (t) => { t.is(net(100, 0.07), 93.45); });" ;;
+                discount) echo "test('discount rounds in favour of the customer', (t) => { t.is(discount(99, 15), 84); });"
+                    echo "test('discount refuses a negative rate', (t) => { t.throws(() => discount(10, -5)); });" ;;
+                sku) echo "test('parses a sku without a number', (t) => { t.deepEqual(parseSku('AB'), { family: 'AB', number: 0 }); });" ;;
+                esac
+            fi
+        } >"$dir/test/$f.test.js"
+    done
+}
+
+# ava's failed tests, from its TAP report of the same tests.
+ava_truth() { # NAME TAP
+    python3 -c '
+import json, re, sys
+found = [m.group(1).replace(" \u203a ", " \u203a ") for l in open(sys.argv[1])
+         for m in [re.match(r"not ok \d+ - (.*?)(?: # .*)?$", l.rstrip("\n"))] if m]
+json.dump(found, open(sys.argv[2], "w"))
+' "$2" "$WORK/$1.json"
+    truth "$1" names "$WORK/$1.json" --verdict-regex '^\s*(\d+ tests? failed|\d+ tests? passed)'
+}
+
+if want ava-test && [[ -x "$NODE_TOOLS/node_modules/.bin/ava" ]]; then
+    d="$WORK/ava"
+    ava_project "$d" 110 yes
+    (cd "$d" && node_modules/.bin/ava --tap >"$WORK/ava.tap" 2>/dev/null || true)
+    COMMAND='npx ava'
+    run ava-fail "$d" "$COMMAND"
+    ava_truth ava-fail "$WORK/ava.tap"
+    COMMAND='npm test 2>&1'
+    run ava-fail-npm-merged "$d" "$COMMAND"
+    ava_truth ava-fail-npm-merged "$WORK/ava.tap"
+    COMMAND='npx ava --serial --verbose'
+    run ava-fail-serial "$d" "$COMMAND"
+    ava_truth ava-fail-serial "$WORK/ava.tap"
+    d="$WORK/ava-pass"
+    ava_project "$d" 110 no
+    COMMAND='npx ava'
+    run ava-pass "$d" "$COMMAND"
+    truth ava-pass plain --verdict-regex '^\s*\d+ tests? passed'
+fi
+
+markdownlint_project() { # dir, with errors?
+    local dir=$1 errors=$2
+    mkdir -p "$dir/docs/guide"
+    ln -sfn "$NODE_TOOLS/node_modules" "$dir/node_modules"
+    cat >"$dir/.markdownlint.json" <<'EOF'
+{
+  "default": true,
+  "MD013": { "severity": "warning", "line_length": 100 },
+  "MD004": { "severity": "warning", "style": "asterisk" }
+}
+EOF
+    for i in $(seq 1 140); do
+        {
+            echo "# Guide $i"
+            echo ''
+            echo "This page explains step $i of setting up the ledger."
+            echo ''
+            if [[ $errors == yes && ( $i == 36 || $i == 97 || $i == 120 ) ]]; then
+                if [[ $i == 36 ]]; then echo "### Details of step $i"; echo ''; fi
+                if [[ $i == 97 ]]; then echo "## Options"; echo "Step $i has options."; echo ''; fi
+                if [[ $i == 120 ]]; then echo '```'; echo "ledger init --step $i"; echo '```'; echo ''; fi
+            elif [[ $errors != clean ]]; then
+                echo "Run the command below once the database is reachable, then check the ledger's accounts for step $i."
+                echo ''
+                echo "+ first item of step $i"
+                echo "+ second item of step $i"
+                echo ''
+            fi
+            echo '## Next'
+            echo ''
+            echo "Go on to guide $((i + 1))."
+        } >"$dir/docs/guide/step-$i.md"
+    done
+}
+
+# markdownlint's errors (not its warnings): file:line as its text report shows them,
+# from its JSON report of the same files; for a JSON run, each erring file's name.
+markdownlint_truth() { # NAME JSON [json]
+    python3 -c '
+import json, sys
+found = []
+for e in json.load(open(sys.argv[1])):
+    if e["severity"] != "error":
+        continue
+    file, line = e["fileName"], e["lineNumber"]
+    found.append(json.dumps({"fileName": file})[1:-1] if len(sys.argv) > 3 else f"{file}:{line}")
+json.dump(sorted(set(found)), open(sys.argv[2], "w"))
+' "$2" "$WORK/$1.json" ${3:-}
+    truth "$1" names "$WORK/$1.json"
+}
+
+if want markdownlint && [[ -x "$NODE_TOOLS/node_modules/.bin/markdownlint" ]]; then
+    d="$WORK/markdownlint"
+    markdownlint_project "$d" yes
+    (cd "$d" && node_modules/.bin/markdownlint --json docs 2>"$WORK/markdownlint.raw" || true)
+    COMMAND="npx markdownlint docs"
+    run markdownlint-errors "$d" "$COMMAND"
+    markdownlint_truth markdownlint-errors "$WORK/markdownlint.raw"
+    COMMAND="npx markdownlint 'docs/**/*.md' 2>&1"
+    run markdownlint-errors-glob-merged "$d" "$COMMAND"
+    markdownlint_truth markdownlint-errors-glob-merged "$WORK/markdownlint.raw"
+    COMMAND="npx markdownlint --json docs"
+    run markdownlint-errors-json "$d" "$COMMAND"
+    markdownlint_truth markdownlint-errors-json "$WORK/markdownlint.raw" json
+    d="$WORK/markdownlint-warnings"
+    markdownlint_project "$d" no
+    COMMAND="npx markdownlint docs"
+    run markdownlint-warnings-pass "$d" "$COMMAND"
+    truth markdownlint-warnings-pass plain
+fi
+
+deno_project() { # dir, passing tests per file, with failures?
+    local dir=$1 per=$2 failing=$3
+    mkdir -p "$dir/src" "$dir/tests"
+    cat >"$dir/src/stock.ts" <<'EOF'
+export function reorder(level: number, min: number): number {
+  return level < min ? min * 2 - level : 0;
+}
+export function split(total: number, parts: number): number[] {
+  const each = Math.floor(total / parts);
+  return Array.from({ length: parts }, () => each);
+}
+export function label(code: string): string {
+  return code.toUpperCase().replace("_", " ");
+}
+EOF
+    cat >"$dir/tests/check.ts" <<'EOF'
+export function equals(actual: unknown, expected: unknown): void {
+  const a = JSON.stringify(actual), e = JSON.stringify(expected);
+  if (a !== e) throw new Error(`Values are not equal: expected ${e}, got ${a}`);
+}
+EOF
+    for f in reorder split label; do
+        {
+            echo "import { equals } from \"./check.ts\";"
+            echo "import { label, reorder, split } from \"../src/stock.ts\";"
+            echo ''
+            for i in $(seq 1 "$per"); do
+                case $f in
+                reorder) echo "Deno.test(\"reorder below minimum $i\", () => equals(reorder($i, $((i + 5))), $((i + 10))));" ;;
+                split) echo "Deno.test(\"split $((i * 4)) in four\", () => equals(split($((i * 4)), 4), [$i, $i, $i, $i]));" ;;
+                label) echo "Deno.test(\"label item_$i\", () => equals(label(\"item_$i\"), \"ITEM $i\"));" ;;
+                esac
+            done
+            if [[ $failing == yes ]]; then
+                case $f in
+                reorder) echo 'Deno.test("reorder at the minimum", () => equals(reorder(5, 5), 5));' ;;
+                split) echo 'Deno.test("split keeps the remainder", () => equals(split(10, 4), [3, 3, 2, 2]));' ;;
+                label) echo 'Deno.test("label with two underscores", () => equals(label("spare_part_7"), "SPARE PART 7"));'
+                    echo 'Deno.test("label of an empty code", () => equals(label(""), "UNKNOWN"));' ;;
+                esac
+            fi
+        } >"$dir/tests/${f}_test.ts"
+    done
+}
+
+# deno's failed tests and where each is declared, from its JUnit report of the same tests.
+deno_truth() { # NAME XML
+    python3 -c '
+import json, sys
+import xml.etree.ElementTree as ET
+found = []
+for case in ET.parse(sys.argv[1]).getroot().iter("testcase"):
+    if case.find("failure") is not None or case.find("error") is not None:
+        where = ":".join(case.get(k) for k in ("classname", "line", "col"))
+        found += [case.get("name"), where]
+json.dump(found, open(sys.argv[2], "w"))
+' "$2" "$WORK/$1.json"
+    truth "$1" names "$WORK/$1.json" --verdict-regex '^(ok|FAILED) \| \d+ passed'
+}
+
+deno_run() { # NAME DIR: deno's own cache, and no Rust backtrace asked of it
+    DENO_DIR="$WORK/deno-dir" run "$1" "$2" "PATH=$NODE_TOOLS/node_modules/.bin:\$PATH; unset RUST_BACKTRACE; $COMMAND"
+}
+
+if want deno && [[ -x "$NODE_TOOLS/node_modules/.bin/deno" ]]; then
+    export DENO_DIR="$WORK/deno-dir"
+    d="$WORK/deno"
+    deno_project "$d" 90 yes
+    (cd "$d" && env -u RUST_BACKTRACE "$NODE_TOOLS/node_modules/.bin/deno" test --junit-path="$WORK/deno.xml" \
+        >/dev/null 2>&1 || true)
+    COMMAND='deno test'
+    deno_run deno-test-fail "$d"
+    deno_truth deno-test-fail "$WORK/deno.xml"
+    COMMAND='deno test --allow-read tests/ 2>&1'
+    deno_run deno-test-fail-merged "$d"
+    deno_truth deno-test-fail-merged "$WORK/deno.xml"
+    COMMAND='NO_COLOR=1 deno test --parallel'
+    deno_run deno-test-fail-parallel "$d"
+    deno_truth deno-test-fail-parallel "$WORK/deno.xml"
+    d="$WORK/deno-pass"
+    deno_project "$d" 90 no
+    COMMAND='deno test'
+    deno_run deno-test-pass "$d"
+    truth deno-test-pass plain --verdict-regex '^(ok|FAILED) \| \d+ passed'
+    unset DENO_DIR
+fi
+
+nose2_project() { # dir, passing tests per class, with failures?
+    local dir=$1 per=$2 failing=$3
+    mkdir -p "$dir/inventory" "$dir/tests"
+    cat >"$dir/inventory/__init__.py" <<'EOF'
+def restock(level, minimum):
+    return max(minimum * 2 - level, 0)
+
+
+def unit_price(total, count):
+    return round(total / count, 2)
+
+
+def sku_parts(sku):
+    family, number = sku.split("-")
+    return family, int(number)
+EOF
+    : >"$dir/tests/__init__.py"
+    for f in restock price sku; do
+        {
+            echo 'import unittest'
+            echo ''
+            echo 'from inventory import restock, sku_parts, unit_price'
+            echo ''
+            echo ''
+            echo "class ${f^}Test(unittest.TestCase):"
+            for i in $(seq 1 "$per"); do
+                case $f in
+                restock) echo "    def test_restock_$i(self):"; echo "        self.assertEqual(restock($i, $((i + 3))), $((i + 6)))" ;;
+                price) echo "    def test_unit_price_$i(self):"; echo "        self.assertEqual(unit_price($((i * 6)), 3), $((i * 2)))" ;;
+                sku) echo "    def test_sku_$i(self):"; echo "        self.assertEqual(sku_parts('AB-$i'), ('AB', $i))" ;;
+                esac
+                echo ''
+            done
+            if [[ $failing == yes ]]; then
+                case $f in
+                restock) echo '    def test_restock_above_minimum(self):'; echo '        self.assertEqual(restock(9, 4), 1)'; echo '' ;;
+                price) echo '    def test_unit_price_of_nothing(self):'; echo '        self.assertEqual(unit_price(10, 0), 0)'; echo '' ;;
+                sku) echo '    def test_sku_without_number(self):'; echo "        self.assertEqual(sku_parts('AB'), ('AB', 0))"; echo ''
+                    echo '    def test_sku_lowercase(self):'; echo "        self.assertEqual(sku_parts('ab-3'), ('AB', 3))"; echo '' ;;
+                esac
+            fi
+        } >"$dir/tests/test_$f.py"
+    done
+}
+
+# nose2's failed tests, from its JUnit report of the same tests.
+nose2_truth() { # NAME XML
+    python3 -c '
+import json, sys
+import xml.etree.ElementTree as ET
+found = []
+for case in ET.parse(sys.argv[1]).getroot().iter("testcase"):
+    if case.find("failure") is not None or case.find("error") is not None:
+        found.append(case.get("name"))
+json.dump(found, open(sys.argv[2], "w"))
+' "$2" "$WORK/$1.json"
+    truth "$1" names "$WORK/$1.json" --verdict-regex '^(FAILED \(|OK$|OK \()'
+}
+
+if want nose2 && [[ -x "$PY_BIN/nose2" ]]; then
+    d="$WORK/nose2"
+    nose2_project "$d" 80 yes
+    (cd "$d" && "$PY_BIN/nose2" --plugin nose2.plugins.junitxml --junit-xml \
+        --junit-xml-path "$WORK/nose2.xml" >/dev/null 2>&1 || true)
+    COMMAND='nose2 -v'
+    run nose2-fail-verbose "$d" "PATH=$PY_BIN:\$PATH $COMMAND"
+    nose2_truth nose2-fail-verbose "$WORK/nose2.xml"
+    COMMAND='python -m nose2 -v -s . tests 2>&1'
+    run nose2-fail-verbose-merged "$d" "PATH=$PY_BIN:\$PATH $COMMAND"
+    nose2_truth nose2-fail-verbose-merged "$WORK/nose2.xml"
+    d="$WORK/nose2-pass"
+    nose2_project "$d" 80 no
+    COMMAND='nose2 -v'
+    run nose2-pass-verbose "$d" "PATH=$PY_BIN:\$PATH $COMMAND"
+    truth nose2-pass-verbose plain --verdict-regex '^(FAILED \(|OK$|OK \()'
+fi
+
+tox_project() { # dir, tests per file, with failures?
+    local dir=$1 per=$2 failing=$3
+    rm -rf "$dir"
+    mkdir -p "$dir/src/ledger" "$dir/tests"
+    cat >"$dir/pyproject.toml" <<'EOF'
+[build-system]
+requires = ["setuptools>=61"]
+build-backend = "setuptools.build_meta"
+
+[project]
+name = "ledger"
+version = "0.3.0"
+requires-python = ">=3.9"
+EOF
+    cat >"$dir/tox.ini" <<'EOF'
+[tox]
+env_list = py, lint
+
+[testenv]
+deps = pytest
+commands = pytest -v --junitxml={toxinidir}/report.xml {posargs:tests}
+
+[testenv:lint]
+skip_install = true
+deps = flake8
+commands = flake8 src
+EOF
+    cat >"$dir/src/ledger/__init__.py" <<'EOF'
+def balance(entries):
+    return sum(amount for _, amount in entries)
+
+
+def fee(amount, rate):
+    return round(amount * rate, 2)
+
+
+def account(code):
+    bank, number = code.split(":")
+    return bank.upper(), int(number)
+EOF
+    for f in balance fee account; do
+        {
+            echo 'import pytest'
+            echo ''
+            echo 'from ledger import account, balance, fee'
+            echo ''
+            echo ''
+            echo "@pytest.mark.parametrize(\"n\", range($per))"
+            case $f in
+            balance) echo 'def test_balance(n):'; echo '    assert balance([("a", n), ("b", 2 * n)]) == 3 * n' ;;
+            fee) echo 'def test_fee(n):'; echo '    assert fee(100 * n, 0.5) == 50 * n' ;;
+            account) echo 'def test_account(n):'; echo '    assert account(f"ab:{n}") == ("AB", n)' ;;
+            esac
+            if [[ $failing == yes ]]; then
+                echo ''
+                echo ''
+                case $f in
+                balance) echo 'def test_balance_of_credit_notes():'; echo '    assert balance([("a", 10), ("credit", -4)]) == 14' ;;
+                fee) echo 'def test_fee_rounds_half_up():'; echo '    assert fee(0.125, 1) == 0.13' ;;
+                account) echo 'def test_account_without_number():'; echo '    assert account("ab") == ("AB", 0)' ;;
+                esac
+            fi
+        } >"$dir/tests/test_$f.py"
+    done
+}
+
+tox_run() { # NAME DIR: runs $COMMAND; the truth from the JUnit report pytest wrote in it
+    rm -f "$2/report.xml"
+    run "$1" "$2" "PATH=$PY_BIN:\$PATH $COMMAND"
+    # tox names its own virtualenv's files: a neutral path for it too.
+    local venv
+    venv="$(dirname "$PY_BIN")"
+    sed -i "s#$venv/#/home/dev/venv/#g" "$LOGS/$1.out" "$LOGS/$1.err"
+    cp "$2/report.xml" "$WORK/$1.xml"
+    truth "$1" junit "$WORK/$1.xml" --verdict-regex '^\s*(congratulations :\)|evaluation failed :\()'
+}
+
+if want tox && [[ -x "$PY_BIN/tox" ]]; then
+    d="$WORK/tox"
+    tox_project "$d" 90 yes
+    COMMAND='tox'
+    tox_run tox-fail "$d"
+    COMMAND='tox -e py 2>&1'
+    tox_run tox-fail-merged "$d"
+    COMMAND='tox -p'
+    tox_run tox-fail-parallel "$d"
+    d="$WORK/tox-pass"
+    tox_project "$d" 90 no
+    COMMAND='tox'
+    tox_run tox-pass "$d"
 fi
 
 echo "corpus: $(ls "$LOGS"/*.truth | wc -l) cases, $(du -sh "$LOGS" | cut -f1)" >&2

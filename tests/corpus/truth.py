@@ -18,9 +18,10 @@ rspec, the result objects of unittest and minitest, Robot Framework's xUnit XML,
 JSON of stylelint and luacheck's plain format, the JSON of bandit, sqlfluff and
 htmlhint, perlcritic's own line format, isort's Python API on the same files;
 RuboCop's, staticcheck's and busted's JSON, the YAML clang-tidy exports, behave's
-JUnit XML and Checkstyle's XML), and from the log itself where it has none (pip, ld,
-Test::More's diagnostics, `php -l`, black, CMake). Every verdict and item is checked
-to be in the log as a
+JUnit XML and Checkstyle's XML; the JSON of phpcs and markdownlint, the JUnit XML of
+deno, nose2 and pytest under tox, ava's TAP, the warnings file of sphinx-build), and
+from the log itself where it has none (pip, ld, Test::More's diagnostics, `php -l`,
+black, CMake, xmllint). Every verdict and item is checked to be in the log as a
 terminal shows it.
 """
 
