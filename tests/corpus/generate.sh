@@ -23,8 +23,9 @@
 # go-staticcheck, cmake, lua-busted and checkstyle, and behave from PyPI (in PY_BIN);
 # for its fifth pass, Debian's libxml2-utils and php-codesniffer, sphinx, nose2 and tox
 # from PyPI (in PY_BIN), ava, markdownlint-cli and deno from the npm registry (in
-# NODE_TOOLS). Not run by CI: the logs are committed. Usage: bash
-# tests/corpus/generate.sh [case-name-filter]
+# NODE_TOOLS); for its sixth pass, Debian's shfmt and ruby-test-unit, ward and mkdocs
+# from PyPI (in PY_BIN) and jasmine from the npm registry (in NODE_TOOLS). Not run by
+# CI: the logs are committed. Usage: bash tests/corpus/generate.sh [case-name-filter]
 set -euo pipefail
 
 HERE="$(cd "$(dirname "$0")" && pwd)"
@@ -3417,4 +3418,444 @@ if want tox && [[ -x "$PY_BIN/tox" ]]; then
     tox_run tox-pass "$d"
 fi
 
+fi
+
+
+# ------------------------------------------- issue 40's sixth pass (held out)
+# go vet (Debian's golang-go), shfmt (Debian's shfmt), ward and mkdocs from PyPI (in
+# PY_BIN), jasmine from the npm registry (in NODE_TOOLS) and Ruby's test-unit (Debian's
+# ruby-test-unit).
+go_vet_project() { # dir, number of packages, with findings?
+    local dir=$1 packages=$2 findings=$3
+    mkdir -p "$dir"
+    printf 'module example.com/shop\n\ngo 1.19\n' >"$dir/go.mod"
+    for i in $(seq 1 "$packages"); do
+        mkdir -p "$dir/pkg/area$i"
+        {
+            echo "package area$i"
+            echo ''
+            echo 'import ('
+            echo '	"encoding/json"'
+            echo '	"fmt"'
+            echo '	"net/http"'
+            echo '	"strings"'
+            echo '	"sync"'
+            echo ')'
+            echo ''
+            echo '// Cache keeps the orders of one area.'
+            echo 'type Cache struct {'
+            echo '	mu     sync.Mutex'
+            echo '	orders map[string]int'
+            echo '}'
+            echo ''
+            echo '// Label names an order.'
+            echo "func Label(n int) string { return fmt.Sprintf(\"order %d of area $i\", n) }"
+            echo ''
+            echo '// Encode writes the orders as JSON.'
+            echo 'func (c *Cache) Encode() ([]byte, error) {'
+            echo '	c.mu.Lock()'
+            echo '	defer c.mu.Unlock()'
+            echo '	return json.Marshal(c.orders)'
+            echo '}'
+            echo ''
+            echo '// Handler answers with the label.'
+            echo 'func Handler(w http.ResponseWriter, r *http.Request) {'
+            echo '	fmt.Fprintln(w, strings.ToUpper(Label(len(r.URL.Path))))'
+            echo '}'
+            if [[ $findings == yes && $i == 7 ]]; then
+                echo ''
+                echo '// Summary counts the items.'
+                echo 'func Summary(n int) string { return fmt.Sprintf("%d items for %s", n) }'
+            fi
+            if [[ $findings == yes && $i == 23 ]]; then
+                echo ''
+                echo '// Snapshot copies the cache.'
+                echo 'func Snapshot(c Cache) int { return len(c.orders) }'
+            fi
+            if [[ $findings == yes && $i == 31 ]]; then
+                echo ''
+                echo '// Check reports whether the cache is usable.'
+                echo 'func Check(c *Cache) bool {'
+                echo '	return c != nil'
+                echo '	fmt.Println("checked")'
+                echo '	return false'
+                echo '}'
+            fi
+            if [[ $findings == yes && $i == 44 ]]; then
+                echo ''
+                echo '// Decode reads the orders.'
+                echo 'func (c *Cache) Decode(b []byte) error {'
+                echo '	var orders map[string]int'
+                echo '	err := json.Unmarshal(b, orders)'
+                echo '	c.orders = orders'
+                echo '	return err'
+                echo '}'
+            fi
+        } >"$dir/pkg/area$i/area.go"
+    done
+}
+
+# go vet's findings, from its JSON form of the same run: file:line:col as it prints them.
+go_vet_truth() { # NAME DIR JSON FORM(relative|json)
+    python3 -c '
+import json, re, sys
+d, found, text = sys.argv[1], [], open(sys.argv[2]).read()
+for chunk in re.split(r"^# .*$", text, flags=re.M):
+    chunk = chunk.strip()
+    if not chunk:
+        continue
+    for pkg in json.loads(chunk).values():
+        for diags in pkg.values():
+            for diag in diags:
+                posn = diag["posn"]
+                if sys.argv[4] == "relative":
+                    posn = posn[len(d) + 1:]
+                found.append(posn)
+json.dump(found, open(sys.argv[3], "w"))
+' "$2" "$3" "$WORK/$1.json" "$4"
+    truth "$1" names "$WORK/$1.json"
+}
+
+if want go-vet && command -v go >/dev/null; then
+    d="$WORK/go-vet"
+    go_vet_project "$d" 80 yes
+    (cd "$d" && go vet -json ./... 2>"$WORK/go-vet.raw" || true)
+    COMMAND='go vet -v ./...'
+    run go-vet-verbose "$d" "$COMMAND"
+    go_vet_truth go-vet-verbose "$d" "$WORK/go-vet.raw" relative
+    COMMAND='go vet -v ./... 2>&1'
+    run go-vet-verbose-merged "$d" "$COMMAND"
+    go_vet_truth go-vet-verbose-merged "$d" "$WORK/go-vet.raw" relative
+    COMMAND='go vet -json -v ./...'
+    run go-vet-json-verbose "$d" "$COMMAND"
+    go_vet_truth go-vet-json-verbose "$d" "$WORK/go-vet.raw" json
+    d="$WORK/go-vet-pass"
+    go_vet_project "$d" 80 no
+    COMMAND='go vet -v ./...'
+    run go-vet-pass-verbose "$d" "$COMMAND"
+    truth go-vet-pass-verbose plain
+fi
+
+shfmt_project() { # dir, with badly formatted scripts?
+    local dir=$1 bad=$2
+    mkdir -p "$dir/scripts"
+    for i in $(seq 1 140); do
+        {
+            echo '#!/usr/bin/env bash'
+            echo 'set -euo pipefail'
+            echo ''
+            echo "deploy_$i() {"
+            echo '	local target=$1'
+            echo "	echo \"deploying step $i to \$target\""
+            echo '	if [[ -z $target ]]; then'
+            echo '		return 1'
+            echo '	fi'
+            echo '}'
+            if [[ $bad == yes && ($i == 12 || $i == 58 || $i == 97 || $i == 131) ]]; then
+                for j in $(seq 1 14); do
+                    echo "cleanup_${i}_$j () {"
+                    echo "    for f in ./build-$j/*;do"
+                    echo '        if [ -f "$f" ];then rm -f "$f" ;fi'
+                    echo '    done'
+                    echo '}'
+                done
+            fi
+            if [[ $bad == yes && $i == 76 ]]; then
+                echo 'rotate_logs() {'
+                echo '	case $1 in'
+                echo '	daily) echo day ;;'
+                echo '	esac'
+                echo '	if [[ -n $1 ]]; then'
+                echo '		echo missing'
+                echo '}'
+            fi
+            echo "deploy_$i \"\${1:-staging}\""
+        } >"$dir/scripts/step$i.sh"
+    done
+}
+
+# shfmt has no machine-readable form: the files `shfmt -l` lists, as the diff's header
+# names them, and the parse error as it prints it.
+if want shfmt && command -v shfmt >/dev/null; then
+    d="$WORK/shfmt"
+    shfmt_project "$d" yes
+    items=()
+    while read -r f; do items+=(--item "$f"); done < <(cd "$d" && shfmt -l scripts 2>/dev/null | sort)
+    COMMAND='shfmt -d scripts'
+    run shfmt-diff "$d" "$COMMAND"
+    truth shfmt-diff plain "${items[@]}" --item 'scripts/step76.sh:17:1'
+    COMMAND='shfmt -d scripts 2>&1'
+    run shfmt-diff-merged "$d" "$COMMAND"
+    truth shfmt-diff-merged plain "${items[@]}" --item 'scripts/step76.sh:17:1'
+    COMMAND='shfmt -l -w scripts'
+    d2="$WORK/shfmt-write"
+    shfmt_project "$d2" yes
+    run shfmt-list-write "$d2" "$COMMAND"
+    truth shfmt-list-write plain "${items[@]}" --item 'scripts/step76.sh:17:1'
+    d="$WORK/shfmt-pass"
+    shfmt_project "$d" no
+    COMMAND='shfmt -d scripts && echo "all scripts formatted"'
+    run shfmt-pass "$d" "$COMMAND"
+    truth shfmt-pass plain --verdict-regex '^all scripts formatted$'
+fi
+
+ward_project() { # dir, failures (few|none)
+    local dir=$1 failures=$2
+    mkdir -p "$dir/tests"
+    for area in cart orders stock prices users invoices shipping coupons; do
+        {
+            echo 'from ward import test'
+            echo ''
+            echo ''
+            echo 'def total(items, rate=1):'
+            echo '    return sum(items) * rate'
+            echo ''
+            for i in $(seq 1 40); do
+                echo ''
+                echo "@test(\"the $area total of $i items is $((i * 3))\")"
+                echo "def _():"
+                echo "    assert total([$i, $i, $i]) == $((i * 3))"
+            done
+            if [[ $failures == few && $area == orders ]]; then
+                echo ''
+                echo '@test("an order keeps its discount")'
+                echo 'def _():'
+                echo '    assert total([50, 50], 0.85) == 90'
+            fi
+            if [[ $failures == few && $area == users ]]; then
+                echo ''
+                echo '@test("a user has a name")'
+                echo 'def _():'
+                echo '    user = {"id": 4}'
+                echo '    assert user["name"] == "ann"'
+            fi
+            if [[ $failures == few && $area == coupons ]]; then
+                echo ''
+                echo '@test("a coupon lists its codes")'
+                echo 'def _():'
+                echo '    assert sorted(["b", "a", "c"]) == ["a", "b", "d"]'
+            fi
+        } >"$dir/tests/test_$area.py"
+    done
+}
+
+# ward has no machine-readable report: the failing tests are the ones written to fail,
+# each checked to be in the log, with where it failed.
+if want ward && [[ -x "$PY_BIN/ward" ]]; then
+    d="$WORK/ward"
+    ward_project "$d" few
+    failing=(--item 'an order keeps its discount' --item 'Failed at tests/test_orders.py'
+        --item 'a user has a name' --item 'Failed at tests/test_users.py'
+        --item 'a coupon lists its codes' --item 'Failed at tests/test_coupons.py')
+    COMMAND='ward --path tests'
+    run ward-fail "$d" "PATH=$PY_BIN:\$PATH $COMMAND"
+    truth ward-fail plain "${failing[@]}" --verdict-regex '(FAILED|SUCCESS) in [\d.]+ seconds'
+    COMMAND='ward --path tests --progress-style bar 2>&1'
+    run ward-fail-bar-merged "$d" "PATH=$PY_BIN:\$PATH $COMMAND"
+    truth ward-fail-bar-merged plain "${failing[@]}" --verdict-regex '(FAILED|SUCCESS) in [\d.]+ seconds'
+    COMMAND='ward --path tests --order random --show-slowest 10'
+    run ward-fail-slowest "$d" "PATH=$PY_BIN:\$PATH $COMMAND"
+    truth ward-fail-slowest plain "${failing[@]}" --verdict-regex '(FAILED|SUCCESS) in [\d.]+ seconds'
+    d="$WORK/ward-pass"
+    ward_project "$d" none
+    COMMAND='ward --path tests'
+    run ward-pass "$d" "PATH=$PY_BIN:\$PATH $COMMAND"
+    truth ward-pass plain --verdict-regex '(FAILED|SUCCESS) in [\d.]+ seconds'
+fi
+
+jasmine_project() { # dir, failures (many|none)
+    local dir=$1 failures=$2
+    mkdir -p "$dir/spec/support" "$dir/src"
+    echo '{ "spec_dir": "spec", "spec_files": ["**/*[sS]pec.js"], "random": false }' \
+        >"$dir/spec/support/jasmine.json"
+    cat >"$dir/src/cart.js" <<'EOF'
+function total(items, rate = 1) {
+  return items.reduce((s, v) => s + v, 0) * rate;
+}
+function customer(order) {
+  return order.customer.name;
+}
+module.exports = { total, customer };
+EOF
+    for area in cart orders stock prices users invoices shipping coupons taxes returns; do
+        {
+            echo "const { total, customer } = require('../src/cart');"
+            echo ''
+            echo "describe('$area', () => {"
+            for i in $(seq 1 80); do
+                echo "  it('sums the $area line $i', () => {"
+                echo "    expect(total([$i, $i, $i])).toBe($((i * 3)));"
+                echo '  });'
+            done
+            if [[ $failures == many ]]; then
+                for j in 1 2 3; do
+                    echo "  it('rounds the $area price $j', () => {"
+                    echo "    expect(total([$j, $j], 4.5)).toBe($((j * 10)));"
+                    echo '  });'
+                done
+                if [[ $area == users ]]; then
+                    echo "  it('reads the customer name', () => {"
+                    echo '    expect(customer({ id: 4 })).toEqual("ann");'
+                    echo '  });'
+                fi
+            fi
+            echo '});'
+        } >"$dir/spec/${area}Spec.js"
+    done
+    cat >"$dir/json-reporter.js" <<'EOF'
+const fs = require('fs');
+module.exports = class {
+  constructor() { this.failed = []; }
+  specDone(r) { if (r.status === 'failed') this.failed.push(r.fullName); }
+  jasmineDone() { fs.writeFileSync(process.env.JASMINE_JSON, JSON.stringify(this.failed)); }
+};
+EOF
+}
+
+# jasmine's failing specs, from a reporter of the same run that writes their full names.
+if want jasmine && [[ -x "$NODE_TOOLS/node_modules/.bin/jasmine" ]]; then
+    d="$WORK/jasmine"
+    jasmine_project "$d" many
+    ln -sfn "$NODE_TOOLS/node_modules" "$d/node_modules"
+    (cd "$d" && JASMINE_JSON="$WORK/jasmine.json" npx jasmine --reporter=./json-reporter.js >/dev/null 2>&1 || true)
+    COMMAND='npx jasmine'
+    run jasmine-31-failures "$d" "$COMMAND"
+    truth jasmine-31-failures names "$WORK/jasmine.json" --verdict-regex '^\d+ specs, \d+ failures?'
+    COMMAND='npx jasmine --no-color 2>&1'
+    run jasmine-31-failures-merged "$d" "$COMMAND"
+    truth jasmine-31-failures-merged names "$WORK/jasmine.json" --verdict-regex '^\d+ specs, \d+ failures?'
+    COMMAND='npx jasmine --parallel=2'
+    run jasmine-31-failures-parallel "$d" "$COMMAND"
+    truth jasmine-31-failures-parallel names "$WORK/jasmine.json" --verdict-regex '^\d+ specs, \d+ failures?'
+    d="$WORK/jasmine-pass"
+    jasmine_project "$d" none
+    ln -sfn "$NODE_TOOLS/node_modules" "$d/node_modules"
+    COMMAND='npx jasmine'
+    run jasmine-pass "$d" "$COMMAND"
+    truth jasmine-pass plain --verdict-regex '^\d+ specs, \d+ failures?'
+fi
+
+test_unit_project() { # dir, failures (few|none)
+    local dir=$1 failures=$2
+    mkdir -p "$dir/test"
+    for area in cart orders stock prices users invoices; do
+        local class
+        class="$(tr '[:lower:]' '[:upper:]' <<<"${area:0:1}")${area:1}Test"
+        {
+            echo 'require "test/unit"'
+            echo ''
+            echo "class $class < Test::Unit::TestCase"
+            echo '  def total(items, rate = 1)'
+            echo '    items.sum * rate'
+            echo '  end'
+            for i in $(seq 1 35); do
+                echo ''
+                echo "  def test_sums_line_$i"
+                echo "    assert_equal($((i * 3)), total([$i, $i, $i]))"
+                echo '  end'
+            done
+            if [[ $failures == few && $area == orders ]]; then
+                echo ''
+                echo '  def test_applies_the_discount'
+                echo '    assert_equal(90, total([50, 50], 0.85))'
+                echo '  end'
+            fi
+            if [[ $failures == few && $area == users ]]; then
+                echo ''
+                echo '  def test_reads_the_customer_name'
+                echo '    customer = nil'
+                echo '    assert_equal("ann", customer.name)'
+                echo '  end'
+            fi
+            if [[ $failures == few && $area == invoices ]]; then
+                echo ''
+                echo '  def test_lists_the_codes'
+                echo '    assert_equal(%w[a b d], %w[b a c].sort)'
+                echo '  end'
+            fi
+            echo 'end'
+        } >"$dir/test/test_$area.rb"
+    done
+    echo 'Dir[File.join(__dir__, "test", "test_*.rb")].sort.each { |f| require f }' >"$dir/run_tests.rb"
+}
+
+# Ruby's test-unit has no machine-readable report here: the failing tests are the ones
+# written to fail, each as it names them and with the line it points at.
+if want test-unit && ruby -e 'require "test/unit/version"' 2>/dev/null; then
+    d="$WORK/test-unit"
+    test_unit_project "$d" few
+    failing=(--item 'test_applies_the_discount(OrdersTest)' --item 'test/test_orders.rb:149'
+        --item 'test_reads_the_customer_name(UsersTest)' --item 'test/test_users.rb:150'
+        --item 'test_lists_the_codes(InvoicesTest)' --item 'test/test_invoices.rb:149')
+    COMMAND='ruby run_tests.rb -v'
+    run test-unit-fail-verbose "$d" "$COMMAND"
+    truth test-unit-fail-verbose plain "${failing[@]}" --verdict-regex '^\d+ tests, \d+ assertions, \d+ failures'
+    COMMAND='ruby run_tests.rb --verbose=verbose --no-use-color 2>&1'
+    run test-unit-fail-verbose-merged "$d" "$COMMAND"
+    truth test-unit-fail-verbose-merged plain "${failing[@]}" --verdict-regex '^\d+ tests, \d+ assertions, \d+ failures'
+    COMMAND='ruby run_tests.rb --runner=console --progress-row-max=40'
+    run test-unit-fail "$d" "$COMMAND"
+    truth test-unit-fail plain "${failing[@]}" --verdict-regex '^\d+ tests, \d+ assertions, \d+ failures'
+    d="$WORK/test-unit-pass"
+    test_unit_project "$d" none
+    COMMAND='ruby run_tests.rb -v'
+    run test-unit-pass-verbose "$d" "$COMMAND"
+    truth test-unit-pass-verbose plain --verdict-regex '^\d+ tests, \d+ assertions, \d+ failures'
+fi
+
+mkdocs_project() { # dir, with broken links?
+    local dir=$1 broken=$2
+    mkdir -p "$dir/docs/guide"
+    {
+        echo 'site_name: Shop handbook'
+        echo 'nav:'
+        echo '  - Home: index.md'
+        for i in $(seq 1 120); do echo "  - Chapter $i: guide/chapter$i.md"; done
+        if [[ $broken == yes ]]; then echo '  - Release notes: releases.md'; fi
+    } >"$dir/mkdocs.yml"
+    printf '# Shop handbook\n\nStart with [the first chapter](guide/chapter1.md).\n' >"$dir/docs/index.md"
+    for i in $(seq 1 120); do
+        {
+            echo "# Chapter $i"
+            echo ''
+            echo "Orders of region $i are shipped on weekdays. See [the next chapter](chapter$((i % 120 + 1)).md)."
+            if [[ $broken == yes && $i == 14 ]]; then echo 'Refunds are described in [the refunds page](refunds.md).'; fi
+            if [[ $broken == yes && $i == 67 ]]; then echo 'The price table is [here](../tables/prices.md#summer).'; fi
+            if [[ $broken == yes && $i == 103 ]]; then echo "See also [the tax section](chapter$((i + 200)).md#taxes-abroad)."; fi
+        } >"$dir/docs/guide/chapter$i.md"
+    done
+    if [[ $broken == yes ]]; then echo '# Orphan page' >"$dir/docs/guide/draft.md"; fi
+}
+
+# mkdocs's debug lines name its virtualenv (PY_BIN's parent): a neutral path too.
+mkdocs_run() { # NAME DIR
+    run "$1" "$2" "PATH=$PY_BIN:\$PATH $COMMAND"
+    python3 "$HERE/truth.py" sanitize "$LOGS/$1.out" "$LOGS/$1.err" --work "$WORK" \
+        --venv "$(dirname "$PY_BIN")"
+}
+
+# mkdocs has no machine-readable report: its warnings (each fatal under --strict) name
+# the page and the link they are about; the verdict is the strict mode's abort.
+if want mkdocs && [[ -x "$PY_BIN/mkdocs" ]]; then
+    d="$WORK/mkdocs"
+    mkdocs_project "$d" yes
+    links=(--item "guide/chapter14.md' contains a link 'refunds.md'"
+        --item "guide/chapter67.md' contains a link '../tables/prices.md#summer'"
+        --item "guide/chapter103.md' contains a link 'chapter303.md#taxes-abroad'"
+        --item "'releases.md'")
+    COMMAND='mkdocs build --strict --verbose'
+    mkdocs_run mkdocs-strict-verbose "$d"
+    truth mkdocs-strict-verbose plain "${links[@]}" --verdict-regex 'Aborted with \d+ warnings? in strict mode'
+    COMMAND='mkdocs build --strict --verbose 2>&1'
+    mkdocs_run mkdocs-strict-verbose-merged "$d"
+    truth mkdocs-strict-verbose-merged plain "${links[@]}" --verdict-regex 'Aborted with \d+ warnings? in strict mode'
+    COMMAND='mkdocs build --verbose'
+    mkdocs_run mkdocs-warnings-verbose "$d"
+    truth mkdocs-warnings-verbose plain "${links[@]}" --verdict-regex 'Documentation built in [\d.]+ seconds'
+    d="$WORK/mkdocs-pass"
+    mkdocs_project "$d" no
+    COMMAND='mkdocs build --strict --verbose'
+    mkdocs_run mkdocs-pass-verbose "$d"
+    truth mkdocs-pass-verbose plain --verdict-regex 'Documentation built in [\d.]+ seconds'
+fi
 echo "corpus: $(ls "$LOGS"/*.truth | wc -l) cases, $(du -sh "$LOGS" | cut -f1)" >&2
