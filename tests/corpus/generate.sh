@@ -3418,9 +3418,6 @@ if want tox && [[ -x "$PY_BIN/tox" ]]; then
     tox_run tox-pass "$d"
 fi
 
-fi
-
-
 # ------------------------------------------- issue 40's sixth pass (held out)
 # go vet (Debian's golang-go), shfmt (Debian's shfmt), ward and mkdocs from PyPI (in
 # PY_BIN), jasmine from the npm registry (in NODE_TOOLS) and Ruby's test-unit (Debian's
