@@ -597,12 +597,17 @@ fn status(line: &str) -> Option<(u64, u64)> {
     if first.is_empty() || first.chars().count() > 4 || first.chars().any(char::is_alphanumeric) {
         return None;
     }
+    Some(by_word(b"status", indent_of(line), first))
+}
+
+/// The family `kind` at `indent`, and the signature of `word` in it.
+fn by_word(kind: &[u8], indent: usize, word: &str) -> (u64, u64) {
     let mut family = Fnv::new();
-    family.bytes(b"status");
-    family.bytes(&(line.len() - trimmed.len()).to_le_bytes());
-    let mut symbol = Fnv::new();
-    symbol.bytes(first.as_bytes());
-    Some((family.0, symbol.0))
+    family.bytes(kind);
+    family.bytes(&indent.to_le_bytes());
+    let mut signature = Fnv::new();
+    signature.bytes(word.as_bytes());
+    (family.0, signature.0)
 }
 
 /// A heading over the failures of a test run, in a line of its own: `Failures:`
@@ -644,12 +649,7 @@ fn level(line: &str) -> Option<(u64, u64)> {
         let word = word.trim_matches(|c: char| !c.is_ascii_alphabetic());
         LEVELS.iter().find(|l| l.eq_ignore_ascii_case(word))
     })?;
-    let mut family = Fnv::new();
-    family.bytes(b"level");
-    family.bytes(&(line.len() - trimmed.len()).to_le_bytes());
-    let mut level = Fnv::new();
-    level.bytes(found.as_bytes());
-    Some((family.0, level.0))
+    Some(by_word(b"level", indent_of(line), found))
 }
 
 /// A word that names a file or a place in one: `src/a.py:3:1:`, `Dockerfile:12` (not
