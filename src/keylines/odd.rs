@@ -27,7 +27,7 @@ use super::{KeyLine, Numbered, cut_middle, rules};
 /// costs nothing more.
 pub const ODD_BYTES: u64 = 8 * 1024 * 1024;
 /// Lines of a stream read for odd lines, at most.
-pub const ODD_LINES: u64 = 50_000;
+pub const ODD_LINES: u64 = 20_000;
 /// Families followed, at most; the lines of others are not looked at.
 const MAX_FAMILIES: usize = 64;
 /// Signatures followed in all, at most; the lines of others are counted.
