@@ -518,11 +518,6 @@ impl Call {
         self.cgroups.out_of_memory().then_some(limit)
     }
 
-    /// Whether a memory cgroup bounds the call with a limit.
-    pub fn bounds_memory(&self) -> bool {
-        self.containment.limits.memory.is_some() && self.cgroups.bounds_memory()
-    }
-
     /// The `RLIMIT_DATA` the call's shell gets: the memory limit, where no memory
     /// cgroup bounds the call.
     pub fn data_limit(&self) -> Option<u64> {

@@ -237,7 +237,7 @@ pub async fn run(job: Job<'_>, stop: impl Future<Output = Stop>) -> Result<Outpu
     guard.disarm();
     call.release();
     let code = code(ending, status);
-    let out_of_memory = out_of_memory(&call, ending, code).await;
+    let out_of_memory = out_of_memory(&call, ending, code);
     if let Some(scope) = job.scope {
         // A call with nothing left running gives its cgroup (two descriptors) back
         // for the next calls now, not at its session's next call or end.
@@ -270,27 +270,12 @@ async fn start(job: &Job<'_>) -> Result<(Arc<Call>, Child), Error> {
 }
 
 /// The call's memory limit, when its shell was killed (128 + SIGKILL) and the cgroup
-/// counted an out-of-memory kill meanwhile. The kernel counts a kill once it has sent
-/// its signal: a shell killed whose kill is not counted yet is looked at again, for up
-/// to [`OOM_COUNTED`].
-async fn out_of_memory(call: &Call, ending: Ending, code: i32) -> Option<u64> {
-    if ending != Ending::Exited || code != exit::KILLED {
-        return None;
-    }
-    let deadline = tokio::time::Instant::now() + OOM_COUNTED;
-    loop {
-        if let Some(limit) = call.out_of_memory() {
-            return Some(limit);
-        }
-        if !call.bounds_memory() || tokio::time::Instant::now() >= deadline {
-            return None;
-        }
-        tokio::time::sleep(Duration::from_millis(10)).await;
-    }
+/// counted an out-of-memory kill meanwhile.
+fn out_of_memory(call: &Call, ending: Ending, code: i32) -> Option<u64> {
+    (ending == Ending::Exited && code == exit::KILLED)
+        .then(|| call.out_of_memory())
+        .flatten()
 }
-
-/// How long a killed shell's out-of-memory kill is looked for, at most.
-const OOM_COUNTED: Duration = Duration::from_millis(200);
 
 /// The answer's exit code: the shell's, or the code of how the call was stopped.
 fn code(ending: Ending, status: ExitStatus) -> i32 {
