@@ -1161,13 +1161,29 @@ fn is_stylish_row(text: &str) -> bool {
 }
 
 /// A line that is only a file's path: a stylish report's header
-/// (`src/components/card23.css`).
+/// (`src/components/card23.css`, `C:\src\a.cs`). Read by hand, not by a regular
+/// expression: the odd lines' pass asks it of every line.
 pub fn is_bare_path(text: &str) -> bool {
-    static PATH: OnceLock<Regex> = OnceLock::new();
-    PATH.get_or_init(|| {
-        Regex::new(r"^([A-Za-z]:)?[^\s:]*([/\\][^\s:]*|\w\.[A-Za-z]\w*)$").expect("a valid rule")
-    })
-    .is_match(text)
+    let bytes = text.as_bytes();
+    let rest = match bytes {
+        [drive, b':', rest @ ..] if drive.is_ascii_alphabetic() => rest,
+        _ => bytes,
+    };
+    if rest.is_empty() || rest.iter().any(|&b| b == b':' || b.is_ascii_whitespace()) {
+        return false;
+    }
+    if rest.iter().any(|&b| b == b'/' || b == b'\\') {
+        return true;
+    }
+    // `\w\.[A-Za-z]\w*` at its end
+    let word = |b: &u8| b.is_ascii_alphanumeric() || *b == b'_';
+    let ext = rest.iter().rev().take_while(|b| word(b)).count();
+    let dot = rest.len() - ext;
+    ext > 0
+        && rest[dot].is_ascii_alphabetic()
+        && dot >= 2
+        && rest[dot - 1] == b'.'
+        && word(&rest[dot - 2])
 }
 
 fn wants_locator_before(text: &str) -> bool {

@@ -184,7 +184,7 @@ impl Odd {
         if trimmed.len() < 3 {
             return;
         }
-        if trimmed.len() < 300 && is_bare_path(trimmed) {
+        if trimmed.len() < 300 && super::is_bare_path(trimmed) {
             self.header = Some(numbered(bytes, line));
             return;
         }
@@ -413,31 +413,6 @@ fn numbered(bytes: &[u8], line: u64) -> Numbered {
         line,
         text: cut_middle(text.trim_end(), super::KEY_LINE_BYTES),
     }
-}
-
-/// A line that is only a file's path (`src/pages/a.html`, `C:\src\a.cs`): as
-/// [`super::is_bare_path`] says, read by hand (every line of a long output comes here).
-fn is_bare_path(text: &str) -> bool {
-    let bytes = text.as_bytes();
-    let rest = match bytes {
-        [drive, b':', rest @ ..] if drive.is_ascii_alphabetic() => rest,
-        _ => bytes,
-    };
-    if rest.is_empty() || rest.iter().any(|&b| b == b':' || b.is_ascii_whitespace()) {
-        return false;
-    }
-    if rest.iter().any(|&b| b == b'/' || b == b'\\') {
-        return true;
-    }
-    // `\w\.[A-Za-z]\w*` at its end
-    let word = |b: &u8| b.is_ascii_alphanumeric() || *b == b'_';
-    let ext = rest.iter().rev().take_while(|b| word(b)).count();
-    let dot = rest.len() - ext;
-    ext > 0
-        && rest[dot].is_ascii_alphabetic()
-        && dot >= 2
-        && rest[dot - 1] == b'.'
-        && word(&rest[dot - 2])
 }
 
 /// The line naming a file that a line of `indent` (numbered `line`) belongs to: the
