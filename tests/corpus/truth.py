@@ -18,7 +18,9 @@ rspec, the result objects of unittest and minitest, Robot Framework's xUnit XML,
 JSON of stylelint and luacheck's plain format, the JSON of bandit, sqlfluff and
 htmlhint, perlcritic's own line format, isort's Python API on the same files;
 RuboCop's, staticcheck's and busted's JSON, the YAML clang-tidy exports, behave's
-JUnit XML and Checkstyle's XML), and from the log itself where it has none (pip, ld,
+JUnit XML and Checkstyle's XML; the JSON of hadolint, cfn-lint and Spectral,
+cucumber-js's JUnit XML, esbuild's JavaScript API, JSHint's checkstyle XML, codespell's
+own line format on an unwritten copy), and from the log itself where it has none (pip, ld,
 Test::More's diagnostics, `php -l`, black, CMake). Every verdict and item is checked
 to be in the log as a
 terminal shows it.
