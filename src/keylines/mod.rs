@@ -382,6 +382,10 @@ pub struct Summary {
     /// the file they belong to and the places named right after them: not key lines,
     /// and not counted among them.
     pub odd: Vec<KeyLine>,
+    /// The records unlike the many like them inside long lines that open JSON (see
+    /// the `long` module), numbered by their lines, each with the file its record
+    /// names: what the middle of a one-line JSON report held.
+    pub pieces: Vec<KeyLine>,
 }
 
 /// One kind of diagnostic (its severity word and id, `warning [memleak]`), how many
@@ -449,6 +453,9 @@ impl Digest {
         let Some(last_nl) = memchr::memrchr(b'\n', chunk) else {
             self.keep_tail(chunk);
             self.extend_partial(chunk);
+            if self.odd.reading() {
+                self.odd.partial(chunk, self.lines + 1);
+            }
             return;
         };
         let first_nl = memchr::memchr(b'\n', chunk).unwrap_or(last_nl);
@@ -464,7 +471,8 @@ impl Digest {
             self.partial_len = 0;
             self.scan_line(&line, omitted, self.lines, &[]);
             if self.odd.reading() {
-                self.odd.push_line(&line, self.lines);
+                self.odd.partial(&chunk[..first_nl], self.lines);
+                self.odd.ended_line(&line, self.lines);
             }
             self.remember(&line, omitted);
         } else {
@@ -472,7 +480,7 @@ impl Digest {
             let (line, omitted) = view(first);
             self.scan_line(&line, omitted, self.lines, &[]);
             if self.odd.reading() {
-                self.odd.push_line(&line, self.lines);
+                self.odd.push_line(first, self.lines);
             }
             self.remember(&line, omitted);
         }
@@ -481,6 +489,9 @@ impl Digest {
         self.remember_last(whole);
         self.keep_tail(chunk);
         self.extend_partial(&chunk[last_nl + 1..]);
+        if self.odd.reading() && last_nl + 1 < chunk.len() {
+            self.odd.partial(&chunk[last_nl + 1..], self.lines + 1);
+        }
     }
 
     /// Ends the stream.
@@ -500,6 +511,9 @@ impl Digest {
             let (line, omitted) = self.partial_view();
             lines += 1;
             self.scan_line(&line, omitted, lines, &[]);
+            if self.odd.reading() {
+                self.odd.ended_line(&line, lines);
+            }
         }
         self.settle();
         let mut keys = std::mem::take(&mut self.keys);
@@ -509,7 +523,7 @@ impl Digest {
                 .map(|(_, key)| key),
         );
         let (kinds, diagnostics, rare) = std::mem::take(&mut self.tally).finish(&mut keys);
-        let (odd, named) = std::mem::take(&mut self.odd).finish();
+        let (odd, named, pieces) = std::mem::take(&mut self.odd).finish();
         self.named_tests(named);
         let tail_lines = memchr::memchr_iter(b'\n', &tail).count() as u64
             + u64::from(tail.last().is_some_and(|&b| b != b'\n'));
@@ -525,6 +539,7 @@ impl Digest {
             kinds,
             diagnostics,
             odd,
+            pieces,
         }
     }
 
@@ -1259,6 +1274,20 @@ pub fn locates(key: &KeyLine) -> bool {
     !key.locators.is_empty() || has_location(&key.first.text)
 }
 
+/// Whether a line warns of something or says where: a word of a warning or worse
+/// (`WARNING`, `error`, `High`) or a place (`file:line`). Of a run that succeeded,
+/// only such odd lines are shown.
+pub fn warns(text: &str) -> bool {
+    const WORDS: &[&str] = &[
+        "warning", "warn", "error", "errors", "fatal", "critical", "high", "severe", "failed",
+        "failure",
+    ];
+    has_location(text)
+        || text
+            .split(|c: char| !c.is_ascii_alphabetic())
+            .any(|w| w.len() <= 8 && WORDS.iter().any(|x| x.eq_ignore_ascii_case(w)))
+}
+
 /// The key line says where it is already (`file:line` or `file(line,col)`).
 fn has_location(text: &str) -> bool {
     static LOCATION: OnceLock<Regex> = OnceLock::new();
@@ -1309,6 +1338,7 @@ pub fn collapse_repeats(lines: &[&str]) -> Vec<String> {
     out
 }
 
+mod long;
 mod odd;
 mod tally;
 use odd::Odd;

@@ -21,6 +21,7 @@
 use std::collections::HashMap;
 use std::hash::{BuildHasherDefault, Hasher};
 
+use super::long::{LONG_LINE, Long};
 use super::{KeyLine, Numbered, cut_middle, rules};
 
 /// Bytes of a stream read for odd lines: past them (or past [`ODD_LINES`]), a line
@@ -88,6 +89,8 @@ pub(super) struct Odd {
     failures: bool,
     named: Vec<Numbered>,
     named_bytes: usize,
+    /// The records inside long lines.
+    long: Long,
 }
 
 /// The lines of one indent, since a line less indented.
@@ -148,8 +151,28 @@ impl Odd {
         }
     }
 
-    /// Reads one line (without its `\n`), numbered `line`.
+    /// Bytes of line `line`, not ended yet, read next (a long line's records are
+    /// read as they come).
+    pub(super) fn partial(&mut self, bytes: &[u8], line: u64) {
+        self.long.partial(bytes, line);
+    }
+
+    /// Line `line` ended: its [`view`](super::view) is `bytes`, and all of it went
+    /// through [`partial`](Self::partial).
+    pub(super) fn ended_line(&mut self, bytes: &[u8], line: u64) {
+        if !self.long.ended(line) {
+            self.push_line(bytes, line);
+        }
+    }
+
+    /// Reads one line (without its `\n`), numbered `line`: all of it (a long line
+    /// that opens JSON is read by its records).
     pub(super) fn push_line(&mut self, bytes: &[u8], line: u64) {
+        if bytes.len() > LONG_LINE && self.long.whole(bytes, line) {
+            self.read += LONG_LINE as u64;
+            self.lines += 1;
+            return;
+        }
         self.read += bytes.len() as u64 + 1;
         self.lines += 1;
         let signed = &bytes[..bytes.len().min(SIGNED_BYTES)];
@@ -200,6 +223,18 @@ impl Odd {
         }
     }
 
+    /// The file the next pieces of a long line belong to.
+    pub(super) fn set_header(&mut self, file: Numbered) {
+        self.header = Some(file);
+    }
+
+    /// Reads one piece of a long line (see the `long` module), numbered `piece`.
+    pub(super) fn push_piece(&mut self, text: &str, piece: u64) {
+        let signed = &text[..crate::render::floor_char_boundary(text, SIGNED_BYTES)];
+        let (family, signature, _) = sign(signed);
+        self.count(family, signature, text.as_bytes(), piece);
+    }
+
     /// Counts a line of `family` and `signature`, and keeps it while its signature is
     /// rare.
     fn count(&mut self, family: u64, signature: u64, bytes: &[u8], line: u64) {
@@ -230,7 +265,9 @@ impl Odd {
         if entry.kept >= KEPT_PER_FAMILY || self.kept_bytes + text.text.len() > KEPT_BYTES {
             return;
         }
-        let parent = belongs_to(&self.outline, indent_of(&text.text), line, true);
+        // A record's field may belong to a file its sibling names (`"fileName"`).
+        let siblings = field_name(&text.text).is_some();
+        let parent = belongs_to(&self.outline, indent_of(&text.text), line, siblings);
         let header = parent
             .or_else(|| self.header.clone())
             .filter(|h| h.line + HEADER_WITHIN >= line);
@@ -303,8 +340,9 @@ impl Odd {
     /// The odd lines, in line order: of the regular families, the lines of rare
     /// signatures, the rarest first up to [`MAX_ODD`]; and the failing tests the
     /// numbered entries of a heading of failures name.
-    pub(super) fn finish(self) -> (Vec<KeyLine>, Vec<Numbered>) {
+    pub(super) fn finish(self) -> (Vec<KeyLine>, Vec<Numbered>, Vec<KeyLine>) {
         let named = self.named;
+        let pieces = self.long.finish();
         let mut found: Vec<(u64, Candidate)> = Vec::new();
         for family in self.families.into_values() {
             // A few diagnostics in a long output, whatever their words: each is odd.
@@ -352,7 +390,7 @@ impl Odd {
                 }
             })
             .collect();
-        (odd, named)
+        (odd, named, pieces)
     }
 }
 
@@ -391,9 +429,16 @@ fn records(found: Vec<(u64, Candidate)>) -> Vec<(u64, Candidate)> {
     out
 }
 
-/// Whether a line tells what or where: a code, a severity word, a file.
+/// Whether a line tells what or where: a code, a severity word, a file, a record's
+/// severity or message.
 fn tells(text: &str) -> bool {
     names_file(text)
+        || is_severity_field(text)
+        || field_name(text).is_some_and(|name| {
+            ["message", "msg", "reason", "text"]
+                .iter()
+                .any(|f| f.eq_ignore_ascii_case(name))
+        })
         || text
             .split(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
             .any(|w| is_code(w) || is_severity(w))
@@ -546,7 +591,25 @@ fn sign(line: &str) -> (u64, u64, bool) {
     });
     if is_place(first) {
         family.byte(b'@');
+        // What follows the place in its word says what it is too: the code of
+        // `a.yaml:4:3:4:7:W2001:Parameter …`.
+        let after = first.split_once(':').map_or("", |(_, after)| after);
+        if after.bytes().any(|b| b.is_ascii_alphabetic()) {
+            return (family.0, signature(&format!("{after} {rest}")), true);
+        }
         return (family.0, signature(rest), true);
+    }
+    // A record's field whose value is a place (`"posn": "pkg/a.go:33:17",`): a
+    // diagnostic too.
+    if field_name(trimmed).is_some() && record_place(rest) {
+        family.bytes(b"@field");
+        return (family.0, signature(rest), true);
+    }
+    // A line led by a code (`W2001 Parameter …`, `E3012 …`): of one family whatever
+    // the code, which signs it.
+    if is_code(first.trim_end_matches(':')) {
+        family.bytes(b"code");
+        return (family.0, signature(trimmed), false);
     }
     // A record's first field is not its family: `{"code":"E1"` is `{`, `"MD004",` is
     // `"`, `Severity:` is `Severity`.
@@ -638,6 +701,15 @@ fn is_place(word: &str) -> bool {
                 .is_some_and(|(_, after)| after.starts_with(|c: char| c.is_ascii_digit())))
 }
 
+/// Whether a record's value is a place in a file, with its line: `"pkg/a.go:33:17",`.
+fn record_place(value: &str) -> bool {
+    let value = value.trim().trim_end_matches(',').trim_matches(['"', '\'']);
+    !value.contains(char::is_whitespace)
+        && value.split_once(':').is_some_and(|(file, after)| {
+            names_file(file) && after.starts_with(|c: char| c.is_ascii_digit())
+        })
+}
+
 /// The codes a line holds, else its text made alike.
 fn signature(rest: &str) -> u64 {
     let mut codes = Fnv::new();
@@ -665,8 +737,35 @@ fn signature(rest: &str) -> u64 {
     }
     let mut text = Fnv::new();
     let cut = &rest[..crate::render::floor_char_boundary(rest, 160)];
+    // A record's severity is not made alike, even a number: `"severity": 0` among
+    // many `"severity": 1`.
+    if is_severity_field(cut) {
+        let field = cut.split(',').next().unwrap_or(cut);
+        text.bytes(field.as_bytes());
+        return text.0;
+    }
     alike(&unquoted(cut), &mut text);
     text.0
+}
+
+/// The name of the field a record's line opens with (`"severity": 0,` and
+/// `severity: 0` give `severity`).
+fn field_name(text: &str) -> Option<&str> {
+    let text = text.trim_start().trim_start_matches(['"', '\'']);
+    let name = &text[..text
+        .find(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
+        .unwrap_or(text.len())];
+    let after = text[name.len()..].trim_start_matches(['"', '\'']);
+    (!name.is_empty() && after.starts_with(':')).then_some(name)
+}
+
+/// Whether a record's line gives its severity.
+fn is_severity_field(text: &str) -> bool {
+    field_name(text).is_some_and(|name| {
+        ["severity", "level", "priority"]
+            .iter()
+            .any(|f| f.eq_ignore_ascii_case(name))
+    })
 }
 
 /// An error code: one to five capitals and two to five digits (`E1101`, `RF02`,

@@ -1080,3 +1080,173 @@ fn a_heading_of_failures_entries_name_the_failing_tests() {
     assert_eq!(names[0], "cart rounds the cart price 1");
     assert_eq!(names[30], "cart rounds the cart price 31");
 }
+
+#[test]
+fn a_line_led_by_a_rare_code_is_odd_whatever_code_leads_the_others() {
+    // cfn-lint's report (tests/corpus/logs/cfn-lint-errors.out): a code and its
+    // message, the place on the next line; one `E3012` among many `W2001`.
+    let mut text = String::new();
+    for n in 1..=80 {
+        let code = if n % 9 == 0 { "W1020" } else { "W2001" };
+        text.push_str(&format!(
+            "{code} Parameter Env{n} not used.\ntemplates/stack{n}.yaml:4:3\n\n"
+        ));
+        if n == 50 {
+            text.push_str("E3012 'soon' is not of type 'integer'\ntemplates/stack6.yaml:76:7\n\n");
+        }
+    }
+    for chunk in [text.len(), 7, 100] {
+        let odd = odd_of(&text, chunk);
+        let error = odd
+            .iter()
+            .find(|(_, t, _)| t.starts_with("E3012 "))
+            .unwrap_or_else(|| panic!("chunk {chunk}: {odd:?}"));
+        assert_eq!(error.2.first(), Some(&(error.0 + 1)), "its place, {odd:?}");
+        assert!(odd.iter().all(|(_, t, _)| !t.starts_with('W')), "{odd:?}");
+    }
+    // The same findings in its `parseable` form: the code is in the place's word.
+    let mut text = String::new();
+    for n in 1..=80 {
+        text.push_str(&format!(
+            "templates/stack{n}.yaml:4:3:4:7:W2001:Parameter Env{n} not used.\n"
+        ));
+        if n == 50 {
+            text.push_str(
+                "templates/stack6.yaml:76:7:76:24:E3012:'soon' is not of type 'integer'\n",
+            );
+        }
+    }
+    let odd = odd_of(&text, 64);
+    assert_eq!(odd.len(), 1, "{odd:?}");
+    assert!(odd[0].1.contains(":E3012:"), "{odd:?}");
+}
+
+#[test]
+fn a_records_severity_counts_even_as_a_number_and_its_message_travels_with_it() {
+    // Spectral's JSON report (tests/corpus/logs/spectral-errors-json.out): records of
+    // a field a line; `"severity": 0` (an error) in one record among many of `1`.
+    let mut text = String::from("[\n");
+    for n in 1..=60 {
+        let (code, message, severity) = if n == 33 {
+            (
+                "oas3-valid-schema-example",
+                "\\\"example\\\" property type must be integer",
+                0,
+            )
+        } else {
+            (
+                "operation-description",
+                "Operation \\\"description\\\" must be present.",
+                1,
+            )
+        };
+        text.push_str(&format!(
+            "\t{{\n\t\t\"code\": \"{code}\",\n\t\t\"path\": [\n\t\t\t\"paths\",\n\t\t\t\
+             \"/stores/{n}\"\n\t\t],\n\t\t\"message\": \"{message}\",\n\t\t\
+             \"severity\": {severity},\n\t\t\"source\": \"/work/openapi.yaml\"\n\t}},\n"
+        ));
+    }
+    text.push_str("]\n");
+    let odd = odd_of(&text, 100);
+    assert!(
+        odd.iter().any(|(_, t, _)| t == "\t\t\"severity\": 0,"),
+        "{odd:?}"
+    );
+    assert!(
+        odd.iter()
+            .any(|(_, t, _)| t.contains("property type must be integer")),
+        "{odd:?}"
+    );
+    assert!(
+        odd.iter().all(|(_, t, _)| !t.contains("\"severity\": 1")),
+        "{odd:?}"
+    );
+}
+
+#[test]
+fn a_records_place_is_a_diagnostic_and_warns() {
+    // `go vet -json` (tests/corpus/logs/go-vet-json-verbose.err): the packages vetted,
+    // and a few records whose `posn` is a place in a file.
+    let mut text = String::new();
+    for n in 1..=80 {
+        text.push_str(&format!("# example.com/shop/pkg/area{n}\n"));
+        if n % 20 == 7 {
+            text.push_str(&format!(
+                "{{\n\t\"example.com/shop/pkg/area{n}\": {{\n\t\t\"copylocks\": [\n\t\t\t{{\n\t\t\t\t\
+                 \"posn\": \"/work/pkg/area{n}/area.go:33:17\",\n\t\t\t\t\
+                 \"message\": \"Snapshot passes lock by value\"\n\t\t\t}}\n\t\t]\n\t}}\n}}\n"
+            ));
+        }
+    }
+    let odd = odd_of(&text, 64);
+    let posn: Vec<&str> = odd
+        .iter()
+        .map(|(_, t, _)| t.as_str())
+        .filter(|t| t.contains("\"posn\""))
+        .collect();
+    assert_eq!(posn.len(), 4, "{odd:?}");
+    assert!(posn.iter().all(|t| warns(t)), "{posn:?}");
+    assert!(!warns(
+        "L:   4 | P:  30 | RF02 | Unqualified reference found in select."
+    ));
+}
+
+#[test]
+fn the_records_inside_a_long_json_line_are_read_whatever_the_chunks() {
+    // RuboCop's `--format json` (tests/corpus/logs/rubocop-offenses-json.out): the
+    // whole report on one line of 147 KB, no newline at its end; 3 `"error"` records
+    // among hundreds of `"convention"`.
+    let mut text = String::from(r#"{"metadata":{"rubocop_version":"1.39.0"},"files":["#);
+    for n in 1..=140 {
+        text.push_str(&format!(r#"{{"path":"lib/shop/item_{n}.rb","offenses":["#));
+        let offenses: Vec<String> = (0..3)
+            .map(|k| {
+                let (severity, message) = match (n, k) {
+                    (31, 1) => ("error", "Lint/Debugger: Remove debugger entry point `binding.pry`."),
+                    (77, 2) => ("error", "Lint/Syntax: unexpected token kEND"),
+                    (_, 0) if n % 7 == 0 => ("warning", "Lint/UselessAssignment: Useless assignment."),
+                    _ => ("convention", "Style/StringLiterals: Prefer single-quoted strings."),
+                };
+                format!(
+                    r#"{{"severity":"{severity}","message":"{message}","cop_name":"X","location":{{"start_line":{k},"column":5}}}}"#
+                )
+            })
+            .collect();
+        text.push_str(&offenses.join(","));
+        text.push_str("]}");
+        text.push(if n < 140 { ',' } else { ']' });
+    }
+    text.push_str(r#","summary":{"offense_count":420}}"#);
+    assert!(text.len() > 40_000 && !text.contains('\n'));
+    let pieces = |chunk: usize| {
+        let summary = digest(&text, chunk);
+        rows(&summary.pieces)
+    };
+    let whole = pieces(text.len());
+    for chunk in [1, 7, 4096, 65536] {
+        assert_eq!(pieces(chunk), whole, "chunk {chunk}");
+    }
+    let errors: Vec<&(u64, String, Vec<u64>)> = whole
+        .iter()
+        .filter(|(_, t, _)| t.contains(r#""error""#))
+        .collect();
+    assert_eq!(errors.len(), 2, "{whole:?}");
+    assert!(errors[0].1.contains("binding.pry"), "{whole:?}");
+    assert!(errors[1].1.contains("kEND"), "{whole:?}");
+    assert!(errors.iter().all(|(line, _, _)| *line == 1), "{whole:?}");
+    assert!(
+        whole.iter().all(|(_, t, _)| !t.contains("convention")),
+        "{whole:?}"
+    );
+    let summary = digest(&text, 4096);
+    let files: Vec<&str> = summary
+        .pieces
+        .iter()
+        .filter(|p| p.first.text.contains(r#""error""#))
+        .map(|p| p.locators[0].text.as_str())
+        .collect();
+    assert_eq!(files, ["lib/shop/item_31.rb", "lib/shop/item_77.rb"]);
+    // The same report printed over many lines is not read by pieces.
+    let lines = text.replace("},{", "},\n{");
+    assert!(digest(&lines, 4096).pieces.is_empty());
+}

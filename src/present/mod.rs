@@ -50,9 +50,10 @@ pub fn show(out: &Output, ms: u128, timeout_secs: u64, cap: u64, stderr: Stderr)
         let shown = shows_stderr(out, stderr);
         let both = out.stdout.overflows() && shown && out.stderr.overflows();
         let budget = if both { BUDGET.half() } else { BUDGET };
-        // A run that succeeded: what differs in it is no sign of what failed.
+        // A run that succeeded: what differs in it is no sign of what failed, but
+        // a warning may be (go vet's finding in a report of passing packages).
         let budget = if out.code == 0 {
-            budget.without_odd()
+            budget.warnings_only()
         } else {
             budget
         };
@@ -196,6 +197,8 @@ pub struct Budget {
     /// the lines that locate them, shown of a run that failed besides its key lines.
     pub odd_lines: usize,
     pub odd_bytes: usize,
+    /// Only the odd lines that warn or name a place (of a run that succeeded).
+    pub odd_warnings_only: bool,
     /// Bytes of the whole view, at most: the key lines get what the head and the
     /// tail leave (the tail at most what leaves them a third).
     pub view_bytes: usize,
@@ -213,6 +216,7 @@ pub const BUDGET: Budget = Budget {
     tail_bytes: 12 * 1024,
     odd_lines: 20,
     odd_bytes: 4 * 1024,
+    odd_warnings_only: false,
     view_bytes: 15 * 1024,
 };
 
@@ -228,15 +232,16 @@ impl Budget {
             tail_bytes: self.tail_bytes / 2,
             odd_lines: self.odd_lines / 2,
             odd_bytes: self.odd_bytes / 2,
+            odd_warnings_only: self.odd_warnings_only,
             view_bytes: self.view_bytes / 2,
         }
     }
 
-    /// No room for odd lines: for a run that succeeded.
-    pub const fn without_odd(self) -> Budget {
+    /// Room only for the odd lines that warn or name a place: for a run that
+    /// succeeded.
+    pub const fn warnings_only(self) -> Budget {
         Budget {
-            odd_lines: 0,
-            odd_bytes: 0,
+            odd_warnings_only: true,
             ..self
         }
     }
@@ -445,7 +450,39 @@ fn overflow_view(head_text: &str, captured: &Captured, budget: Budget) -> String
     for shown in &tail {
         shown.render(&mut out);
     }
+    push_pieces(&mut out, summary, budget);
     out
+}
+
+/// The records unlike the many like them inside the long lines of a one-line JSON
+/// report ([`keylines::Summary::pieces`]), whose view shows only their ends: within
+/// the room for odd lines, each with the file its record names.
+fn push_pieces(out: &mut String, summary: &keylines::Summary, budget: Budget) {
+    let mut room = (budget.odd_lines, budget.odd_bytes);
+    let mut rows = String::new();
+    for piece in &summary.pieces {
+        if budget.odd_warnings_only && !keylines::warns(&piece.first.text) {
+            continue;
+        }
+        let mut row = format!("{}:{}", piece.first.line, visible(&piece.first.text));
+        if let Some(file) = piece.locators.first() {
+            row.push_str(&format!("  [in {}]", visible(&file.text)));
+        }
+        if room.0 == 0 || row.len() + 1 > room.1 {
+            break;
+        }
+        room = (room.0 - 1, room.1 - row.len() - 1);
+        rows.push_str(&row);
+        rows.push('\n');
+    }
+    if rows.is_empty() {
+        return;
+    }
+    if !out.is_empty() && !out.ends_with('\n') {
+        out.push('\n');
+    }
+    out.push_str("[records unlike the many like them, inside the long lines cut above:]\n");
+    out.push_str(&rows);
 }
 
 /// The first lines, within the budget (at least one, cut when long). The head kept
@@ -935,6 +972,9 @@ fn odd_shown<'a>(
     };
     // An odd line that is a key line shown adds the lines that locate it.
     for odd in &summary.odd {
+        if budget.odd_warnings_only && !keylines::warns(&odd.first.text) {
+            continue;
+        }
         if (view.from..=view.to).contains(&odd.first.line) {
             room.take(odd, &mut printed, shown, false);
         }

@@ -748,3 +748,64 @@ fn a_view_stays_within_its_bytes_however_long_its_lines() {
     );
     assert!(answer.contains("--- FAIL: TestCase10 "), "{answer}");
 }
+
+#[test]
+fn a_passing_runs_odd_lines_are_shown_when_they_warn() {
+    // mkdocs without --strict (tests/corpus/logs/mkdocs-warnings-verbose.err): it
+    // succeeds, and its one `WARNING` among 400 `DEBUG` lines is a finding.
+    let f = Fixture::new();
+    let mut err = String::new();
+    for n in 1..=400 {
+        err.push_str(&format!("DEBUG   -  Reading: guide/chapter{n}.md\n"));
+        if n == 140 {
+            err.push_str(
+                "WARNING -  Doc file 'guide/chapter14.md' contains a link 'refunds.md', but \
+                 the target is not found among documentation files.\n",
+            );
+        }
+    }
+    err.push_str("INFO    -  Documentation built in 0.66 seconds\n");
+    let answer = f.show(b"", err.as_bytes(), 0).text;
+    assert!(
+        answer.contains(":WARNING -  Doc file 'guide/chapter14.md' contains a link"),
+        "{answer}"
+    );
+}
+
+#[test]
+fn a_one_line_json_reports_odd_records_are_shown_under_its_ends() {
+    // RuboCop's `--format json` (tests/corpus/logs/rubocop-offenses-json.out): one
+    // line of 85 KB, its view its ends; the one `"error"` record is in its middle.
+    let f = Fixture::new();
+    let mut out = String::from(r#"{"metadata":{"rubocop_version":"1.39.0"},"files":["#);
+    for n in 1..=500 {
+        let (severity, message) = if n == 250 {
+            (
+                "error",
+                "Lint/Debugger: Remove debugger entry point `byebug`.",
+            )
+        } else {
+            (
+                "convention",
+                "Style/StringLiterals: Prefer single-quoted strings.",
+            )
+        };
+        out.push_str(&format!(
+            r#"{{"path":"lib/shop/item_{n}.rb","offenses":[{{"severity":"{severity}","message":"{message}","location":{{"line":5,"column":5}}}}]}},"#
+        ));
+    }
+    out.push_str(r#"{"path":"lib/z.rb","offenses":[]}],"summary":{"offense_count":500}}"#);
+    assert!(out.len() > 51_200);
+    let answer = f.show(out.as_bytes(), b"", 1).text;
+    assert!(
+        answer.contains("[records unlike the many like them, inside the long lines cut above:]"),
+        "{answer}"
+    );
+    assert!(
+        answer.lines().any(|l| l.starts_with("1:")
+            && l.contains("Remove debugger entry point `byebug`.")
+            && l.ends_with("[in lib/shop/item_250.rb]")),
+        "{answer}"
+    );
+    assert!(answer.len() < 4 * 1024, "{}\n{answer}", answer.len());
+}
