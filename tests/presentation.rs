@@ -394,13 +394,12 @@ fn the_corpus_meets_its_targets() {
     assert!(now.item_share() >= 0.99, "{}", report.table());
     assert_eq!(now.verdicts_shown, now.verdicts, "{}", report.table());
     assert!(now.mean_bytes() <= 8.0 * 1024.0, "{}", report.table());
+    // The largest overflow view; an output within 200 lines and 51,200 bytes is
+    // shown whole, as the original shows it, whatever its size (Spectral's 27 KB).
     assert!(now.max_bytes <= 16 * 1024, "{}", report.table());
-    // The families the rules were written from: one failing run looks clean, RuboCop's
-    // JSON report (rubocop-offenses-json): one line of 147,043 bytes, which the view
-    // shows by its ends (see docs/long-output.md).
     let seen = &report.seen;
     assert!(seen.item_share() >= 0.99, "{}", report.table());
-    assert!(seen.clean_looking <= 1, "{}", report.table());
+    assert_eq!(seen.clean_looking, 0, "{}", report.table());
     // The families never looked at while the rules were written: the figures they
     // gave when first measured, held (see docs/long-output.md). The nine families of
     // the earlier passes meet the 0.99 the seen ones do (104 of 105 items); the five

@@ -221,13 +221,16 @@ pub struct Figures {
     pub failing: usize,
     pub clean_looking: usize,
     pub bytes: usize,
+    /// The largest answer past the limits: an overflow view.
     pub max_bytes: usize,
+    /// The largest answer within them (200 lines, 51,200 bytes a stream): shown whole.
+    pub max_whole: usize,
     pub answers: usize,
     pub overflowing: usize,
 }
 
 impl Figures {
-    pub fn add(&mut self, seen: &Seen, failing: bool) {
+    pub fn add(&mut self, seen: &Seen, failing: bool, whole: bool) {
         self.items_shown += seen.items_shown;
         self.items += seen.items;
         if let Some(shown) = seen.verdict_shown {
@@ -237,7 +240,11 @@ impl Figures {
         self.failing += usize::from(failing);
         self.clean_looking += usize::from(seen.looks_clean);
         self.bytes += seen.bytes;
-        self.max_bytes = self.max_bytes.max(seen.bytes);
+        if whole {
+            self.max_whole = self.max_whole.max(seen.bytes);
+        } else {
+            self.max_bytes = self.max_bytes.max(seen.bytes);
+        }
         self.answers += 1;
     }
 
@@ -251,7 +258,7 @@ impl Figures {
 
     pub fn row(&self, what: &str) -> String {
         format!(
-            "| {what} | {}/{} ({:.1}%) | {}/{} | {}/{} | {:.1} KB | {:.1} KB |",
+            "| {what} | {}/{} ({:.1}%) | {}/{} | {}/{} | {:.1} KB | {:.1} KB | {:.1} KB |",
             self.items_shown,
             self.items,
             100.0 * self.item_share(),
@@ -261,11 +268,12 @@ impl Figures {
             self.failing,
             self.mean_bytes() / 1024.0,
             self.max_bytes as f64 / 1024.0,
+            self.max_whole as f64 / 1024.0,
         )
     }
 }
 
-pub const HEADER: &str = "| answer | items shown | verdicts shown | failing runs that look clean | mean size | largest |\n|---|---|---|---|---|---|";
+pub const HEADER: &str = "| answer | items shown | verdicts shown | failing runs that look clean | mean size | largest view | largest shown whole |\n|---|---|---|---|---|---|---|";
 
 /// The families (name prefixes) never looked at while the key line rules were written,
 /// from `held-out.txt`.
@@ -315,16 +323,16 @@ pub fn evaluate() -> Report {
         let dir = tempfile::tempdir().unwrap();
         let answer = answer_now(case, dir.path());
         let judged = judge(case, &answer);
-        now.add(&judged, case.failing());
+        let whole = !(answer.contains("Output truncated") || answer.contains("not shown"));
+        now.add(&judged, case.failing(), whole);
         if of_family(&case.name, &families) {
-            held_out.add(&judged, case.failing());
+            held_out.add(&judged, case.failing(), whole);
         } else {
-            seen.add(&judged, case.failing());
+            seen.add(&judged, case.failing(), whole);
         }
-        now.overflowing +=
-            usize::from(answer.contains("Output truncated") || answer.contains("not shown"));
-        before.add(&judge(case, &answer_before(case)), case.failing());
-        ends.add(&judge(case, &answer_ends(case)), case.failing());
+        now.overflowing += usize::from(!whole);
+        before.add(&judge(case, &answer_before(case)), case.failing(), whole);
+        ends.add(&judge(case, &answer_ends(case)), case.failing(), whole);
         seen_cases.push((case.name.clone(), judged, answer));
     }
     Report {
