@@ -2,7 +2,8 @@
 //! `--format json`) is read record by record.
 //!
 //! A line longer than [`LONG_LINE`] bytes that opens a JSON object or array is cut
-//! into pieces, each from one `{"` to the next, as it streams in. The pieces are
+//! into pieces as it streams in: each from an object in an array (`[{"`, `,{"`) to
+//! the next, an object in a field (`"location":{…}`) staying with its record. The pieces are
 //! counted as the lines of a short report would be (see the `odd` module): a record
 //! unlike the many like it (one `"severity":"error"` among 400 `"convention"`) is
 //! kept, with the file the record of the last piece naming one (`{"path":"a.rb",…`).
@@ -14,10 +15,12 @@ use super::{KeyLine, Numbered, cut_middle};
 /// A line longer than this is read by pieces when it opens a JSON object or array;
 /// a shorter one is read whole (its view holds all of it).
 pub const LONG_LINE: usize = super::LINE_VIEW;
-/// Bytes of a piece that sign it and are kept of it.
-const PIECE_BYTES: usize = 512;
-/// Bytes of a piece shown.
-const PIECE_SHOWN: usize = 300;
+/// Bytes of a piece kept: its first [`SIGNED`] sign it.
+const PIECE_BYTES: usize = 2048;
+const SIGNED: usize = 512;
+/// Bytes of a piece shown: its start, and the file it names with what follows.
+const SHOWN_START: usize = 200;
+const SHOWN_FILE: usize = 160;
 /// Long lines whose pieces are told apart by their line number, at most; the pieces
 /// of later ones are numbered with the last.
 const MAX_LONG_LINES: usize = 1024;
@@ -32,8 +35,10 @@ pub(super) struct Long {
     /// Read by pieces (it is long and opens JSON); or known not to be.
     pieces: bool,
     skip: bool,
-    /// The last byte read was a `{`: a piece starts if the next is `"`.
-    open: bool,
+    /// The last byte read that is not a space, and the one before it when that
+    /// was a `{` (a piece starts if the next is `"`).
+    last: u8,
+    open: Option<u8>,
     /// Pieces read, and the first piece of each long line with its line number.
     count: u64,
     lines: Vec<(u64, u64)>,
@@ -114,28 +119,42 @@ impl Long {
         self.buf.clear();
         self.pieces = false;
         self.skip = false;
-        self.open = false;
+        self.last = 0;
+        self.open = None;
     }
 
-    /// Reads bytes of a long line, a piece ending at each `{"`.
+    /// Reads bytes of a long line, a piece ending at each object in an array.
     fn read(&mut self, bytes: &[u8]) {
         self.read += bytes.len() as u64;
         let mut from = 0;
-        if self.open && bytes.first() == Some(&b'"') {
+        if let Some(before) = self.open.take()
+            && bytes.first() == Some(&b'"')
+            && (before == b'[' || before == b',')
+        {
             // The `{` that ended the last bytes starts a piece.
             self.buf.pop();
             self.end_piece();
             self.buf.push(b'{');
         }
         for at in memchr::memchr_iter(b'{', bytes) {
-            if bytes.get(at + 1) == Some(&b'"') {
+            let before = bytes[..at]
+                .iter()
+                .rev()
+                .find(|b| !b.is_ascii_whitespace())
+                .copied()
+                .unwrap_or(self.last);
+            if at + 1 == bytes.len() {
+                self.open = Some(before);
+            } else if bytes[at + 1] == b'"' && (before == b'[' || before == b',') {
                 self.keep(&bytes[from..at]);
                 self.end_piece();
                 from = at;
             }
         }
         self.keep(&bytes[from..]);
-        self.open = bytes.last() == Some(&b'{');
+        if let Some(&b) = bytes.iter().rev().find(|b| !b.is_ascii_whitespace()) {
+            self.last = b;
+        }
     }
 
     fn keep(&mut self, bytes: &[u8]) {
@@ -151,14 +170,17 @@ impl Long {
         }
         self.count += 1;
         let text = String::from_utf8_lossy(&piece);
+        let text = text.trim();
         let odd = self.odd.get_or_insert_default();
-        if let Some(file) = record_file(&text) {
+        let file = record_file(text);
+        if let Some((file, _)) = file {
             odd.set_header(Numbered {
                 line: self.count,
                 text: file.to_owned(),
             });
         }
-        odd.push_piece(text.trim(), self.count);
+        let signed = &text[..crate::render::floor_char_boundary(text, SIGNED)];
+        odd.push_piece(signed, &shown(text, file.map(|(_, at)| at)), self.count);
     }
 
     /// The pieces unlike the many like them, numbered by their lines, each with the
@@ -179,7 +201,7 @@ impl Long {
                 KeyLine {
                     first: Numbered {
                         line,
-                        text: cut_middle(&key.first.text, PIECE_SHOWN),
+                        text: key.first.text,
                     },
                     last_line: line,
                     count: 1,
@@ -209,8 +231,22 @@ fn opens_json(bytes: &[u8]) -> bool {
     })
 }
 
-/// The file a record names in its own field (`"path":"lib/a.rb"`, `"fileName": …`).
-fn record_file(text: &str) -> Option<&str> {
+/// What is shown of a piece: its start, and from the field naming its file (at
+/// `file_at`) on, when that is further.
+fn shown(text: &str, file_at: Option<usize>) -> String {
+    let start = crate::render::floor_char_boundary(text, SHOWN_START);
+    match file_at {
+        Some(at) if at > start => {
+            let end = crate::render::floor_char_boundary(text, at + SHOWN_FILE);
+            format!("{} … {}", &text[..start], &text[at..end])
+        }
+        _ => cut_middle(text, SHOWN_START + SHOWN_FILE),
+    }
+}
+
+/// The file a record names in its own field (`"path":"lib/a.rb"`, `"fileName": …`),
+/// and where that field starts.
+fn record_file(text: &str) -> Option<(&str, usize)> {
     const FIELDS: &[&str] = &[
         "path",
         "file",
@@ -219,23 +255,20 @@ fn record_file(text: &str) -> Option<&str> {
         "file_path",
         "source",
     ];
-    let mut rest = text;
-    while let Some(at) = rest.find('"') {
-        let after = &rest[at + 1..];
-        let end = after.find('"')?;
-        let name = &after[..end];
-        let value = after[end + 1..].trim_start();
-        rest = &after[end + 1..];
-        let Some(value) = value.strip_prefix(':') else {
+    let mut from = 0;
+    while let Some(open) = text[from..].find('"').map(|at| from + at) {
+        let close = open + 1 + text[open + 1..].find('"')?;
+        from = close + 1;
+        let name = &text[open + 1..close];
+        let Some(value) = text[from..].trim_start().strip_prefix(':') else {
             continue;
         };
-        let value = value.trim_start();
         if FIELDS.iter().any(|f| f.eq_ignore_ascii_case(name))
-            && let Some(value) = value.strip_prefix('"')
-            && let Some(close) = value.find('"')
-            && super::odd::names_file(&value[..close])
+            && let Some(value) = value.trim_start().strip_prefix('"')
+            && let Some(end) = value.find('"')
+            && super::odd::names_file(&value[..end])
         {
-            return Some(&value[..close]);
+            return Some((&value[..end], open));
         }
     }
     None

@@ -180,6 +180,8 @@ const LOCATION: &str = concat!(
     r"|^\s*--> \S+:\d+",
     // Perl's `at t/calc.t line 62.`
     r"|\bat \S+ line \d+\.?$",
+    // Erlang's `(test/a_tests.erl, line 44)`, a file and its line in words
+    r"|[\w.-]*\w\.[A-Za-z]\w*\x22?, line \d+",
 );
 
 /// What a failure looks like, by shape first, then tool by tool.
@@ -903,6 +905,18 @@ impl Digest {
         {
             locators.push(found);
         }
+        // The numbered entry that opens the failure (ExUnit's and Mocha's `  1) test
+        // lists the codes (Shop.CouponsTest)` over its place and its assertion) names
+        // the failing test.
+        if let Some(entry) = self.entry_before(before, line)
+            && !locators.iter().any(|l| l.line == entry.line)
+        {
+            if let Some(name) = numbered_entry(&entry.text) {
+                let name = name.to_owned();
+                self.failed_test_named(&name, entry.line);
+            }
+            locators.insert(0, entry);
+        }
         // A count of warnings sums up what came before: no locator is its own.
         let summary = rules().warnings.is_match(&text);
         let waits = opens_block(&text) || (!has_location(&text) && locators.is_empty() && !summary);
@@ -947,9 +961,13 @@ impl Digest {
 
     /// The failing test a key line names, if it names one: kept once.
     fn failed_test(&mut self, text: &str, line: u64) {
-        let Some(name) = failed_test_name(text) else {
-            return;
-        };
+        if let Some(name) = failed_test_name(text) {
+            self.failed_test_named(name, line);
+        }
+    }
+
+    /// Keeps the failing test `name` (named on line `line`), once.
+    fn failed_test_named(&mut self, name: &str, line: u64) {
         if self.failed_tests_past > 0 || self.failed_bytes + name.len() > FAILED_NAMES_BYTES {
             self.failed_tests_past += 1;
         } else if self.failed_seen.insert(name.to_owned()) {
@@ -1038,6 +1056,27 @@ impl Digest {
                 line: line - back,
             };
             return Some(seen.numbered(text));
+        }
+        None
+    }
+
+    /// A numbered entry (`  1) name`) among the [`LOCATOR_BEFORE`] lines before line
+    /// `line`, since a blank line: the nearest.
+    fn entry_before(&self, before: &[u8], line: u64) -> Option<Numbered> {
+        for (back, (bytes, omitted)) in (1..=LOCATOR_BEFORE).zip(self.lines_before(before)) {
+            let text = String::from_utf8_lossy(&bytes);
+            let text = text.trim_end_matches('\r');
+            if text.trim().is_empty() {
+                return None;
+            }
+            if numbered_entry(text).is_some() {
+                let seen = Seen {
+                    text,
+                    omitted,
+                    line: line - back,
+                };
+                return Some(seen.numbered(text));
+            }
         }
         None
     }
@@ -1199,6 +1238,18 @@ pub fn is_bare_path(text: &str) -> bool {
         && dot >= 2
         && rest[dot - 1] == b'.'
         && word(&rest[dot - 2])
+}
+
+/// The name a numbered entry gives (`  1) test lists the codes (Shop.CouponsTest)`,
+/// `3) cart rounds the price:`): one to four digits and `) ` first.
+pub(crate) fn numbered_entry(text: &str) -> Option<&str> {
+    let trimmed = text.trim_start();
+    let digits = trimmed.bytes().take_while(u8::is_ascii_digit).count();
+    let name = trimmed[digits..]
+        .strip_prefix(") ")
+        .filter(|_| (1..=4).contains(&digits))?;
+    let name = name.trim().trim_end_matches(':').trim_end();
+    (!name.is_empty()).then_some(name)
 }
 
 fn wants_locator_before(text: &str) -> bool {

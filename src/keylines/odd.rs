@@ -228,11 +228,11 @@ impl Odd {
         self.header = Some(file);
     }
 
-    /// Reads one piece of a long line (see the `long` module), numbered `piece`.
-    pub(super) fn push_piece(&mut self, text: &str, piece: u64) {
-        let signed = &text[..crate::render::floor_char_boundary(text, SIGNED_BYTES)];
+    /// Reads one piece of a long line (see the `long` module), numbered `piece`: its
+    /// start `signed`, and what of it is `shown`.
+    pub(super) fn push_piece(&mut self, signed: &str, shown: &str, piece: u64) {
         let (family, signature, _) = sign(signed);
-        self.count(family, signature, text.as_bytes(), piece);
+        self.count(family, signature, shown.as_bytes(), piece);
     }
 
     /// Counts a line of `family` and `signature`, and keeps it while its signature is
@@ -301,12 +301,10 @@ impl Odd {
         if !self.failures {
             return;
         }
-        let digits = trimmed.bytes().take_while(u8::is_ascii_digit).count();
-        let Some(name) = trimmed[digits..].strip_prefix(") ").filter(|_| digits > 0) else {
+        let Some(name) = super::numbered_entry(trimmed) else {
             return;
         };
-        let name = name.trim().trim_end_matches(':').trim_end();
-        if !name.is_empty() && self.named_bytes + name.len() <= NAMED_BYTES {
+        if self.named_bytes + name.len() <= NAMED_BYTES {
             self.named_bytes += name.len();
             self.named.push(Numbered {
                 line,
@@ -522,6 +520,18 @@ fn plain_text(bytes: &[u8]) -> std::borrow::Cow<'_, str> {
                 }
                 i += 1;
             }
+            // An operating system command (a hyperlink's `ESC ]8;;url ESC \`): up to
+            // its BEL or its `ESC \`.
+            0x1b if bytes.get(i + 1) == Some(&b']') => {
+                i += 2;
+                while i < bytes.len() && bytes[i] != 0x07 && bytes[i] != 0x1b {
+                    i += 1;
+                }
+                i += usize::from(bytes.get(i) == Some(&0x07))
+                    + 2 * usize::from(
+                        bytes.get(i) == Some(&0x1b) && bytes.get(i + 1) == Some(&b'\\'),
+                    );
+            }
             0x1b | b'\r' => i += 1,
             b => {
                 out.push(b);
@@ -604,6 +614,14 @@ fn sign(line: &str) -> (u64, u64, bool) {
     if field_name(trimmed).is_some() && record_place(rest) {
         family.bytes(b"@field");
         return (family.0, signature(rest), true);
+    }
+    // A line led by a rule's id (`no-changed-when:`, `name[casing]:`): of one family
+    // whatever the id, which signs it.
+    if let Some(id) = rule_label(first) {
+        family.bytes(b"rule");
+        let mut signature = Fnv::new();
+        alike(id, &mut signature);
+        return (family.0, signature.0, false);
     }
     // A line led by a code (`W2001 Parameter …`, `E3012 …`): of one family whatever
     // the code, which signs it.
@@ -699,6 +717,20 @@ fn is_place(word: &str) -> bool {
             || word
                 .split_once(':')
                 .is_some_and(|(_, after)| after.starts_with(|c: char| c.is_ascii_digit())))
+}
+
+/// The rule id a line opens with, as a label: `no-changed-when:`,
+/// `syntax-check[unknown-module]:` (a word of two parts or more, joined by `-`, `_` or
+/// a bracket; not `Severity:`).
+fn rule_label(first: &str) -> Option<&str> {
+    let id = first.strip_suffix(':')?;
+    let ok = (3..=64).contains(&id.len())
+        && id.starts_with(|c: char| c.is_ascii_alphabetic())
+        && id
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b"-_[]".contains(&b))
+        && id.bytes().any(|b| b"-_[".contains(&b));
+    ok.then_some(id)
 }
 
 /// Whether a record's value is a place in a file, with its line: `"pkg/a.go:33:17",`.

@@ -1250,3 +1250,123 @@ fn the_records_inside_a_long_json_line_are_read_whatever_the_chunks() {
     let lines = text.replace("},{", "},\n{");
     assert!(digest(&lines, 4096).pieces.is_empty());
 }
+
+#[test]
+fn a_line_led_by_a_rare_rule_id_is_odd_whatever_id_leads_the_others() {
+    // ansible-lint's report (tests/corpus/logs/ansible-lint-failures.out): a rule's id
+    // as a hyperlink, its message, the place on the next line; one `package-latest`
+    // among many `name[casing]` and `fqcn[action-core]`.
+    // With its colours and hyperlinks, and without (`--nocolor`).
+    for colour in [true, false] {
+        rule_ids_odd(colour);
+    }
+}
+
+fn rule_ids_odd(colour: bool) {
+    let link = |id: &str| {
+        if colour {
+            format!(
+                "\x1b[33m\x1b[34m\x1b]8;;https://docs.ansible.com/lint/rules/{id}/\x1b\\{id}\x1b]8;;\x1b\\\x1b[0m\x1b[2m:\x1b[0m"
+            )
+        } else {
+            format!("{id}:")
+        }
+    };
+    let mut text = String::new();
+    for n in 1..=60 {
+        let id = if n % 2 == 0 {
+            "name[casing]"
+        } else {
+            "fqcn[action-core]"
+        };
+        text.push_str(&format!(
+            "{} All names should start with an uppercase letter.\n\
+             roles/r{n}/tasks/main.yml:{n}:9 Task/Handler: install {n}\n\n",
+            link(id)
+        ));
+        if n == 30 {
+            text.push_str(&format!(
+                "{} Package installs should not use latest.\n\
+                 roles/cache/tasks/main.yml:24:9 Task/Handler: install 24\n\n",
+                link("package-latest")
+            ));
+        }
+    }
+    for chunk in [text.len(), 7, 100] {
+        let odd = odd_of(&text, chunk);
+        let rule = odd
+            .iter()
+            .find(|(_, t, _)| t.contains("Package installs should not use latest."))
+            .unwrap_or_else(|| panic!("chunk {chunk}: {odd:?}"));
+        assert_eq!(rule.2.first(), Some(&(rule.0 + 1)), "its place, {odd:?}");
+        assert!(
+            odd.iter()
+                .all(|(_, t, _)| !t.contains("casing") && !t.contains("action-core")),
+            "{odd:?}"
+        );
+    }
+}
+
+#[test]
+fn a_long_json_lines_records_are_the_objects_of_its_arrays() {
+    // ansible-lint's `-f json` (tests/corpus/logs/ansible-lint-failures-json.out): one
+    // line; each issue holds a `location` object, which stays with its record.
+    let issue = |check: &str, severity: &str, n: usize| {
+        format!(
+            r#"{{"type": "issue", "check_name": "{check}", "categories": ["formatting"], "url": "https://docs.ansible.com/lint/rules/{check}/", "severity": "{severity}", "description": "Use FQCN for builtin module actions.", "fingerprint": "{n:064}", "location": {{"path": "roles/r{n}/tasks/main.yml", "lines": {{"begin": {n}}}}}, "content": {{"body": "Use `ansible.builtin.apt` instead."}}}}"#
+        )
+    };
+    let mut issues: Vec<String> = (1..=120)
+        .map(|n| issue("fqcn[action-core]", "minor", n))
+        .collect();
+    issues[70] = issue("package-latest", "major", 71);
+    let text = format!("[{}]", issues.join(", "));
+    let whole = rows(&digest(&text, text.len()).pieces);
+    assert_eq!(rows(&digest(&text, 333).pieces), whole);
+    assert_eq!(whole.len(), 1, "{whole:?}");
+    let shown = &whole[0].1;
+    assert!(
+        shown.contains(r#""check_name": "package-latest""#),
+        "{shown}"
+    );
+    assert!(
+        shown.contains(r#""path": "roles/r71/tasks/main.yml", "lines": {"begin": 71}"#),
+        "{shown}"
+    );
+}
+
+#[test]
+fn a_numbered_entry_over_a_failure_names_the_failing_test_and_a_file_and_line_in_words_locate() {
+    // `mix test --trace` (tests/corpus/logs/mix-test-fail-trace.out): the failure is a
+    // numbered entry, its place, its assertion, among hundreds of passing tests.
+    let mut text = String::new();
+    for n in 1..=300 {
+        text.push_str(&format!("  * test sums line {n} (0.00ms) [L#{n}]\n"));
+        if n == 150 {
+            text.push_str(
+                "\n  1) test lists the codes (Shop.CouponsTest)\n     \
+                 test/coupons_test.exs:165\n     Assertion with == failed\n     \
+                 code:  assert Enum.sort([\"b\", \"a\"]) == [\"a\", \"c\"]\n\n",
+            );
+        }
+    }
+    let summary = digest(&text, 64);
+    let names: Vec<&str> = summary
+        .failed_tests
+        .iter()
+        .map(|n| n.text.as_str())
+        .collect();
+    assert_eq!(names, ["test lists the codes (Shop.CouponsTest)"]);
+    let key = rows(&summary.keys);
+    assert!(
+        key.iter()
+            .any(|(line, t, locators)| t.contains("Assertion with == failed")
+                && locators.contains(&(line - 2))),
+        "{key:?}"
+    );
+    // EUnit's `*failed*` and the place it gives in words, on the next line.
+    let text = "  coupons_tests: lists_the_codes_test...*failed*\n\
+                in function coupons_tests:lists_the_codes_test/0 (/work/test/coupons_tests.erl, line 44)\n";
+    let key = rows(&digest(text, 7).keys);
+    assert_eq!(key[0].2, vec![2], "{key:?}");
+}
