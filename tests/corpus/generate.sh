@@ -30,7 +30,8 @@
 # jshint from the npm registry (in NODE_TOOLS); for its eighth pass, prettier from the
 # npm registry (in NODE_TOOLS), vulture and ansible-lint from PyPI (in PY_BIN), Debian's
 # rebar3 (with erlang-eunit), elixir, ocaml-dune with libalcotest-ocaml-dev, and nim
-# (with nimble).
+# (with nimble); for its ninth pass, Debian's cpplint, flawfinder, libgtest-dev and
+# catch2, rustfmt, gofmt, and bashate from PyPI (in PY_BIN).
 # Not run by CI: the logs are committed. Usage: bash tests/corpus/generate.sh [case-name-filter]
 set -euo pipefail
 
@@ -5137,6 +5138,787 @@ if want mix-test && command -v mix >/dev/null; then
     COMMAND='mix test --trace'
     run mix-test-pass-trace "$d" "$COMMAND"
     truth mix-test-pass-trace plain --verdict-regex '^\d+ tests, \d+ failures?'
+fi
+
+
+# ------------------------------------------------------------- issue 40's ninth pass
+# Debian's cpplint, flawfinder, libgtest-dev (a googletest binary built with cmake) and
+# catch2 (a Catch2 v2 binary built with g++), gcc's -fanalyzer through make, rustfmt
+# through `cargo fmt`, gofmt, and bashate from PyPI (in PY_BIN).
+
+cpplint_project() { # dir: a few findings among many clean files (yes) or none (no)
+    local dir=$1 kind=$2 m i f
+    mkdir -p "$dir"
+    printf 'set noparent\nfilter=-build/include_subdir,-build/header_guard\nlinelength=100\n' \
+        >"$dir/CPPLINT.cfg"
+    for m in cart orders billing stock users search reports shipping audit pricing promo tax; do
+        mkdir -p "$dir/src/$m"
+        for i in $(seq 1 18); do
+            f="$dir/src/$m/${m}_part$i.cc"
+            {
+                echo '// Copyright 2024 The Shop Authors'
+                echo '#include <string>'
+                echo '#include <vector>'
+                echo ''
+                [[ $kind == yes && $m == orders && $i == 7 ]] && echo 'using namespace std;' && echo ''
+                echo "namespace shop {"
+                echo ''
+                echo "int ${m^}Total$i(const std::vector<int>& items) {"
+                echo '  int total = 0;'
+                echo '  for (int item : items) {'
+                if [[ $kind == yes && $m == billing && $i == 3 ]]; then
+                    echo '    total += (int)(item * 1.2);'
+                else
+                    echo '    total += item;'
+                fi
+                echo '  }'
+                [[ $kind == yes && $m == stock && $i == 11 ]] && echo '  long reserved = total / 2;' && echo '  total -= reserved;'
+                [[ $kind == yes && $m == search && $i == 15 ]] && echo '  if(total < 0) total = 0;'
+                echo "  return total + $i;"
+                echo '}'
+                if [[ $kind == yes && $m == reports && $i == 5 ]]; then
+                    echo ''
+                    echo 'std::string ReportTitle(char* name) {'
+                    echo '  char* word = strtok(name, " ");'
+                    echo '  return std::string(word ? word : "report") + " for the finance team, the operations team and the audit committee";'
+                    echo '}'
+                fi
+                echo ''
+                if [[ $kind == yes && $m == tax && $i == 9 ]]; then echo '}'; else echo '}  // namespace shop'; fi
+            } >"$f"
+        done
+    done
+}
+
+# cpplint's findings (it has no severities: each one fails the run), from its JUnit
+# report of the same files: as its default format shows their place, file:line:.
+cpplint_truth() { # NAME XML
+    python3 -c '
+import json, sys, xml.etree.ElementTree as ET
+found = []
+for case in ET.parse(sys.argv[1]).getroot().iter("testcase"):
+    for failure in case.iter("failure"):
+        for line in (failure.text or "").splitlines():
+            row = line.split(":", 1)[0]
+            if row.isdigit():
+                found.append("%s:%s:" % (case.get("name"), row))
+json.dump(found, open(sys.argv[2], "w"))
+' "$2" "$WORK/$1.json"
+    truth "$1" names "$WORK/$1.json" --verdict-regex '^Total errors found: \d+$'
+}
+
+if want cpplint && command -v cpplint >/dev/null; then
+    d="$WORK/cpplint"
+    cpplint_project "$d" yes
+    (cd "$d" && cpplint --output=junit --recursive src >/dev/null 2>"$WORK/cpplint.xml" || true)
+    COMMAND='cpplint --recursive src'
+    run cpplint-errors "$d" "$COMMAND"
+    cpplint_truth cpplint-errors "$WORK/cpplint.xml"
+    COMMAND='cpplint --recursive src 2>&1'
+    run cpplint-errors-merged "$d" "$COMMAND"
+    cpplint_truth cpplint-errors-merged "$WORK/cpplint.xml"
+    COMMAND='cpplint --counting=detailed --recursive src'
+    run cpplint-errors-counting "$d" "$COMMAND"
+    cpplint_truth cpplint-errors-counting "$WORK/cpplint.xml"
+    COMMAND='find src -name "*.cc" | sort | xargs cpplint --verbose=3'
+    run cpplint-errors-find-verbose "$d" "$COMMAND"
+    # --verbose=3 drops the findings of confidence under 3: the truth is of those it keeps.
+    (cd "$d" && find src -name "*.cc" | sort | xargs cpplint --output=junit --verbose=3 >/dev/null 2>"$WORK/cpplint-v3.xml" || true)
+    cpplint_truth cpplint-errors-find-verbose "$WORK/cpplint-v3.xml"
+    d="$WORK/cpplint-pass"
+    cpplint_project "$d" no
+    COMMAND='cpplint --recursive src'
+    run cpplint-pass "$d" "$COMMAND"
+    truth cpplint-pass plain
+fi
+
+flawfinder_project() { # dir: a few hits of level 4 and 5 among many lower ones (yes) or none (no)
+    local dir=$1 kind=$2 m i f
+    for m in net io parse store cache auth; do
+        mkdir -p "$dir/src/$m"
+        for i in $(seq 1 25); do
+            f="$dir/src/$m/${m}_$i.c"
+            {
+                echo '#include <stdio.h>'
+                echo '#include <stdlib.h>'
+                echo '#include <string.h>'
+                echo ''
+                echo "int ${m}_copy_$i(char *dst, const char *src, size_t cap) {"
+                echo '  char line[128];'
+                echo '  size_t n = strlen(src);'
+                echo '  if (n >= cap || n >= sizeof line) return -1;'
+                echo '  memcpy(line, src, n + 1);'
+                if [[ $kind == yes && $m == net && $i == 6 ]]; then
+                    echo '  strcpy(dst, line);'
+                elif [[ $kind == yes && $m == parse && $i == 14 ]]; then
+                    echo '  sprintf(dst, "%s", line);'
+                else
+                    echo '  memcpy(dst, line, n + 1);'
+                fi
+                [[ $kind == yes && $m == io && $i == 21 ]] && echo '  printf(dst);'
+                [[ $kind == yes && $m == store && $i == 3 ]] && echo '  system(dst);'
+                [[ $kind == yes && $m == auth && $i == 17 ]] && echo '  gets(line);'
+                echo '  return (int)n;'
+                echo '}'
+            } >"$f"
+        done
+    done
+}
+
+# flawfinder's hits of level 4 and up, those --error-level=4 fails on, from its CSV
+# report of the same files: as file:line: (its text) or file,line, (where the log is
+# that report).
+flawfinder_truth() { # NAME CSV FORM(text|csv)
+    python3 -c '
+import csv, json, sys
+found = []
+for row in csv.DictReader(open(sys.argv[1])):
+    if int(row["Level"]) >= 4:
+        found.append(("%s:%s:" if sys.argv[3] == "text" else "%s,%s,") % (row["File"], row["Line"]))
+json.dump(found, open(sys.argv[2], "w"))
+' "$2" "$WORK/$1.json" "$3"
+    if [[ $3 == text ]]; then
+        truth "$1" names "$WORK/$1.json" --verdict-regex '^Hits = \d+$'
+    else
+        truth "$1" names "$WORK/$1.json"
+    fi
+}
+
+if want flawfinder && command -v flawfinder >/dev/null; then
+    d="$WORK/flawfinder"
+    flawfinder_project "$d" yes
+    (cd "$d" && flawfinder --csv src >"$WORK/flawfinder.csv" 2>/dev/null || true)
+    COMMAND='flawfinder --error-level=4 src'
+    run flawfinder-errors "$d" "$COMMAND"
+    flawfinder_truth flawfinder-errors "$WORK/flawfinder.csv" text
+    COMMAND='flawfinder --columns --context --error-level=4 src 2>&1'
+    run flawfinder-errors-context-merged "$d" "$COMMAND"
+    flawfinder_truth flawfinder-errors-context-merged "$WORK/flawfinder.csv" text
+    COMMAND='flawfinder --csv --error-level=4 src'
+    run flawfinder-errors-csv "$d" "$COMMAND"
+    flawfinder_truth flawfinder-errors-csv "$WORK/flawfinder.csv" csv
+    d="$WORK/flawfinder-pass"
+    flawfinder_project "$d" no
+    COMMAND='flawfinder --error-level=4 src'
+    run flawfinder-pass "$d" "$COMMAND"
+    truth flawfinder-pass plain --verdict-regex '^Hits = \d+$'
+fi
+
+gofmt_project() { # dir: kind: diffs (a few unformatted files), syntax (and two that do not parse), all (every file unformatted)
+    local dir=$1 kind=$2 p i f bad
+    mkdir -p "$dir"
+    printf 'module example.com/shop\n\ngo 1.19\n' >"$dir/go.mod"
+    for p in cart orders billing stock users search reports shipping audit pricing promo; do
+        mkdir -p "$dir/internal/$p"
+        for i in $(seq 1 20); do
+            f="$dir/internal/$p/${p}_$i.go"
+            bad=no
+            [[ $kind == all ]] && bad=yes
+            [[ $kind != all && $((i % 7)) == 3 && $p =~ ^(orders|billing|search)$ ]] && bad=yes
+            if [[ $bad == no ]]; then
+                {
+                    echo "package $p"
+                    echo ''
+                    echo "// Total$i sums the items of part $i."
+                    echo "func Total$i(items []int) int {"
+                    printf '\ttotal := 0\n'
+                    printf '\tfor _, item := range items {\n'
+                    printf '\t\ttotal += item\n'
+                    printf '\t}\n'
+                    printf '\treturn total + %d\n' "$i"
+                    echo '}'
+                } >"$f"
+            else
+                {
+                    echo "package $p"
+                    echo "import (\"fmt\"; \"strings\")"
+                    echo "// Total$i sums the items of part $i."
+                    echo "func Total$i( items []int ) int {"
+                    echo '  total:=0'
+                    echo '  for _,item:=range items { total+=item }'
+                    echo "  return total+$i"
+                    echo '}'
+                    echo "func Label$i(name string) string {"
+                    echo '    parts:=strings.Split(name," ")'
+                    echo '    if len(parts)==0 { return "" }'
+                    echo "    return fmt.Sprintf(\"%s-%d\",parts[0],$i)"
+                    echo '}'
+                    echo "type Line$i struct {"
+                    echo '  Sku string `json:"sku"`'
+                    echo '  Quantity int `json:"quantity"`'
+                    echo '  PriceCents int64 `json:"price_cents"`'
+                    echo '}'
+                    echo "var defaults$i = []Line$i{Line$i{Sku: \"a\", Quantity: 1}, Line$i{Sku: \"b\", Quantity: 2}}"
+                } >"$f"
+            fi
+        done
+    done
+    if [[ $kind == syntax ]]; then
+        printf 'package billing\n\nfunc Broken(items []int) int {\n\treturn len(items\n}\n' \
+            >"$dir/internal/billing/broken.go"
+        printf 'package search\n\nfunc Query(q string) string {\n\tif q == "" {\n\t\treturn "all"\n\t}\n\treturn q +\n}\n' \
+            >"$dir/internal/search/query.go"
+    fi
+}
+
+# gofmt's unformatted files (from `gofmt -l` on the same tree), as the header of each
+# one's diff, and the first syntax error of each file that does not parse (from
+# `gofmt -e -l`), file:line:column.
+gofmt_truth() { # NAME DIR [simplify]
+    local flag=
+    [[ ${3:-} == simplify ]] && flag=-s
+    (cd "$2" && gofmt -l -e $flag . >"$WORK/$1.list" 2>"$WORK/$1.errors" || true)
+    python3 -c '
+import json, re, sys
+found = ["diff %s.orig %s" % (p.strip(), p.strip()) for p in open(sys.argv[1]) if p.strip()]
+seen = set()
+for line in open(sys.argv[2]):  # the first syntax error of each file
+    m = re.match(r"((\S+\.go):\d+:\d+): ", line)
+    if m and m.group(2) not in seen:
+        seen.add(m.group(2))
+        found.append(m.group(1))
+json.dump(found, open(sys.argv[3], "w"))
+' "$WORK/$1.list" "$WORK/$1.errors" "$WORK/$1.json"
+    truth "$1" names "$WORK/$1.json"
+}
+
+if want gofmt && command -v gofmt >/dev/null; then
+    d="$WORK/gofmt"
+    gofmt_project "$d" diffs
+    COMMAND='gofmt -d .'
+    run gofmt-diff "$d" "$COMMAND"
+    gofmt_truth gofmt-diff "$d"
+    COMMAND='gofmt -s -d ./internal 2>&1'
+    run gofmt-simplify-diff-merged "$d" "$COMMAND"
+    gofmt_truth gofmt-simplify-diff-merged "$d" simplify
+    d="$WORK/gofmt-syntax"
+    gofmt_project "$d" syntax
+    COMMAND='gofmt -d -e .'
+    run gofmt-diff-syntax-errors "$d" "$COMMAND"
+    gofmt_truth gofmt-diff-syntax-errors "$d"
+    COMMAND='gofmt -l -d -e . 2>&1'
+    run gofmt-list-diff-syntax-errors-merged "$d" "$COMMAND"
+    gofmt_truth gofmt-list-diff-syntax-errors-merged "$d"
+    d="$WORK/gofmt-write"
+    gofmt_project "$d" all
+    COMMAND='gofmt -l -w .'
+    run gofmt-write-pass "$d" "$COMMAND"
+    truth gofmt-write-pass plain
+fi
+
+rustfmt_project() { # dir: kind: diffs (a few unformatted files), syntax (and one that does not parse), clean
+    local dir=$1 kind=$2 c m bad
+    mkdir -p "$dir"
+    printf '[workspace]\nmembers = ["crates/*"]\nresolver = "2"\n' >"$dir/Cargo.toml"
+    for c in orders billing stock api; do
+        mkdir -p "$dir/crates/$c/src"
+        printf '[package]\nname = "%s"\nversion = "0.1.0"\nedition = "2021"\n\n[dependencies]\n' "$c" \
+            >"$dir/crates/$c/Cargo.toml"
+        for m in $(seq -w 1 12); do echo "pub mod part$m;"; done >"$dir/crates/$c/src/lib.rs"
+        for m in $(seq -w 1 12); do
+            bad=no
+            [[ $kind != clean && $((10#$m % 5)) == 2 ]] && bad=yes
+            if [[ $bad == no ]]; then
+                cat >"$dir/crates/$c/src/part$m.rs" <<EOF
+/// The sum of the items of part $m.
+pub fn total(items: &[i64]) -> i64 {
+    items.iter().sum::<i64>() + $((10#$m))
+}
+
+pub fn label(name: &str) -> String {
+    format!("{}-{}", name.trim(), $((10#$m)))
+}
+EOF
+            else
+                cat >"$dir/crates/$c/src/part$m.rs" <<EOF
+use std::collections::HashMap;
+/// The sum of the items of part $m.
+pub fn total( items:&[i64] )->i64 { items.iter().sum::<i64>()+$((10#$m)) }
+
+pub fn label(name:&str)->String{
+  format!("{}-{}",name.trim(),$((10#$m)))
+}
+
+pub fn index(names: &[&str]) -> HashMap<String,usize> {
+    let mut map=HashMap::new();
+    for (i,name) in names.iter().enumerate() { map.insert(name.to_string(),i); }
+    map
+}
+
+pub struct Line { pub sku: String, pub quantity: u32, pub price_cents: i64, pub discount_cents: i64 }
+EOF
+            fi
+        done
+    done
+    if [[ $kind == syntax ]]; then
+        printf 'pub fn refund(total: i64) -> i64 {\n    let fee = (total / 10;\n    total - fee\n}\n' \
+            >"$dir/crates/billing/src/part07.rs"
+    fi
+}
+
+# rustfmt's unformatted files (from `rustfmt --check -l` on the same crates), as the
+# header of the first hunk of each one's diff, and its parse errors (from its error's
+# location line).
+rustfmt_truth() { # NAME DIR
+    (cd "$2" && for c in crates/*; do
+        rustfmt --edition 2021 --check -l "$c/src/lib.rs" 2>>"$WORK/$1.errors" || true
+    done >"$WORK/$1.list")
+    python3 "$HERE/truth.py" sanitize "$WORK/$1.list" "$WORK/$1.errors" --work "$WORK"
+    python3 -c '
+import json, re, sys
+found = ["Diff in %s:" % p.strip() for p in open(sys.argv[1]) if p.strip()]
+for line in open(sys.argv[2]):
+    m = re.match(r"\s*--> (\S+:\d+:\d+)$", line)
+    if m:
+        found.append(m.group(1))
+json.dump(found, open(sys.argv[3], "w"))
+' "$WORK/$1.list" "$WORK/$1.errors" "$WORK/$1.json"
+    truth "$1" names "$WORK/$1.json"
+}
+
+if want rustfmt && command -v rustfmt >/dev/null; then
+    d="$WORK/rustfmt"
+    rustfmt_project "$d" diffs
+    COMMAND='cargo fmt --all --check'
+    run rustfmt-check "$d" "$COMMAND"
+    rustfmt_truth rustfmt-check "$d"
+    COMMAND='cargo fmt --all --check 2>&1'
+    run rustfmt-check-merged "$d" "$COMMAND"
+    rustfmt_truth rustfmt-check-merged "$d"
+    COMMAND='cargo fmt --all --check -v'
+    run rustfmt-check-verbose "$d" "$COMMAND"
+    rustfmt_truth rustfmt-check-verbose "$d"
+    d="$WORK/rustfmt-syntax"
+    rustfmt_project "$d" syntax
+    COMMAND='cargo fmt --all -- --check'
+    run rustfmt-check-parse-error "$d" "$COMMAND"
+    rustfmt_truth rustfmt-check-parse-error "$d"
+    d="$WORK/rustfmt-pass"
+    rustfmt_project "$d" clean
+    COMMAND='cargo fmt --all --check -v'
+    run rustfmt-check-pass-verbose "$d" "$COMMAND"
+    truth rustfmt-check-pass-verbose plain
+fi
+
+gcc_analyzer_project() { # dir: a few analyzer errors among many warnings (yes) or warnings only (no)
+    local dir=$1 kind=$2 m i f
+    mkdir -p "$dir/src"
+    cat >"$dir/Makefile" <<'EOF'
+CC = gcc
+# The analyzer's findings that are bugs for sure fail the build; the others warn.
+ANALYZER_ERRORS = -Werror=analyzer-double-free -Werror=analyzer-use-after-free \
+	-Werror=analyzer-null-dereference
+CFLAGS = -O0 -g -Wall -Wextra -fanalyzer $(ANALYZER_ERRORS) $(EXTRA)
+SRCS = $(sort $(wildcard src/*.c))
+OBJS = $(SRCS:src/%.c=build/%.o)
+
+all: build/inventory
+
+build/inventory: $(OBJS)
+	$(CC) -o $@ $^
+
+build/%.o: src/%.c | build
+	$(CC) $(CFLAGS) -c $< -o $@
+
+build:
+	mkdir -p build
+
+clean:
+	rm -rf build
+EOF
+    printf 'int main(void) { return 0; }\n' >"$dir/src/main.c"
+    for m in bins items lots orders picks racks; do
+        for i in $(seq 1 6); do
+            f="$dir/src/${m}_$i.c"
+            {
+                echo '#include <stdlib.h>'
+                echo '#include <string.h>'
+                echo ''
+                echo "int *${m}_$i(int n, int flags) {"
+                echo '  int *counts = malloc(sizeof(int) * (size_t)n);'
+                echo '  if (n > 64) return NULL;'
+                echo '  counts[0] = n;'
+                echo '  return counts;'
+                echo '}'
+                if [[ $kind == yes && $m == lots && $i == 4 ]]; then
+                    echo ''
+                    echo "void ${m}_release_$i(int n) {"
+                    echo '  char *label = malloc((size_t)n);'
+                    echo '  free(label);'
+                    echo '  free(label);'
+                    echo '}'
+                fi
+                if [[ $kind == yes && $m == orders && $i == 2 ]]; then
+                    echo ''
+                    echo "int ${m}_first_$i(void) {"
+                    echo '  int *slot = NULL;'
+                    echo '  return *slot;'
+                    echo '}'
+                fi
+                if [[ $kind == yes && $m == racks && $i == 5 ]]; then
+                    echo ''
+                    echo "int ${m}_last_$i(int n) {"
+                    echo '  int *row = malloc(sizeof(int) * 4);'
+                    echo '  if (!row) return 0;'
+                    echo '  row[0] = n;'
+                    echo '  free(row);'
+                    echo '  return row[0];'
+                    echo '}'
+                fi
+            } >"$f"
+        done
+    done
+}
+
+# gcc's errors, from its JSON diagnostics of the same files compiled with the same flags.
+gcc_analyzer_truth() { # NAME DIR
+    (cd "$2" && for f in src/*.c; do
+        gcc -O0 -g -Wall -Wextra -fanalyzer -Werror=analyzer-double-free \
+            -Werror=analyzer-use-after-free -Werror=analyzer-null-dereference \
+            -fdiagnostics-format=json -c "$f" -o /dev/null 2>&1 || true
+        echo
+    done >"$WORK/$1.json")
+    truth "$1" gcc-json "$WORK/$1.json" --verdict-regex "^make: Target 'all' not remade"
+}
+
+if want gcc-analyzer && command -v gcc >/dev/null; then
+    d="$WORK/gcc-analyzer"
+    gcc_analyzer_project "$d" yes
+    COMMAND='make -k'
+    run gcc-analyzer-make-errors "$d" "make clean >/dev/null; $COMMAND"
+    gcc_analyzer_truth gcc-analyzer-make-errors "$d"
+    COMMAND='make -k 2>&1'
+    run gcc-analyzer-make-errors-merged "$d" "make clean >/dev/null; $COMMAND"
+    gcc_analyzer_truth gcc-analyzer-make-errors-merged "$d"
+    COMMAND='make -k EXTRA=-fdiagnostics-color=always'
+    run gcc-analyzer-make-errors-color "$d" "make clean >/dev/null; $COMMAND"
+    gcc_analyzer_truth gcc-analyzer-make-errors-color "$d"
+    d="$WORK/gcc-analyzer-pass"
+    gcc_analyzer_project "$d" no
+    COMMAND='make'
+    run gcc-analyzer-make-warnings-pass "$d" "$COMMAND"
+    truth gcc-analyzer-make-warnings-pass plain
+fi
+
+gtest_project() { # dir: a googletest binary of 12 suites, some of whose tests fail
+    local dir=$1 s i
+    mkdir -p "$dir/src" "$dir/tests"
+    cat >"$dir/CMakeLists.txt" <<'EOF'
+cmake_minimum_required(VERSION 3.16)
+project(shop CXX)
+set(CMAKE_CXX_STANDARD 17)
+find_package(GTest REQUIRED)
+add_library(shop src/shop.cc)
+target_include_directories(shop PUBLIC src)
+file(GLOB TESTS tests/*_test.cc)
+add_executable(shop_tests ${TESTS})
+target_link_libraries(shop_tests shop GTest::gtest GTest::gtest_main)
+EOF
+    cat >"$dir/src/shop.h" <<'EOF'
+#pragma once
+#include <stdexcept>
+#include <string>
+#include <vector>
+namespace shop {
+long Total(const std::vector<long>& cents);
+long Discount(long cents, int percent);
+std::string Sku(const std::string& name, int n);
+long Parse(const std::string& text);
+}  // namespace shop
+EOF
+    cat >"$dir/src/shop.cc" <<'EOF'
+#include "shop.h"
+namespace shop {
+long Total(const std::vector<long>& cents) {
+  long t = 0;
+  for (long c : cents) t += c;
+  return t;
+}
+long Discount(long cents, int percent) { return cents - cents * percent / 100; }
+std::string Sku(const std::string& name, int n) { return name.substr(0, 3) + "-" + std::to_string(n); }
+long Parse(const std::string& text) {
+  if (text.empty()) throw std::invalid_argument("empty amount");
+  return std::stol(text);
+}
+}  // namespace shop
+EOF
+    for s in Cart Orders Billing Stock Users Search Reports Shipping Audit Pricing Promo Tax; do
+        {
+            echo '#include <gtest/gtest.h>'
+            echo '#include "shop.h"'
+            echo 'using namespace shop;'
+            for i in $(seq 1 45); do
+                echo "TEST(${s}Test, TotalOf$i) { EXPECT_EQ(Total({$i, 100}), $((i + 100))); }"
+            done
+            for i in $(seq 1 5); do
+                echo "TEST(${s}Test, SkuOf$i) { EXPECT_EQ(Sku(\"widget\", $i), \"wid-$i\"); }"
+            done
+            case $s in
+                Billing)
+                    echo 'TEST(BillingTest, DiscountRoundsUp) { EXPECT_EQ(Discount(999, 15), 849); }'
+                    echo 'TEST(BillingTest, ParsesEmptyAmount) { EXPECT_EQ(Parse(""), 0); }'
+                    ;;
+                Search)
+                    echo 'TEST(SearchTest, SkuOfShortName) { EXPECT_EQ(Sku("ab", 7), "ab_-7"); }'
+                    ;;
+                Reports)
+                    echo 'TEST(ReportsTest, TotalOfMany) {'
+                    echo '  std::vector<long> v(10, 25);'
+                    echo '  ASSERT_EQ(v.size(), 10u);'
+                    echo '  EXPECT_EQ(Total(v), 260) << "ten lines of 25 cents";'
+                    echo '}'
+                    ;;
+                Promo)
+                    echo 'TEST(PromoTest, EmptyCartTotal) { EXPECT_EQ(Total({}), 1); }'
+                    ;;
+                Shipping)
+                    echo 'TEST(ShippingTest, TenPercentOff) { EXPECT_EQ(Discount(1000, 10), 910); }'
+                    ;;
+                Tax)
+                    echo 'TEST(TaxTest, RateIsPositive) { EXPECT_GT(Discount(100, 120), 0); }'
+                    echo 'TEST(TaxTest, ParsesNegative) { EXPECT_NO_THROW(Parse("-x")); }'
+                    ;;
+            esac
+        } >"$dir/tests/$(echo "$s" | tr 'A-Z' 'a-z')_test.cc"
+    done
+}
+
+# googletest's failing tests, the file:line of each failure and the exception a test
+# let out, from its JSON report of
+# the same run (--gtest_output=json).
+gtest_truth() { # NAME JSON [VERDICT-REGEX]
+    python3 -c '
+import json, os, re, sys
+found = []
+for suite in json.load(open(sys.argv[1]))["testsuites"]:
+    for test in suite["testsuite"]:
+        failures = test.get("failures") or []
+        if failures:
+            found.append("%s.%s" % (suite["name"], test["name"]))
+        for f in failures:
+            m = re.match(r"(\S+\.cc):(\d+)", f["failure"])
+            if m:
+                found.append("%s:%s" % (os.path.basename(m.group(1)), m.group(2)))
+            m = re.search(r"C\+\+ exception with description \"[^\"]*\"", f["failure"])
+            if m:
+                found.append(m.group(0))
+json.dump(found, open(sys.argv[2], "w"))
+' "$2" "$WORK/$1.json"
+    truth "$1" names "$WORK/$1.json" --verdict-regex "${3:-^\s*\d+ FAILED TESTS?$}"
+}
+
+gtest_run() { # NAME DIR FLAGS [REDIRECT]: runs the binary, then again for its JSON report
+    local name=$1 dir=$2 flags=$3 redirect=${4:-}
+    COMMAND="./build/shop_tests${flags:+ $flags}${redirect:+ $redirect}"
+    run "$name" "$dir" "$COMMAND"
+    (cd "$dir" && ./build/shop_tests $flags --gtest_output="json:$WORK/$name.raw" >/dev/null 2>&1 || true)
+}
+
+if want gtest && [[ -f /usr/include/gtest/gtest.h ]] && command -v cmake >/dev/null; then
+    d="$WORK/gtest"
+    gtest_project "$d"
+    (cd "$d" && cmake -S . -B build -DCMAKE_BUILD_TYPE=Debug >/dev/null && cmake --build build -j 2 >/dev/null)
+    gtest_run gtest-fail "$d" ''
+    gtest_truth gtest-fail "$WORK/gtest-fail.raw"
+    gtest_run gtest-fail-color-merged "$d" '--gtest_color=yes' '2>&1'
+    gtest_truth gtest-fail-color-merged "$WORK/gtest-fail-color-merged.raw"
+    gtest_run gtest-fail-shuffle "$d" '--gtest_shuffle --gtest_random_seed=42'
+    gtest_truth gtest-fail-shuffle "$WORK/gtest-fail-shuffle.raw"
+    gtest_run gtest-fail-repeat "$d" '--gtest_repeat=2'
+    gtest_truth gtest-fail-repeat "$WORK/gtest-fail-repeat.raw"
+    gtest_run gtest-pass-filter "$d" "--gtest_filter='Cart*:Orders*:Stock*:Users*:Audit*'"
+    truth gtest-pass-filter plain --verdict-regex '^\[  PASSED  \] \d+ tests?\.$'
+fi
+
+catch2_project() { # dir: a Catch2 (v2) test binary of 8 files, 24 of whose test cases fail
+    local dir=$1 s i
+    mkdir -p "$dir/src" "$dir/tests" "$dir/build"
+    cat >"$dir/src/money.h" <<'EOF'
+#pragma once
+#include <string>
+#include <vector>
+inline long total(const std::vector<long>& cents) {
+  long t = 0;
+  for (long c : cents) t += c;
+  return t;
+}
+inline long rounded(long cents, int step) { return cents / step * step; }
+inline std::string code(const std::string& name, int n) { return name.substr(0, 3) + std::to_string(n); }
+EOF
+    printf '#define CATCH_CONFIG_MAIN\n#include <catch2/catch.hpp>\n' >"$dir/tests/main.cpp"
+    for s in cart orders billing stock users search reports rounding; do
+        {
+            echo '#include <catch2/catch.hpp>'
+            echo '#include "money.h"'
+            for i in $(seq 1 50); do
+                echo "TEST_CASE(\"$s total of line $i\", \"[$s]\") {"
+                echo "  REQUIRE(total({$i, 100}) == $((i + 100)));"
+                echo "  CHECK(code(\"$s\", $i) == \"${s:0:3}$i\");"
+                echo '}'
+            done
+            if [[ $s == rounding ]]; then
+                for i in $(seq 1 20); do
+                    echo "TEST_CASE(\"rounds $((i * 10 + 7)) cents to the next ten\", \"[rounding]\") {"
+                    echo "  CHECK(rounded($((i * 10 + 7)), 10) == $((i * 10 + 10)));"
+                    echo '}'
+                done
+            fi
+            if [[ $s == billing ]]; then
+                echo 'TEST_CASE("an invoice of no lines totals zero", "[billing]") {'
+                echo '  std::vector<long> lines;'
+                echo '  SECTION("with no discount") { CHECK(total(lines) == 0); }'
+                echo '  SECTION("with a fee") { CHECK(total(lines) + 50 == 0); }'
+                echo '}'
+                echo 'TEST_CASE("a code of a short name", "[billing]") {'
+                echo '  REQUIRE_NOTHROW(code("ab", 1));'
+                echo '}'
+            fi
+            if [[ $s == search ]]; then
+                echo 'TEST_CASE("a code keeps three letters", "[search]") {'
+                echo '  CHECK(code("widget", 4) == "widg4");'
+                echo '}'
+            fi
+            if [[ $s == reports ]]; then
+                echo 'TEST_CASE("a report of ten lines", "[reports]") {'
+                echo '  std::vector<long> v(10, 25);'
+                echo '  INFO("ten lines of 25 cents");'
+                echo '  REQUIRE(total(v) == 260);'
+                echo '}'
+            fi
+        } >"$dir/tests/${s}_test.cpp"
+    done
+}
+
+# Catch2's failing test cases and the file:line of each failed assertion, from its JUnit
+# report of the same run (-r junit); its compact reporter names no test case, only places.
+catch2_truth() { # NAME XML FORM(names|places) [VERDICT-REGEX]
+    python3 -c '
+import json, os, re, sys, xml.etree.ElementTree as ET
+found = []
+for case in ET.parse(sys.argv[1]).getroot().iter("testcase"):
+    for node in list(case.iter("failure")) + list(case.iter("error")):
+        name = case.get("name").split("/")[0]
+        if name not in found and sys.argv[3] == "names":
+            found.append(name)
+        for path, line in re.findall(r"(\S+\.cpp):(\d+)", node.text or ""):
+            found.append("%s:%s" % (os.path.basename(path), line))
+json.dump(found, open(sys.argv[2], "w"))
+' "$2" "$WORK/$1.json" "$3"
+    truth "$1" names "$WORK/$1.json" --verdict-regex "${4:-^test cases: }"
+}
+
+catch2_run() { # NAME DIR ARGS [REDIRECT]: runs the binary, then again for its JUnit report
+    # (which takes the place of any other reporter)
+    local name=$1 dir=$2 args=$3 redirect=${4:-}
+    COMMAND="./build/tests${args:+ $args}${redirect:+ $redirect}"
+    run "$name" "$dir" "$COMMAND"
+    (cd "$dir" && eval "./build/tests ${args/-r compact/}" -r junit -o "$WORK/$name.xml" >/dev/null 2>&1 || true)
+}
+
+if want catch2 && [[ -f /usr/include/catch2/catch.hpp ]]; then
+    d="$WORK/catch2"
+    catch2_project "$d"
+    (cd "$d" && for f in tests/*.cpp; do
+        g++ -std=c++17 -Isrc -c "$f" -o "build/$(basename "$f" .cpp).o"
+    done && g++ -o build/tests build/*.o)
+    catch2_run catch2-fail "$d" ''
+    catch2_truth catch2-fail "$WORK/catch2-fail.xml" names
+    catch2_run catch2-fail-durations-merged "$d" '--durations yes' '2>&1'
+    catch2_truth catch2-fail-durations-merged "$WORK/catch2-fail-durations-merged.xml" names
+    catch2_run catch2-fail-compact-success "$d" '-r compact -s'
+    catch2_truth catch2-fail-compact-success "$WORK/catch2-fail-compact-success.xml" places '^Failed \d+ test cases?'
+    catch2_run catch2-pass-tags-durations "$d" "'[cart],[orders],[stock],[users]' --durations yes"
+    truth catch2-pass-tags-durations plain --verdict-regex '^All tests passed'
+fi
+
+bashate_project() { # dir: a few errors among many warnings (yes) or warnings only (no)
+    local dir=$1 kind=$2 g i f
+    for g in deploy ci tools backup; do
+        mkdir -p "$dir/scripts/$g"
+        for i in $(seq 1 40); do
+            f="$dir/scripts/$g/${g}_step$i.sh"
+            {
+                echo '#!/bin/bash'
+                echo 'set -euo pipefail'
+                echo ''
+                echo "step_$i() {"
+                echo "  local target=\"\${1:-/srv/$g}\""
+                echo '  if [[ ! -d "$target" ]]; then'
+                echo '    mkdir -p "$target"'
+                echo '  fi'
+                [[ $((i % 5)) == 0 ]] && echo "  echo \"step $i of $g done\" "
+                [[ $kind == yes && $g == deploy && $i == 12 ]] && echo '  local release=$(date +%Y%m%d)'
+                [[ $kind == yes && $g == ci && $i == 7 ]] && echo '  jobs=$[ $(nproc) * 2 ]'
+                if [[ $kind == yes && $g == deploy && $i == 27 ]]; then
+                    echo '  for f in "$target"/*.tmp'
+                    echo '  do'
+                    echo '    rm -f "$f"'
+                    echo '  done'
+                fi
+                if [[ $kind == yes && $g == tools && $i == 31 ]]; then
+                    echo '  if [ "$target" \> "/srv" ]'
+                    echo '  then'
+                    echo '    echo "outside /srv"'
+                    echo '  fi'
+                fi
+                echo '}'
+                echo ''
+                if [[ $kind == yes && $g == backup && $i == 18 ]]; then
+                    echo 'function rotate {'
+                    echo '    ls -1 /var/backups | head -n 5'
+                    echo '}'
+                    echo ''
+                fi
+                echo "step_$i \"\$@\""
+            } >"$f"
+        done
+    done
+}
+
+# bashate's findings of severity error (its lines do not say which are errors), from
+# its Python API on the same files with the same options: file:line:1: CODE.
+bashate_truth() { # NAME DIR OPTIONS...
+    local name=$1 dir=$2
+    shift 2
+    (cd "$dir" && "$PY_BIN/python" -c '
+import glob, json, sys
+from bashate import bashate
+found = []
+class Run(bashate.BashateRun):
+    def log_error(self, error, line, filename, filelineno, warn=False):
+        if not warn:
+            found.append("%s:%s:1: %s" % (filename, filelineno, error.split(":")[0]))
+args = sys.argv[2:]
+run = Run()
+for flag, register in (("-w", run.register_warnings), ("-i", run.register_ignores)):
+    if flag in args:
+        register(args[args.index(flag) + 1])
+files = sorted(glob.glob("scripts/*/*.sh"))
+import contextlib, io
+with contextlib.redirect_stdout(io.StringIO()):
+    run.check_files(files, False)
+json.dump(found, open(sys.argv[1], "w"))
+' "$WORK/$name.json" "$@")
+    truth "$name" names "$WORK/$name.json" --verdict-regex '^\d+ bashate (error|warning)\(s\) found$'
+}
+
+if want bashate && [[ -x "$PY_BIN/bashate" ]]; then
+    d="$WORK/bashate"
+    bashate_project "$d" yes
+    COMMAND='bashate -w E001,E003,E006 scripts/*/*.sh'
+    run bashate-errors "$d" "PATH=$PY_BIN:\$PATH $COMMAND"
+    bashate_truth bashate-errors "$d" -w E001,E003,E006
+    COMMAND='bashate -v -w E001,E003,E006 scripts/*/*.sh'
+    run bashate-errors-verbose "$d" "PATH=$PY_BIN:\$PATH $COMMAND"
+    bashate_truth bashate-errors-verbose "$d" -w E001,E003,E006
+    COMMAND="find scripts -name '*.sh' | sort | xargs bashate -i E006 -w E001,E003 2>&1"
+    run bashate-errors-find-merged "$d" "PATH=$PY_BIN:\$PATH; $COMMAND"
+    bashate_truth bashate-errors-find-merged "$d" -i E006 -w E001,E003
+    d="$WORK/bashate-pass"
+    bashate_project "$d" no
+    COMMAND='bashate -v -w E003,E001 scripts/*/*.sh'
+    run bashate-warnings-pass-verbose "$d" "PATH=$PY_BIN:\$PATH $COMMAND"
+    truth bashate-warnings-pass-verbose plain --verdict-regex '^\d+ bashate warning\(s\) found$'
 fi
 
 echo "corpus: $(ls "$LOGS"/*.truth | wc -l) cases, $(du -sh "$LOGS" | cut -f1)" >&2

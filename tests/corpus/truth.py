@@ -24,7 +24,10 @@ deno, nose2 and pytest under tox, ava's TAP, the warnings file of sphinx-build; 
 Spectral, cucumber-js's JUnit XML, esbuild's JavaScript API, JSHint's checkstyle XML,
 codespell's own line format on an unwritten copy; EUnit's surefire XML, Nim's unittest
 JUnit XML, ansible-lint's SARIF, prettier's and vulture's APIs on the same files and an
-ExUnit formatter's list of failed tests), and from the log itself or the
+ExUnit formatter's list of failed tests; cpplint's and Catch2's JUnit XML,
+flawfinder's CSV, googletest's JSON, gcc's JSON diagnostics under -fanalyzer, bashate's
+Python API, and the lists `gofmt -l` and `rustfmt --check -l` give of the same tree),
+and from the log itself or the
 project's design where it has none (pip, ld, Test::More's diagnostics, `php -l`,
 black, CMake, xmllint, shfmt, ward, Ruby's test-unit, mkdocs, the Erlang and OCaml
 compilers' errors, alcotest). Every verdict and item
