@@ -194,8 +194,9 @@ impl Long {
         let Some(odd) = self.odd else {
             return Vec::new();
         };
-        let (odd, _, _) = odd.finish();
-        odd.into_iter()
+        odd.finish()
+            .odd
+            .into_iter()
             .map(|key| {
                 let line = line_of(key.first.line);
                 KeyLine {

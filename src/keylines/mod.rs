@@ -67,6 +67,8 @@ const TAP_DETAILS: usize = 4;
 
 /// Lines before a key line within which a locator line is attached to it.
 const LOCATOR_BEFORE: u64 = 4;
+/// The last lines read kept: where a key line finds what comes before it.
+const RECENT: usize = 8;
 
 /// Lines before a stylish report's row within which the file it belongs to is looked
 /// for (the rows of one file come between its name and a blank line).
@@ -244,9 +246,12 @@ const KEY: &str = concat!(
     r"|command not found|No such file or directory",
 );
 
-/// A severity word as a word of its own (not a file's `error.rs`).
-const SEVERITY: &str =
-    r"(^|[\s\[(])(error|Error|ERROR|fatal|Fatal|FATAL|failed|Failed|FAILED|FAIL)([\]):,\s]|$)";
+/// A severity word as a word of its own (not a file's `error.rs`), or a place's
+/// `: Failure` (googletest's `a_test.cc:54: Failure`).
+const SEVERITY: &str = concat!(
+    r"(^|[\s\[(])(error|Error|ERROR|fatal|Fatal|FATAL|failed|Failed|FAILED|FAIL)([\]):,\s]|$)",
+    r"|: (Failure|FAILURE)$",
+);
 
 fn rules() -> &'static Rules {
     static RULES: OnceLock<Rules> = OnceLock::new();
@@ -388,6 +393,10 @@ pub struct Summary {
     /// the `long` module), numbered by their lines, each with the file its record
     /// names: what the middle of a one-line JSON report held.
     pub pieces: Vec<KeyLine>,
+    /// The headers of the files a diff changes (`diff a/x b/x`, `+++ b/x`, rustfmt's
+    /// `Diff in x:3:`), each file once, in line order: a check's findings, whether it
+    /// failed or not (`gofmt -d` exits 0).
+    pub diff_files: Vec<Numbered>,
 }
 
 /// One kind of diagnostic (its severity word and id, `warning [memleak]`), how many
@@ -525,7 +534,12 @@ impl Digest {
                 .map(|(_, key)| key),
         );
         let (kinds, diagnostics, rare) = std::mem::take(&mut self.tally).finish(&mut keys);
-        let (odd, named, pieces) = std::mem::take(&mut self.odd).finish();
+        let odd::Found {
+            odd,
+            named,
+            pieces,
+            diff_files,
+        } = std::mem::take(&mut self.odd).finish();
         self.named_tests(named);
         let tail_lines = memchr::memchr_iter(b'\n', &tail).count() as u64
             + u64::from(tail.last().is_some_and(|&b| b != b'\n'));
@@ -542,6 +556,7 @@ impl Digest {
             diagnostics,
             odd,
             pieces,
+            diff_files,
         }
     }
 
@@ -578,7 +593,7 @@ impl Digest {
     /// A line was read (its [`view`], `omitted` bytes left out): it joins the last
     /// lines.
     fn remember(&mut self, line: &[u8], omitted: usize) {
-        let mut slot = if self.recent.len() == LOCATOR_BEFORE as usize {
+        let mut slot = if self.recent.len() == RECENT {
             self.recent.pop_front().unwrap_or_default().0
         } else {
             Vec::new()
@@ -591,8 +606,8 @@ impl Digest {
     /// Whole lines were read: their last ones join the last lines.
     fn remember_last(&mut self, whole: &[u8]) {
         let mut start = whole.len();
-        let mut ends = Vec::with_capacity(LOCATOR_BEFORE as usize);
-        for _ in 0..LOCATOR_BEFORE {
+        let mut ends = Vec::with_capacity(RECENT);
+        for _ in 0..RECENT {
             if start == 0 {
                 break;
             }
@@ -905,6 +920,15 @@ impl Digest {
         {
             locators.push(found);
         }
+        // The title framed by rules over the failure's block names its test (Catch2's
+        // test case between two lines of `-`).
+        if failed_test_name(&text).is_none()
+            && let Some(title) = self.title_before(before, line)
+            && !locators.iter().any(|l| l.line == title.line)
+        {
+            self.failed_test_named(&title.text, title.line);
+            locators.insert(0, title);
+        }
         // The numbered entry that opens the failure (ExUnit's and Mocha's `  1) test
         // lists the codes (Shop.CouponsTest)` over its place and its assertion) names
         // the failing test.
@@ -1014,15 +1038,37 @@ impl Digest {
     fn lines_before(&self, before: &[u8]) -> Vec<(Vec<u8>, usize)> {
         let mut found = Vec::new();
         let mut end = before.len();
-        while end > 0 && found.len() < LOCATOR_BEFORE as usize {
+        while end > 0 && found.len() < RECENT {
             let start = memchr::memrchr(b'\n', &before[..end - 1]).map_or(0, |i| i + 1);
             let (text, omitted) = view(&before[start..end - 1]);
             found.push((text.into_owned(), omitted));
             end = start;
         }
         let earlier = self.recent.iter().rev().cloned();
-        found.extend(earlier.take(LOCATOR_BEFORE as usize - found.len()));
+        found.extend(earlier.take(RECENT - found.len()));
         found
+    }
+
+    /// A title framed by rules (Catch2's test case name between two lines of `-`)
+    /// among the [`RECENT`] lines before line `line`: the nearest.
+    fn title_before(&self, before: &[u8], line: u64) -> Option<Numbered> {
+        let lines = self.lines_before(before);
+        let texts: Vec<std::borrow::Cow<'_, str>> = lines
+            .iter()
+            .map(|(b, _)| String::from_utf8_lossy(b))
+            .collect();
+        (1..texts.len().saturating_sub(1)).find_map(|at| {
+            let title = texts[at].trim();
+            let framed = is_rule_line(&texts[at - 1]) && is_rule_line(&texts[at + 1]);
+            (framed && !title.is_empty() && !is_rule_line(title)).then(|| {
+                let seen = Seen {
+                    text: title,
+                    omitted: lines[at].1,
+                    line: line - at as u64 - 1,
+                };
+                seen.numbered(title)
+            })
+        })
     }
 
     /// The file a stylish report's row (line `line`) belongs to: the nearest line
@@ -1238,6 +1284,15 @@ pub fn is_bare_path(text: &str) -> bool {
         && dot >= 2
         && rest[dot - 1] == b'.'
         && word(&rest[dot - 2])
+}
+
+/// A line of one character again and again (`-----`, `=====`): a rule.
+fn is_rule_line(text: &str) -> bool {
+    let text = text.trim();
+    text.len() >= 10 && {
+        let first = text.as_bytes()[0];
+        b"-=_*#~".contains(&first) && text.bytes().all(|b| b == first)
+    }
 }
 
 /// The name a numbered entry gives (`  1) test lists the codes (Shop.CouponsTest)`,

@@ -49,6 +49,9 @@ const COMMON_COUNT: u64 = 5;
 const COMMON_TENTHS: u64 = 8;
 /// Bytes of the failing tests' names kept from a heading of failures' entries.
 const NAMED_BYTES: usize = 16 * 1024;
+/// Files of a diff kept (their headers), at most, and their bytes.
+const DIFF_FILES: usize = 256;
+const DIFF_BYTES: usize = 16 * 1024;
 
 /// Lines that start with a place (`pkg/a.go:33:17: …`) that are odd each, when they
 /// are this few in a stream.
@@ -91,6 +94,22 @@ pub(super) struct Odd {
     named_bytes: usize,
     /// The records inside long lines.
     long: Long,
+    /// The headers of the files a diff changes (`diff a/x b/x`, `+++ b/x`, `Diff in
+    /// x:3:`), each file once; the line of the last `diff` header.
+    diff_files: Vec<Numbered>,
+    diff_seen: std::collections::HashSet<String>,
+    diff_bytes: usize,
+    diff_line: u64,
+}
+
+/// What the pass found: the odd lines, the failing tests a heading of failures'
+/// entries name, the odd records inside long lines, and the headers of the files a
+/// diff changes.
+pub(super) struct Found {
+    pub odd: Vec<KeyLine>,
+    pub named: Vec<Numbered>,
+    pub pieces: Vec<KeyLine>,
+    pub diff_files: Vec<Numbered>,
 }
 
 /// The lines of one indent, since a line less indented.
@@ -186,6 +205,9 @@ impl Odd {
             return;
         }
         self.failing_entry(trimmed, line);
+        if trimmed.len() == clean.len() {
+            self.diff_header(clean, bytes, line);
+        }
         let indent = clean.len() - trimmed.len();
         while self.outline.last().is_some_and(|l| l.indent > indent) {
             self.outline.pop();
@@ -313,6 +335,37 @@ impl Odd {
         }
     }
 
+    /// A line that heads a file's part of a diff: kept, once for each file.
+    fn diff_header(&mut self, clean: &str, bytes: &[u8], line: u64) {
+        let file = if clean.starts_with("diff ") {
+            self.diff_line = line;
+            clean
+        } else if let Some(rest) = clean.strip_prefix("+++ ") {
+            // After its `diff` header, the same file.
+            if self.diff_line > 0 && line <= self.diff_line + 3 {
+                return;
+            }
+            rest.split('\t').next().unwrap_or(rest)
+        } else if let Some(rest) = clean.strip_prefix("Diff in ") {
+            // rustfmt's `Diff in src/a.rs:12:`, a header for each hunk.
+            rest.trim_end_matches(':')
+                .trim_end_matches(|c: char| c.is_ascii_digit())
+                .trim_end_matches(':')
+        } else {
+            return;
+        };
+        if file.len() < 6
+            || self.diff_files.len() >= DIFF_FILES
+            || self.diff_bytes + clean.len() > DIFF_BYTES
+            || !self.diff_seen.insert(file.to_owned())
+        {
+            return;
+        }
+        let header = numbered(bytes, line);
+        self.diff_bytes += header.text.len();
+        self.diff_files.push(header);
+    }
+
     /// A line right after odd lines: kept with them when it names a place.
     fn place_after(&mut self, clean: &str, bytes: &[u8], line: u64) {
         if !rules().location.is_match(clean) {
@@ -338,9 +391,10 @@ impl Odd {
     /// The odd lines, in line order: of the regular families, the lines of rare
     /// signatures, the rarest first up to [`MAX_ODD`]; and the failing tests the
     /// numbered entries of a heading of failures name.
-    pub(super) fn finish(self) -> (Vec<KeyLine>, Vec<Numbered>, Vec<KeyLine>) {
+    pub(super) fn finish(self) -> Found {
         let named = self.named;
         let pieces = self.long.finish();
+        let diff_files = self.diff_files;
         let mut found: Vec<(u64, Candidate)> = Vec::new();
         for family in self.families.into_values() {
             // A few diagnostics in a long output, whatever their words: each is odd.
@@ -388,7 +442,12 @@ impl Odd {
                 }
             })
             .collect();
-        (odd, named, pieces)
+        Found {
+            odd,
+            named,
+            pieces,
+            diff_files,
+        }
     }
 }
 
@@ -615,6 +674,14 @@ fn sign(line: &str) -> (u64, u64, bool) {
         family.bytes(b"@field");
         return (family.0, signature(rest), true);
     }
+    // A line led by a bracketed status (`[       OK ] Suite.Test (0 ms)`, `[INFO]`): of
+    // one family, signed by the status alone (the tests' names vary).
+    if let Some(tag) = bracket_status(trimmed) {
+        family.bytes(b"[]");
+        let mut signature = Fnv::new();
+        alike(tag, &mut signature);
+        return (family.0, signature.0, false);
+    }
     // A line led by a rule's id (`no-changed-when:`, `name[casing]:`): of one family
     // whatever the id, which signs it.
     if let Some(id) = rule_label(first) {
@@ -731,6 +798,19 @@ fn rule_label(first: &str) -> Option<&str> {
             .all(|b| b.is_ascii_alphanumeric() || b"-_[]".contains(&b))
         && id.bytes().any(|b| b"-_[".contains(&b));
     ok.then_some(id)
+}
+
+/// The status a line opens with in brackets: `OK` of `[       OK ] …`, `INFO` of
+/// `[INFO] …`, `45%` of `[ 45%] …` (a word of letters, or a share).
+fn bracket_status(trimmed: &str) -> Option<&str> {
+    let head = trimmed.get(..trimmed.len().min(18))?;
+    let inner = head.strip_prefix('[')?.split(']').next()?;
+    let tag = inner.trim();
+    let ok = head.len() > inner.len() + 1
+        && !tag.is_empty()
+        && (tag.bytes().all(|b| b.is_ascii_alphabetic())
+            || tag.bytes().all(|b| b.is_ascii_digit() || b == b'%'));
+    ok.then_some(tag)
 }
 
 /// Whether a record's value is a place in a file, with its line: `"pkg/a.go:33:17",`.

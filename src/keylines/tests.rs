@@ -1370,3 +1370,116 @@ fn a_numbered_entry_over_a_failure_names_the_failing_test_and_a_file_and_line_in
     let key = rows(&digest(text, 7).keys);
     assert_eq!(key[0].2, vec![2], "{key:?}");
 }
+
+#[test]
+fn a_googletest_failures_place_is_a_key_line_and_its_passing_tests_names_are_not_odd() {
+    // A googletest binary (tests/corpus/logs/gtest-fail.out): 600 tests, the names of
+    // the passing ones varied; a failure's place says `Failure`.
+    let mut text = String::from("[==========] Running 600 tests from 12 test suites.\n");
+    for n in 1..=300 {
+        let name = if n % 10 == 0 {
+            format!("SkuOf{n}")
+        } else {
+            format!("TotalOf{n}")
+        };
+        text.push_str(&format!(
+            "[ RUN      ] AuditTest.{name}\n[       OK ] AuditTest.{name} (0 ms)\n"
+        ));
+        if n == 150 {
+            text.push_str(
+                "[ RUN      ] ReportsTest.TotalOfMany\n\
+                 /work/tests/reports_test.cc:57: Failure\n\
+                 Expected equality of these values:\n  Total(v)\n    Which is: 250\n  260\n\
+                 [  FAILED  ] ReportsTest.TotalOfMany (0 ms)\n",
+            );
+        }
+    }
+    let summary = digest(&text, 100);
+    let keys = rows(&summary.keys);
+    assert!(
+        keys.iter()
+            .any(|(_, t, _)| t == "/work/tests/reports_test.cc:57: Failure"),
+        "{keys:?}"
+    );
+    let odd = rows(&summary.odd);
+    assert!(
+        odd.iter().all(|(_, t, _)| !t.contains("] AuditTest.")),
+        "{odd:?}"
+    );
+}
+
+#[test]
+fn the_files_a_diff_changes_are_kept_each_once() {
+    // `gofmt -d` (tests/corpus/logs/gofmt-diff.out) and rustfmt's `Diff in` headers,
+    // one for each hunk (tests/corpus/logs/rustfmt-check.out).
+    let mut text = String::new();
+    for n in 1..=9 {
+        text.push_str(&format!(
+            "diff internal/billing/billing_{n}.go.orig internal/billing/billing_{n}.go\n\
+             --- internal/billing/billing_{n}.go.orig\n+++ internal/billing/billing_{n}.go\n\
+             @@ -1,3 +1,4 @@\n package billing\n-import (\"fmt\"; \"strings\")\n+\n+import (\n"
+        ));
+    }
+    let files: Vec<String> = digest(&text, 64)
+        .diff_files
+        .iter()
+        .map(|f| f.text.clone())
+        .collect();
+    assert_eq!(files.len(), 9, "{files:?}");
+    assert_eq!(
+        files[2],
+        "diff internal/billing/billing_3.go.orig internal/billing/billing_3.go"
+    );
+    let mut text = String::new();
+    for n in 1..=6 {
+        for hunk in [1, 15] {
+            text.push_str(&format!(
+                "Diff in /work/crates/api/src/part{n:02}.rs:{hunk}:\n-fn total( a:u32 ) -> u32 {{\n+fn total(a: u32) -> u32 {{\n"
+            ));
+        }
+    }
+    let files: Vec<(u64, String)> = digest(&text, 7)
+        .diff_files
+        .iter()
+        .map(|f| (f.line, f.text.clone()))
+        .collect();
+    assert_eq!(files.len(), 6, "{files:?}");
+    assert_eq!(
+        files[1],
+        (7, "Diff in /work/crates/api/src/part02.rs:1:".to_owned())
+    );
+}
+
+#[test]
+fn a_title_framed_by_rules_over_a_failure_names_its_test() {
+    // A Catch2 binary (tests/corpus/logs/catch2-fail.out): each failing test case's
+    // name between two rules, its place, then the failing check.
+    let rule = "-".repeat(79);
+    let dots = ".".repeat(79);
+    let mut text = String::new();
+    for n in 0..20 {
+        text.push_str(&format!(
+            "{rule}\nrounds {c} cents to the next ten\n{rule}\ntests/rounding_test.cpp:{l}\n{dots}\n\n\
+             tests/rounding_test.cpp:{f}: FAILED:\n  CHECK( rounded({c}, 10) == {r} )\nwith expansion:\n  {w} == {r}\n\n",
+            c = 17 + 10 * n,
+            l = 203 + 3 * n,
+            f = 204 + 3 * n,
+            r = 20 + 10 * n,
+            w = 10 + 10 * n,
+        ));
+    }
+    let summary = digest(&text, 100);
+    let names: Vec<&str> = summary
+        .failed_tests
+        .iter()
+        .map(|n| n.text.as_str())
+        .collect();
+    assert_eq!(names.len(), 20, "{names:?}");
+    assert_eq!(names[3], "rounds 47 cents to the next ten");
+    let keys = rows(&summary.keys);
+    assert_eq!(
+        keys[0].1, "tests/rounding_test.cpp:204: FAILED:",
+        "{keys:?}"
+    );
+    assert_eq!(keys[0].2, vec![2], "{keys:?}");
+}

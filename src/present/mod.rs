@@ -451,7 +451,44 @@ fn overflow_view(head_text: &str, captured: &Captured, budget: Budget) -> String
         shown.render(&mut out);
     }
     push_pieces(&mut out, summary, budget);
+    push_diff_files(&mut out, summary, head_end + 1..tail_start);
     out
+}
+
+/// Rows of the diff's file headers shown, at most.
+const DIFF_FILES_SHOWN: usize = 40;
+/// Bytes of the rows of the diff's file headers, at most.
+const DIFF_FILES_BYTES: usize = 3 * 1024;
+
+/// The headers of the files a diff changes ([`keylines::Summary::diff_files`]) among
+/// the lines not shown (`hidden`): a check's findings, each file once.
+fn push_diff_files(out: &mut String, summary: &keylines::Summary, hidden: std::ops::Range<u64>) {
+    let files: Vec<&keylines::Numbered> = summary
+        .diff_files
+        .iter()
+        .filter(|f| hidden.contains(&f.line))
+        .collect();
+    if files.is_empty() {
+        return;
+    }
+    let mut rows = String::new();
+    let mut shown = 0;
+    for file in &files {
+        let row = format!("{}:{}\n", file.line, visible(&file.text));
+        if shown == DIFF_FILES_SHOWN || rows.len() + row.len() > DIFF_FILES_BYTES {
+            break;
+        }
+        rows.push_str(&row);
+        shown += 1;
+    }
+    if !out.ends_with('\n') {
+        out.push('\n');
+    }
+    out.push_str("[the files the diff changes, among the lines not shown:]\n");
+    out.push_str(&rows);
+    if shown < files.len() {
+        out.push_str(&format!("[... and {} more]\n", files.len() - shown));
+    }
 }
 
 /// The records unlike the many like them inside the long lines of a one-line JSON

@@ -809,3 +809,30 @@ fn a_one_line_json_reports_odd_records_are_shown_under_its_ends() {
     );
     assert!(answer.len() < 4 * 1024, "{}\n{answer}", answer.len());
 }
+
+#[test]
+fn a_diffs_files_are_listed_though_the_check_succeeded() {
+    // `gofmt -d` (tests/corpus/logs/gofmt-diff.out) exits 0 and prints a diff of each
+    // file it would change: the files are its findings.
+    let f = Fixture::new();
+    let mut out = String::new();
+    for n in 1..=12 {
+        out.push_str(&format!(
+            "diff internal/orders/orders_{n}.go.orig internal/orders/orders_{n}.go\n\
+             --- internal/orders/orders_{n}.go.orig\n+++ internal/orders/orders_{n}.go\n@@ -1,30 +1,40 @@\n"
+        ));
+        for k in 0..40 {
+            out.push_str(&format!("-  total:=total+{k}\n+\ttotal := total + {k}\n"));
+        }
+    }
+    let answer = f.show(out.as_bytes(), b"", 0).text;
+    assert!(
+        answer.contains("[the files the diff changes, among the lines not shown:]"),
+        "{answer}"
+    );
+    for n in 2..=11 {
+        let header =
+            format!(":diff internal/orders/orders_{n}.go.orig internal/orders/orders_{n}.go\n");
+        assert!(answer.contains(&header), "{n}: {answer}");
+    }
+}
