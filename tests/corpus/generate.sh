@@ -31,7 +31,11 @@
 # npm registry (in NODE_TOOLS), vulture and ansible-lint from PyPI (in PY_BIN), Debian's
 # rebar3 (with erlang-eunit), elixir, ocaml-dune with libalcotest-ocaml-dev, and nim
 # (with nimble); for its ninth pass, Debian's cpplint, flawfinder, libgtest-dev and
-# catch2, rustfmt, gofmt, and bashate from PyPI (in PY_BIN).
+# catch2, rustfmt, gofmt, and bashate from PyPI (in PY_BIN); for its ninth pass's
+# second set, tap, tape, uvu, @biomejs/biome, oxlint, standard, c8, remark-cli,
+# remark-preset-lint-recommended, remark-preset-lint-consistent,
+# remark-lint-no-undefined-references and vfile-reporter-json from the npm registry
+# (in NODE_TOOLS).
 # Not run by CI: the logs are committed. Usage: bash tests/corpus/generate.sh [case-name-filter]
 set -euo pipefail
 
@@ -5919,6 +5923,608 @@ if want bashate && [[ -x "$PY_BIN/bashate" ]]; then
     COMMAND='bashate -v -w E003,E001 scripts/*/*.sh'
     run bashate-warnings-pass-verbose "$d" "PATH=$PY_BIN:\$PATH $COMMAND"
     truth bashate-warnings-pass-verbose plain --verdict-regex '^\d+ bashate warning\(s\) found$'
+fi
+
+# ------------------------------------------------------------- issue 40's ninth pass
+# node-tap (tap), tape, uvu, Biome, oxlint, standard, c8 --check-coverage and remark-lint
+# (remark-cli with its presets and vfile-reporter-json), all from the npm registry (in
+# NODE_TOOLS). Their projects link NODE_TOOLS's node_modules.
+
+node_project() { # dir: a package linked to NODE_TOOLS's modules
+    mkdir -p "$1"
+    ln -sfn "$NODE_TOOLS/node_modules" "$1/node_modules"
+}
+
+# A shop's modules: lib/NAME.js, each with functions the tests call.
+shop_lib() { # dir, number of modules
+    local dir=$1 n=$2 i
+    mkdir -p "$dir/lib"
+    for i in $(seq 1 "$n"); do
+        {
+            echo "exports.add$i = (a, b) => a + b;"
+            echo "exports.scale$i = (v, f) => Math.round(v * f * 100) / 100;"
+            echo "exports.label$i = (o) => (o && o.name ? o.name.toUpperCase() : 'none');"
+            echo "exports.unused$i = (x) => { if (x > $i) { return x - $i; } return 0; };"
+        } >"$dir/lib/mod$i.js"
+    done
+}
+
+tap_project() { # dir, failing (yes|no)
+    local dir=$1 fail=$2 f i
+    node_project "$dir"
+    echo '{ "name": "shop", "version": "1.0.0", "private": true, "scripts": { "test": "tap" } }' >"$dir/package.json"
+    shop_lib "$dir" 8
+    mkdir -p "$dir/test"
+    for f in $(seq 1 8); do
+        {
+            echo "const t = require('tap');"
+            echo "const m = require('../lib/mod$f.js');"
+            for i in $(seq 1 24); do
+                echo "t.test('mod$f adds $i', async (t) => { t.equal(m.add$f($i, 1), $((i + 1))); });"
+            done
+            echo "t.test('mod$f scales', async (t) => { t.equal(m.scale$f(10, 0.5), 5); });"
+            echo "t.test('mod$f labels', async (t) => { t.equal(m.label$f({ name: 'ab' }), 'AB'); t.equal(m.label$f(null), 'none'); });"
+            if [[ $fail == yes && ($f == 3 || $f == 6) ]]; then
+                echo "t.test('mod$f rounds a price', async (t) => { t.equal(m.scale$f(0.1, 3), 0.31, 'rounds up'); });"
+                echo "t.test('mod$f builds a cart', async (t) => { t.same({ total: 3, lines: [1, 2] }, { total: 3, lines: [1, 2, 3] }); });"
+            fi
+        } >"$dir/test/mod$f.test.js"
+    done
+}
+
+# tap's failing assertions, from its JUnit reporter on the same tests: the subtest's
+# name and the assertion's file:line.
+tap_truth() { # NAME DIR
+    (cd "$2" && npx tap --disable-coverage --reporter=junit >"$WORK/$1.xml" 2>/dev/null || true)
+    python3 -c '
+import json, sys, xml.etree.ElementTree as ET
+found = []
+for case in ET.parse(sys.argv[1]).getroot().iter("testcase"):
+    if case.find("failure") is None or " > " not in (case.get("classname") or ""):
+        continue
+    found.append(case.get("classname").split(" > ")[-1])
+    found.append("%s:%s" % (case.get("file"), case.get("line")))
+json.dump(found, open(sys.argv[2], "w"))
+' "$WORK/$1.xml" "$WORK/$1.json"
+}
+
+if want tap-runner && [[ -x "$NODE_TOOLS/node_modules/.bin/tap" ]]; then
+    d="$WORK/tap"
+    tap_project "$d" yes
+    tap_truth tap-fail "$d"
+    COMMAND='npx tap'
+    run tap-fail "$d" "$COMMAND"
+    truth tap-fail names "$WORK/tap-fail.json" --verdict-regex '^# \{ total: \d+'
+    tap_truth tap-fail-base-merged "$d"
+    COMMAND='npx tap --reporter=base 2>&1'
+    run tap-fail-base-merged "$d" "$COMMAND"
+    truth tap-fail-base-merged names "$WORK/tap-fail-base-merged.json" --verdict-regex '^# \{ total: \d+'
+    tap_truth tap-fail-npm-test "$d"
+    COMMAND='npm test 2>&1'
+    run tap-fail-npm-test "$d" "$COMMAND"
+    truth tap-fail-npm-test names "$WORK/tap-fail-npm-test.json" --verdict-regex '^# \{ total: \d+'
+    d="$WORK/tap-pass"
+    tap_project "$d" no
+    # Every test passes, but tap's coverage check fails: lib's unused functions.
+    COMMAND='npx tap'
+    run tap-coverage-incomplete "$d" "$COMMAND"
+    # tap says no more than its table: the item is the table's row of all files.
+    truth tap-coverage-incomplete plain --item "$(grep -o '^All files |[^a-z]*' "$LOGS/tap-coverage-incomplete.out" | sed 's/ *$//')" \
+        --verdict-regex '^# \{ total: \d+'
+    COMMAND='npx tap --allow-incomplete-coverage'
+    run tap-pass "$d" "$COMMAND"
+    truth tap-pass plain --verdict-regex '^# \{ total: \d+'
+fi
+
+tape_project() { # dir, failing (yes|throws|no)
+    local dir=$1 fail=$2 f i
+    node_project "$dir"
+    mkdir -p "$dir/test"
+    for f in orders stock prices users carts invoices; do
+        {
+            echo "const test = require('tape');"
+            echo ''
+            for i in $(seq 1 8); do
+                echo "test('$f: batch $i', (t) => {"
+                echo "  for (let k = 0; k < 6; k++) t.equal(k + $i, $i + k, '$f item ' + k + ' of batch $i');"
+                echo '  t.end();'
+                echo '});'
+            done
+            if [[ $fail != no && ($f == prices || $f == invoices) ]]; then
+                echo "test('$f: totals', (t) => {"
+                echo "  t.equal(0.1 + 0.2, 0.3, '$f total of two lines');"
+                echo "  t.deepEqual({ id: 1, tags: ['a'] }, { id: 1, tags: ['a', 'b'] }, '$f keeps its tags');"
+                echo '  t.end();'
+                echo '});'
+            fi
+            if [[ $fail == throws && $f == users ]]; then
+                echo "test('$f: reads the basket', (t) => {"
+                echo '  const basket = undefined;'
+                echo '  t.equal(basket.items.length, 2);'
+                echo '  t.end();'
+                echo '});'
+            fi
+            if [[ $fail == yes && $f == users ]]; then
+                echo "test('$f: rejects a bad email', (t) => {"
+                echo "  t.ok(/@/.test('someone.example.com'), 'needs an at sign');"
+                echo '  t.end();'
+                echo '});'
+            fi
+        } >"$dir/test/$f.test.js"
+    done
+}
+
+# tape's failing assertions, from the TAP it writes of the same run (its only
+# machine-readable form): the assertion's name and file:line.
+tape_truth() { # NAME DIR
+    (cd "$2" && npx tape 'test/*.test.js' >"$WORK/$1.tap" 2>/dev/null || true)
+    python3 -c '
+import json, re, sys
+found, last = [], None
+for line in open(sys.argv[1]):
+    m = re.match(r"not ok \d+ (.*)", line)
+    if m:
+        found.append(m.group(1).strip())
+        last = True
+        continue
+    m = re.search(r"at: .*?(test/[\w.]+\.js:\d+)", line)
+    if m and last:
+        found.append(m.group(1))
+        last = None
+json.dump(found, open(sys.argv[2], "w"))
+' "$WORK/$1.tap" "$WORK/$1.json"
+}
+
+if want tape && [[ -x "$NODE_TOOLS/node_modules/.bin/tape" ]]; then
+    d="$WORK/tape"
+    tape_project "$d" yes
+    tape_truth tape-fail "$d"
+    COMMAND="npx tape 'test/*.test.js'"
+    run tape-fail "$d" "$COMMAND"
+    truth tape-fail names "$WORK/tape-fail.json" --verdict-prefix '# fail'
+    tape_truth tape-fail-merged "$d"
+    COMMAND="npx tape 'test/*.test.js' 2>&1"
+    run tape-fail-merged "$d" "$COMMAND"
+    truth tape-fail-merged names "$WORK/tape-fail-merged.json" --verdict-prefix '# fail'
+    d="$WORK/tape-throws"
+    tape_project "$d" throws
+    COMMAND="npx tape 'test/*.test.js'"
+    run tape-fail-throws "$d" "$COMMAND"
+    # The TypeError ends the run: no closing counts; the item is the error and its place.
+    truth tape-fail-throws plain \
+        --item "TypeError: Cannot read properties of undefined (reading 'items')" \
+        --item 'test/users.test.js:37'
+    d="$WORK/tape-pass"
+    tape_project "$d" no
+    COMMAND="npx tape 'test/*.test.js'"
+    run tape-pass "$d" "$COMMAND"
+    truth tape-pass plain --verdict-prefix '# ok'
+fi
+
+uvu_project() { # dir, failing (yes|no)
+    local dir=$1 fail=$2 s i
+    node_project "$dir"
+    mkdir -p "$dir/tests"
+    for s in cart price stock order user coupon invoice refund shipment address review \
+        wishlist category brand supplier warehouse carrier tax currency store; do
+        {
+            echo "const { test } = require('uvu');"
+            echo "const assert = require('uvu/assert');"
+            echo ''
+            for i in $(seq 1 10); do
+                echo "test('$s sums $i', () => { assert.is($i + $i, $((i + i))); });"
+            done
+            echo "test('$s keeps its fields', () => {"
+            echo "  console.log('seeded $s fixtures');"
+            if [[ $fail == yes && ($s == price || $s == invoice || $s == carrier || $s == tax) ]]; then
+                echo "  assert.equal({ id: 7, kind: '$s', tags: ['a', 'b'], total: 12 }, { id: 7, kind: '$s', tags: ['a', 'c'], total: 12 });"
+            else
+                echo "  assert.equal({ id: 7, kind: '$s' }, { id: 7, kind: '$s' });"
+            fi
+            echo '});'
+            if [[ $fail == yes && ($s == stock || $s == refund) ]]; then
+                echo "test('$s rounds half down', () => { assert.is(Math.round(2.5), 2, 'rounds $s down'); });"
+            fi
+            if [[ $fail == yes && $s == review ]]; then
+                echo "test('$s parses its score', () => { assert.not.throws(() => JSON.parse('{score: 4}')); });"
+            fi
+            echo 'test.run();'
+        } >"$dir/tests/$s.js"
+    done
+}
+
+if want uvu && [[ -x "$NODE_TOOLS/node_modules/.bin/uvu" ]]; then
+    d="$WORK/uvu"
+    uvu_project "$d" yes
+    # uvu has no machine-readable report: the failing tests and their lines, by design.
+    uvu_items=()
+    for t in 'price keeps its fields:price.js:16' 'invoice keeps its fields:invoice.js:16' \
+        'carrier keeps its fields:carrier.js:16' 'tax keeps its fields:tax.js:16' \
+        'stock rounds half down:stock.js:18' 'refund rounds half down:refund.js:18' \
+        'review parses its score:review.js:18'; do
+        uvu_items+=(--item "${t%%:*}" --item "tests/${t#*:}")
+    done
+    COMMAND='npx uvu tests'
+    run uvu-fail "$d" "$COMMAND"
+    truth uvu-fail plain "${uvu_items[@]}" --verdict-prefix 'Passed:'
+    COMMAND='npx uvu tests 2>&1'
+    run uvu-fail-merged "$d" "$COMMAND"
+    truth uvu-fail-merged plain "${uvu_items[@]}" --verdict-prefix 'Passed:'
+    COMMAND='npx uvu -b tests'
+    run uvu-fail-bail "$d" "$COMMAND"
+    truth uvu-fail-bail plain --item 'carrier keeps its fields' --item 'tests/carrier.js:16' \
+        --item 'Exiting early before testing is finished.'
+    d="$WORK/uvu-pass"
+    uvu_project "$d" no
+    COMMAND='npx uvu tests'
+    run uvu-pass "$d" "$COMMAND"
+    truth uvu-pass plain --verdict-prefix 'Passed:'
+fi
+
+web_lint_project() { # dir, errors (yes|no): modules with many warnings and a few errors
+    local dir=$1 errors=$2 i
+    node_project "$dir"
+    mkdir -p "$dir/src/components" "$dir/src/api"
+    for i in $(seq 1 40); do
+        {
+            echo "export function render$i(props) {"
+            echo "  let title = props.title || 'item $i';"
+            echo "  var unusedCount$i = 0;"
+            echo "  const el = document.createElement('div');"
+            echo '  el.textContent = title;'
+            [[ $errors == yes && $i == 7 ]] && echo '  if (props.id == null) { debugger; }'
+            [[ $errors == yes && $i == 29 ]] && echo '  const again = props.again; const again2 = again; again2 = 1;'
+            echo '  return el;'
+            echo '}'
+        } >"$dir/src/components/widget$i.js"
+    done
+    for i in $(seq 1 16); do
+        {
+            echo "export async function fetch$i(client, id) {"
+            echo "  let url = '/api/items/' + id;"
+            echo '  const res = await client.get(url);'
+            [[ $errors == yes && $i == 12 ]] && echo '  if (res.status = 500) { throw new Error("server"); }'
+            echo '  return res.data;'
+            echo '}'
+        } >"$dir/src/api/client$i.js"
+    done
+}
+
+# Biome's diagnostics of severity error, from its JSON report of the same run: as its
+# default reporter heads them (file:line:column), or as the JSON member (json).
+biome_truth() { # NAME DIR SUBCOMMAND FORM(location|json)
+    (cd "$2" && npx biome "$3" --max-diagnostics=none --reporter=json src >"$WORK/$1.raw" 2>/dev/null || true)
+    python3 -c '
+import json, sys
+found = []
+for d in json.load(open(sys.argv[1]))["diagnostics"]:
+    if d["severity"] != "error":
+        continue
+    loc = d["location"]
+    if d["category"] == "format":  # a file to format: no line
+        found.append(json.dumps({"path": loc["path"]})[1:-1] if sys.argv[3] == "json" else loc["path"] + " format")
+    elif sys.argv[3] == "json":
+        found.append(json.dumps({"path": loc["path"], "start": loc["start"]}, separators=(",", ":"))[1:-1])
+    else:
+        found.append("%s:%d:%d" % (loc["path"], loc["start"]["line"], loc["start"]["column"]))
+json.dump(found, open(sys.argv[2], "w"))
+' "$WORK/$1.raw" "$WORK/$1.json" "$4"
+}
+
+if want biome && [[ -x "$NODE_TOOLS/node_modules/.bin/biome" ]]; then
+    d="$WORK/biome"
+    web_lint_project "$d" yes
+    echo '{ "formatter": { "enabled": true }, "linter": { "enabled": true } }' >"$d/biome.json"
+    # Formatted as Biome wants, but for two files edited since.
+    (cd "$d" && npx biome format --write src >/dev/null 2>&1)
+    echo 'export const  LIMITS = { low:1,high : 9 }' >>"$d/src/components/widget3.js"
+    echo "export const RETRY = [ 1,2 ,3 ]" >>"$d/src/api/client5.js"
+    biome_truth biome-lint-errors "$d" lint location
+    COMMAND='npx biome lint --max-diagnostics=none src'
+    run biome-lint-errors "$d" "$COMMAND"
+    truth biome-lint-errors names "$WORK/biome-lint-errors.json" --verdict-regex '^Found \d+ errors?\.'
+    biome_truth biome-check-errors-merged "$d" check location
+    COMMAND='npx biome check --max-diagnostics=200 src 2>&1'
+    run biome-check-errors-merged "$d" "$COMMAND"
+    truth biome-check-errors-merged names "$WORK/biome-check-errors-merged.json" --verdict-regex '^Found \d+ errors?\.'
+    biome_truth biome-lint-errors-json "$d" lint json
+    COMMAND='npx biome lint --reporter=json --max-diagnostics=none src'
+    run biome-lint-errors-json "$d" "$COMMAND"
+    truth biome-lint-errors-json names "$WORK/biome-lint-errors-json.json"
+    d="$WORK/biome-pass"
+    web_lint_project "$d" no
+    echo '{ "formatter": { "enabled": false }, "linter": { "enabled": true } }' >"$d/biome.json"
+    COMMAND='npx biome lint --max-diagnostics=none src'
+    run biome-lint-warnings-pass "$d" "$COMMAND"
+    truth biome-lint-warnings-pass plain --verdict-regex '^Found \d+ warnings?\.'
+fi
+
+# oxlint's diagnostics of severity error, from its JSON report of the same run: as its
+# default reporter places them ([file:line:column]) or its unix one (file:line:column:).
+oxlint_truth() { # NAME DIR FORM(default|unix)
+    (cd "$2" && npx oxlint -f json src >"$WORK/$1.raw" 2>/dev/null || true)
+    python3 -c '
+import json, sys
+found = []
+for d in json.load(open(sys.argv[1]))["diagnostics"]:
+    if d["severity"] != "error":
+        continue
+    span = d["labels"][0]["span"]
+    place = "%s:%d:%d" % (d["filename"], span["line"], span["column"])
+    found.append("[%s]" % place if sys.argv[3] == "default" else place + ":")
+json.dump(found, open(sys.argv[2], "w"))
+' "$WORK/$1.raw" "$WORK/$1.json" "$3"
+}
+
+if want oxlint && [[ -x "$NODE_TOOLS/node_modules/.bin/oxlint" ]]; then
+    d="$WORK/oxlint"
+    web_lint_project "$d" yes
+    cat >"$d/.oxlintrc.json" <<'EOF'
+{
+  "rules": {
+    "no-debugger": "error",
+    "no-const-assign": "error",
+    "no-cond-assign": "error",
+    "eqeqeq": "warn",
+    "no-var": "warn",
+    "prefer-const": "warn",
+    "no-unused-vars": "warn"
+  }
+}
+EOF
+    oxlint_truth oxlint-errors "$d" default
+    COMMAND='npx oxlint src'
+    run oxlint-errors "$d" "$COMMAND"
+    truth oxlint-errors names "$WORK/oxlint-errors.json" --verdict-regex '^Found \d+ warnings? and \d+ errors?\.'
+    oxlint_truth oxlint-errors-merged "$d" default
+    COMMAND='npx oxlint src 2>&1'
+    run oxlint-errors-merged "$d" "$COMMAND"
+    truth oxlint-errors-merged names "$WORK/oxlint-errors-merged.json" --verdict-regex '^Found \d+ warnings? and \d+ errors?\.'
+    oxlint_truth oxlint-errors-unix "$d" unix
+    COMMAND='npx oxlint -f unix src'
+    run oxlint-errors-unix "$d" "$COMMAND"
+    truth oxlint-errors-unix names "$WORK/oxlint-errors-unix.json" --verdict-regex '^\d+ problems?$'
+    d="$WORK/oxlint-pass"
+    web_lint_project "$d" no
+    cp "$WORK/oxlint/.oxlintrc.json" "$d/"
+    COMMAND='npx oxlint src'
+    run oxlint-warnings-pass "$d" "$COMMAND"
+    truth oxlint-warnings-pass plain --verdict-regex '^Found \d+ warnings? and \d+ errors?\.'
+fi
+
+standard_project() { # dir, kind (yes: style problems and a few real errors | clean)
+    local dir=$1 kind=$2 i
+    node_project "$dir"
+    echo '{ "name": "shop-api", "version": "2.0.0", "private": true, "scripts": { "lint": "standard" } }' >"$dir/package.json"
+    mkdir -p "$dir/lib" "$dir/routes"
+    for i in $(seq 1 30); do
+        {
+            if [[ $kind == clean ]]; then
+                echo "function handler$i (req, res) {"
+                echo "  const id = req.params.id"
+                echo "  res.send({ id, route: $i })"
+                echo '}'
+                echo ''
+                echo "module.exports = handler$i"
+                continue
+            fi
+            echo "function handler$i(req, res) {"
+            echo '    const id = req.params.id;'
+            [[ $i == 4 ]] && echo '    const body = reqBody.items'
+            [[ $i == 17 ]] && echo '    res.send({ id: id, id: 2 })'
+            echo "    res.send({id: id, route: $i});"
+            echo '}'
+            echo "module.exports = handler$i;"
+        } >"$dir/routes/route$i.js"
+    done
+    for i in $(seq 1 12); do
+        {
+            echo "const rate$i = 0.$i"
+            echo ''
+            echo "function price$i (v) {"
+            echo "  return v * rate$i"
+            [[ $kind == yes && $i == 9 ]] && echo "  console.log('never')"
+            echo '}'
+            echo ''
+            echo "module.exports = price$i"
+        } >"$dir/lib/price$i.js"
+    done
+}
+
+# standard's real errors (an undefined name, a duplicate key, unreachable code) among its
+# style problems, from ESLint's results of the same files through standard's API.
+standard_truth() { # NAME DIR
+    (cd "$2" && node -e '
+import("standard").then((m) => m.default.lintFiles([], { cwd: process.cwd() })).then((results) => {
+  const real = new Set(["no-undef", "no-dupe-keys", "no-unreachable"]);
+  const found = [];
+  for (const r of results) for (const m of r.messages)
+    if (real.has(m.ruleId)) found.push(`${require("path").relative(process.cwd(), r.filePath)}:${m.line}:${m.column}:`);
+  console.log(JSON.stringify(found));
+});
+' >"$WORK/$1.json")
+}
+
+if want standard && [[ -x "$NODE_TOOLS/node_modules/.bin/standard" ]]; then
+    d="$WORK/standard"
+    standard_project "$d" yes
+    standard_truth standard-errors "$d"
+    COMMAND='npx standard'
+    run standard-errors "$d" "$COMMAND"
+    truth standard-errors names "$WORK/standard-errors.json"
+    standard_truth standard-errors-verbose-merged "$d"
+    COMMAND='npx standard --verbose 2>&1'
+    run standard-errors-verbose-merged "$d" "$COMMAND"
+    truth standard-errors-verbose-merged names "$WORK/standard-errors-verbose-merged.json"
+    standard_truth standard-errors-npm-run "$d"
+    COMMAND='npm run lint'
+    run standard-errors-npm-run "$d" "$COMMAND"
+    truth standard-errors-npm-run names "$WORK/standard-errors-npm-run.json"
+    d="$WORK/standard-pass"
+    standard_project "$d" clean
+    COMMAND='npx standard && echo lint ok'
+    run standard-pass "$d" "$COMMAND"
+    truth standard-pass plain --verdict-regex '^lint ok$'
+fi
+
+c8_project() { # dir, failing test (yes|no)
+    local dir=$1 fail=$2 i
+    node_project "$dir"
+    shop_lib "$dir" 14
+    mkdir -p "$dir/test"
+    cat >"$dir/package.json" <<'EOF'
+{
+  "name": "shop-core",
+  "version": "3.1.0",
+  "private": true,
+  "scripts": { "test": "c8 --check-coverage --lines 95 --functions 95 --branches 90 node --test test/" }
+}
+EOF
+    for i in $(seq 1 14); do
+        {
+            echo "const test = require('node:test');"
+            echo "const assert = require('node:assert');"
+            echo "const m = require('../lib/mod$i.js');"
+            for k in $(seq 1 12); do
+                echo "test('mod$i adds $k', () => { assert.strictEqual(m.add$i($k, 2), $((k + 2))); });"
+            done
+            ((i <= 9)) && echo "test('mod$i scales', () => { assert.strictEqual(m.scale$i(10, 0.5), 5); });"
+            ((i <= 4)) && echo "test('mod$i labels', () => { assert.strictEqual(m.label$i({ name: 'ab' }), 'AB'); });"
+            if [[ $fail == yes && $i == 11 ]]; then
+                echo "test('mod$i scales a refund', () => { assert.strictEqual(m.scale$i(-10, 0.5), 5); });"
+            fi
+        } >"$dir/test/mod$i.test.js"
+    done
+}
+
+# c8's threshold errors, from its json-summary report of the same run: its message for
+# each metric (global, or per file) under its threshold.
+c8_truth() { # NAME DIR LINES FUNCTIONS BRANCHES [per-file]
+    (cd "$2" && npx c8 report --reporter=json-summary --temp-directory=coverage/tmp --report-dir="$WORK/$1.cov" >/dev/null 2>&1)
+    python3 -c '
+import json, os, sys
+summary = json.load(open(sys.argv[1] + "/coverage-summary.json"))
+limits = {"lines": sys.argv[4], "functions": sys.argv[5], "branches": sys.argv[6]}
+per_file = len(sys.argv) > 7
+found = []
+for key, data in summary.items():
+    if (key == "total") == per_file:
+        continue
+    for metric, limit in limits.items():
+        pct = data[metric]["pct"]
+        if pct < float(limit):
+            where = "threshold (%s%%) for %s" % (limit, os.path.relpath(key, sys.argv[3])) if per_file \
+                else "global threshold (%s%%)" % limit
+            found.append("ERROR: Coverage for %s (%s%%) does not meet %s" % (metric, pct, where))
+json.dump(found, open(sys.argv[2], "w"))
+' "$WORK/$1.cov" "$WORK/$1.json" "$(cd "$2" && pwd -P)" "${@:3}"
+}
+
+if want c8 && [[ -x "$NODE_TOOLS/node_modules/.bin/c8" ]]; then
+    d="$WORK/c8"
+    c8_project "$d" no
+    COMMAND='npx c8 --check-coverage --lines 95 --functions 95 --branches 90 node --test test/'
+    run c8-check-coverage "$d" "$COMMAND"
+    c8_truth c8-check-coverage "$d" 95 95 90
+    truth c8-check-coverage names "$WORK/c8-check-coverage.json" --verdict-prefix '# fail'
+    COMMAND='npx c8 --check-coverage --per-file --lines 80 --functions 40 --branches 50 node --test test/ 2>&1'
+    run c8-check-coverage-per-file-merged "$d" "$COMMAND"
+    c8_truth c8-check-coverage-per-file-merged "$d" 80 40 50 per-file
+    truth c8-check-coverage-per-file-merged names "$WORK/c8-check-coverage-per-file-merged.json" --verdict-prefix '# fail'
+    d="$WORK/c8-fail"
+    c8_project "$d" yes
+    COMMAND='npm test 2>&1'
+    run c8-npm-test-fail "$d" "$COMMAND"
+    c8_truth c8-npm-test-fail "$d" 95 95 90
+    truth c8-npm-test-fail names "$WORK/c8-npm-test-fail.json" --item 'mod11 scales a refund' --verdict-prefix '# fail'
+    d="$WORK/c8-pass"
+    c8_project "$d" no
+    COMMAND='npx c8 --check-coverage --lines 60 --functions 40 --branches 50 node --test test/'
+    run c8-check-coverage-pass "$d" "$COMMAND"
+    truth c8-check-coverage-pass plain --verdict-prefix '# fail'
+fi
+
+remark_project() { # dir, errors (yes|no): chapters with style warnings, some with undefined references
+    local dir=$1 errors=$2 i
+    node_project "$dir"
+    mkdir -p "$dir/docs"
+    cat >"$dir/package.json" <<'EOF'
+{ "name": "shop-docs", "version": "1.0.0", "private": true, "scripts": { "lint:md": "remark docs --frail --quiet" } }
+EOF
+    cat >"$dir/.remarkrc.json" <<'EOF'
+{
+  "plugins": [
+    "remark-preset-lint-recommended",
+    "remark-preset-lint-consistent",
+    ["remark-lint-no-undefined-references", ["error"]]
+  ]
+}
+EOF
+    for i in $(seq 1 40); do
+        {
+            echo "# Chapter $i"
+            echo ''
+            echo "This is *the* order flow, and _this_ is part $i."
+            echo "It is **fast** and __safe__; see https://example.com/docs/$i for more."
+            echo ''
+            echo '* one step'
+            echo '* another step'
+            echo ''
+            echo '```js'
+            echo "const part = $i;"
+            echo '```'
+            echo ''
+            echo '~~~sh'
+            echo "make part-$i"
+            echo '~~~'
+            echo ''
+            if [[ $errors == yes ]] && ((i % 13 == 5)); then
+                for k in $(seq 1 $((i % 4 + 1))); do echo "Line $k of the notes."; done
+                echo "Read the [refund rules][refunds-$i] first."
+                echo ''
+            fi
+            echo "[unused-$i]: https://example.com/unused/$i"
+            printf 'The end of chapter %s.' "$i"
+        } >"$dir/docs/chapter$(printf '%02d' "$i").md"
+    done
+}
+
+# remark's fatal messages (the rules set to error), from its JSON report of the same run:
+# their place as its reporter shows it.
+remark_truth() { # NAME DIR
+    (cd "$2" && npx remark docs --quiet --report json 2>"$WORK/$1.raw" >/dev/null || true)
+    python3 -c '
+import json, sys
+found = []
+for f in json.load(open(sys.argv[1])):
+    for m in f["messages"]:
+        if m.get("fatal"):
+            p = m["place"]
+            found.append("%d:%d-%d:%d" % (p["start"]["line"], p["start"]["column"], p["end"]["line"], p["end"]["column"]))
+json.dump(found, open(sys.argv[2], "w"))
+' "$WORK/$1.raw" "$WORK/$1.json"
+}
+
+if want remark && [[ -x "$NODE_TOOLS/node_modules/.bin/remark" ]]; then
+    d="$WORK/remark"
+    remark_project "$d" yes
+    remark_truth remark-lint-errors "$d"
+    COMMAND='npx remark docs'
+    run remark-lint-errors "$d" "$COMMAND"
+    truth remark-lint-errors names "$WORK/remark-lint-errors.json" --verdict-regex '(✖ \d+ errors?|⚠ \d+ warnings?)\)?$'
+    remark_truth remark-lint-errors-frail-merged "$d"
+    COMMAND='npx remark docs --frail 2>&1'
+    run remark-lint-errors-frail-merged "$d" "$COMMAND"
+    truth remark-lint-errors-frail-merged names "$WORK/remark-lint-errors-frail-merged.json" --verdict-regex '(✖ \d+ errors?|⚠ \d+ warnings?)\)?$'
+    remark_truth remark-lint-errors-npm-run "$d"
+    COMMAND='npm run lint:md'
+    run remark-lint-errors-npm-run "$d" "$COMMAND"
+    truth remark-lint-errors-npm-run names "$WORK/remark-lint-errors-npm-run.json" --verdict-regex '(✖ \d+ errors?|⚠ \d+ warnings?)\)?$'
+    d="$WORK/remark-pass"
+    remark_project "$d" no
+    COMMAND='npx remark docs'
+    run remark-lint-warnings-pass "$d" "$COMMAND"
+    truth remark-lint-warnings-pass plain --verdict-regex '(✖ \d+ errors?|⚠ \d+ warnings?)\)?$'
 fi
 
 echo "corpus: $(ls "$LOGS"/*.truth | wc -l) cases, $(du -sh "$LOGS" | cut -f1)" >&2

@@ -26,11 +26,14 @@ codespell's own line format on an unwritten copy; EUnit's surefire XML, Nim's un
 JUnit XML, ansible-lint's SARIF, prettier's and vulture's APIs on the same files and an
 ExUnit formatter's list of failed tests; cpplint's and Catch2's JUnit XML,
 flawfinder's CSV, googletest's JSON, gcc's JSON diagnostics under -fanalyzer, bashate's
-Python API, and the lists `gofmt -l` and `rustfmt --check -l` give of the same tree),
-and from the log itself or the
+Python API, and the lists `gofmt -l` and `rustfmt --check -l` give of the same tree;
+node-tap's JUnit reporter, tape's TAP, the JSON of Biome, oxlint and remark, ESLint's
+results through standard's API and c8's json-summary report), and from the log itself
+or the
 project's design where it has none (pip, ld, Test::More's diagnostics, `php -l`,
 black, CMake, xmllint, shfmt, ward, Ruby's test-unit, mkdocs, the Erlang and OCaml
-compilers' errors, alcotest). Every verdict and item
+compilers' errors, alcotest, uvu, tape's uncaught error, tap's coverage table). Every
+verdict and item
 is checked to be in the log as a
 terminal shows it.
 """
