@@ -35,7 +35,9 @@
 # second set, tap, tape, uvu, @biomejs/biome, oxlint, standard, c8, remark-cli,
 # remark-preset-lint-recommended, remark-preset-lint-consistent,
 # remark-lint-no-undefined-references and vfile-reporter-json from the npm registry
-# (in NODE_TOOLS).
+# (in NODE_TOOLS); for its ninth pass's third set, pycodestyle, pyflakes, coverage
+# with pytest, radon and xenon, yapf, djlint, interrogate and docformatter from PyPI
+# (in PY_BIN).
 # Not run by CI: the logs are committed. Usage: bash tests/corpus/generate.sh [case-name-filter]
 set -euo pipefail
 
@@ -6525,6 +6527,705 @@ if want remark && [[ -x "$NODE_TOOLS/node_modules/.bin/remark" ]]; then
     COMMAND='npx remark docs'
     run remark-lint-warnings-pass "$d" "$COMMAND"
     truth remark-lint-warnings-pass plain --verdict-regex '(✖ \d+ errors?|⚠ \d+ warnings?)\)?$'
+fi
+
+# ------------------------------------------------------------ issue 40's ninth pass
+# pycodestyle, pyflakes, coverage with pytest, radon and xenon, yapf, djLint,
+# interrogate and docformatter, all from PyPI (in PY_BIN).
+
+pycodestyle_project() { # dir: a few errors among many warnings (yes) or clean (no)
+    local dir=$1 errors=$2 i n
+    mkdir -p "$dir/src/inventory"
+    : >"$dir/src/inventory/__init__.py"
+    for i in $(seq 1 220); do
+        n=$(printf 'stock%03d' "$i")
+        {
+            echo "\"\"\"Stock rules, part $i.\"\"\""
+            echo 'import re'
+            echo ''
+            echo "PATTERN_$i = re.compile(r\"^sku-\\d+\$\")"
+            echo ''
+            echo ''
+            echo "def reorder_level_$i(item, minimum=$i):"
+            echo '    """The level under which an item is ordered again."""'
+            if [[ $errors == yes && $((i % 3)) == 1 ]]; then
+                echo '    level = item.get("level", 0) '
+                echo '    '
+                echo "    pattern = re.compile(\"\\d+-$i\")"
+            else
+                echo '    level = item.get("level", 0)'
+                echo "    pattern = PATTERN_$i"
+            fi
+            echo '    if pattern.match(item.get("sku", "")):'
+            echo '        return max(level, minimum)'
+            [[ $errors == yes && $i == 27 ]] && echo '    if item.get("hold") == None:' && echo '        return 0'
+            echo '    return minimum'
+            echo ''
+            echo ''
+            echo "def describe_$i(item):"
+            if [[ $errors == yes && $i == 58 ]]; then
+                echo '    try:'
+                echo '        return "%(sku)s: %(level)d" % item'
+                echo '    except:'
+                echo '        return "?"'
+            elif [[ $errors == yes && $i == 103 ]]; then
+                echo "    return \"stock line $i: sku=%s level=%s shelf=%s aisle=%s supplier=%s\" % (item['sku'], item['level'], item['shelf'], item['aisle'], item['supplier'])"
+            else
+                echo '    return "%(sku)s" % item'
+            fi
+            if [[ $errors == yes && $i == 119 ]]; then
+                echo "def audit_$i(items):"
+                echo '    return [i for i in items if i]'
+            fi
+            if [[ $errors == yes && $((i % 3)) == 1 ]]; then echo ''; fi
+        } >"$dir/src/inventory/$n.py"
+    done
+}
+
+# pycodestyle's E findings (not its W warnings), through its own API on the same files
+# and options; the form of a finding as the default or the pylint format shows it.
+pycodestyle_truth() { # NAME DIR FORM(default|pylint) [VERDICT-REGEX]
+    (cd "$2" && "$PY_BIN/python" -c '
+import json, sys, pycodestyle
+found = []
+class Report(pycodestyle.BaseReport):
+    def error(self, line, offset, text, check):
+        code = super().error(line, offset, text, check)
+        if code and code.startswith("E"):
+            if sys.argv[2] == "pylint":
+                found.append("%s:%d: [%s]" % (self.filename, line, code))
+            else:
+                found.append("%s:%d:%d: %s" % (self.filename, line, offset + 1, code))
+        return code
+pycodestyle.StyleGuide(paths=["src"], reporter=Report).check_files()
+json.dump(found, open(sys.argv[1], "w"))
+' "$WORK/$1.json" "$3")
+    if [[ -n ${4:-} ]]; then
+        truth "$1" names "$WORK/$1.json" --verdict-regex "$4"
+    else
+        truth "$1" names "$WORK/$1.json"
+    fi
+}
+
+if want pycodestyle && [[ -x "$PY_BIN/pycodestyle" ]]; then
+    d="$WORK/pycodestyle"
+    pycodestyle_project "$d" yes
+    COMMAND='pycodestyle src'
+    run pycodestyle-errors "$d" "PATH=$PY_BIN:\$PATH; $COMMAND"
+    pycodestyle_truth pycodestyle-errors "$d" default
+    COMMAND='pycodestyle --show-source --count src 2>&1'
+    run pycodestyle-errors-source-merged "$d" "PATH=$PY_BIN:\$PATH; $COMMAND"
+    pycodestyle_truth pycodestyle-errors-source-merged "$d" default '^\d+$'
+    COMMAND='pycodestyle --format=pylint --statistics src'
+    run pycodestyle-errors-pylint "$d" "PATH=$PY_BIN:\$PATH; $COMMAND"
+    pycodestyle_truth pycodestyle-errors-pylint "$d" pylint
+    d="$WORK/pycodestyle-pass"
+    pycodestyle_project "$d" no
+    COMMAND='pycodestyle -v src'
+    run pycodestyle-pass-verbose "$d" "PATH=$PY_BIN:\$PATH; $COMMAND"
+    truth pycodestyle-pass-verbose plain
+fi
+
+pyflakes_project() { # dir: undefined names and a syntax error among unused imports (yes), or clean (no)
+    local dir=$1 errors=$2 i n
+    mkdir -p "$dir/src/billing"
+    : >"$dir/src/billing/__init__.py"
+    for i in $(seq 1 160); do
+        n=$(printf 'invoice%03d' "$i")
+        {
+            echo "\"\"\"Invoice rules, part $i.\"\"\""
+            if [[ $errors == yes && $((i % 3)) != 0 ]]; then
+                echo 'import os'
+                echo 'import sys'
+                echo 'from decimal import Decimal, ROUND_HALF_UP'
+            else
+                echo 'from decimal import Decimal'
+            fi
+            echo ''
+            echo ''
+            echo "def net_$i(lines):"
+            if [[ $errors == yes && $((i % 5)) == 2 ]]; then
+                echo '    count = len(lines)'
+            fi
+            if [[ $errors == yes && $i == 44 ]]; then
+                echo '    return sum(Decimal(l["price"]) for l in lines) * tax_rate'
+            elif [[ $errors == yes && $i == 97 ]]; then
+                echo '    total = sum(Decimal(l["price"]) for l in lines)'
+                echo '    if total > 100:'
+                echo '        discount = Decimal("0.1")'
+                echo '    return total - total * discount_rate'
+            else
+                echo '    return sum(Decimal(l["price"]) for l in lines)'
+            fi
+            echo ''
+            echo ''
+            echo "def gross_$i(lines, rate=Decimal(\"0.2\")):"
+            if [[ $errors == yes && $i == 131 ]]; then
+                echo "    return net_$i(lines) * (1 + rate"
+            elif [[ $errors == yes && $i == 150 ]]; then
+                echo "    return net_$i(lines) * (1 + rate) + shipping_fee(lines)"
+            else
+                echo "    return net_$i(lines) * (1 + rate)"
+            fi
+        } >"$dir/src/billing/$n.py"
+    done
+}
+
+# pyflakes's undefined names and syntax errors (not its unused imports and variables),
+# through its own API on the same files, as its reporter prints them.
+pyflakes_truth() { # NAME DIR
+    (cd "$2" && "$PY_BIN/python" -c '
+import io, json, sys
+from pyflakes import api, messages, reporter
+found = []
+class Report(reporter.Reporter):
+    def __init__(self):
+        super().__init__(io.StringIO(), io.StringIO())
+    def flake(self, message):
+        if isinstance(message, (messages.UndefinedName, messages.UndefinedLocal)):
+            found.append(str(message).split(" ", 1)[0])
+    def syntaxError(self, filename, msg, lineno, offset, text):
+        err = io.StringIO()
+        reporter.Reporter(io.StringIO(), err).syntaxError(filename, msg, lineno, offset, text)
+        found.append(err.getvalue().split(" ", 1)[0])
+api.checkRecursive(["src"], Report())
+json.dump(found, open(sys.argv[1], "w"))
+' "$WORK/$1.json")
+    truth "$1" names "$WORK/$1.json"
+}
+
+if want pyflakes && [[ -x "$PY_BIN/pyflakes" ]]; then
+    d="$WORK/pyflakes"
+    pyflakes_project "$d" yes
+    COMMAND='pyflakes src'
+    run pyflakes-errors "$d" "PATH=$PY_BIN:\$PATH; $COMMAND"
+    pyflakes_truth pyflakes-errors "$d"
+    COMMAND='python -m pyflakes src 2>&1'
+    run pyflakes-errors-merged "$d" "PATH=$PY_BIN:\$PATH; $COMMAND"
+    pyflakes_truth pyflakes-errors-merged "$d"
+    COMMAND='find src -name "*.py" | sort | xargs pyflakes'
+    run pyflakes-errors-xargs "$d" "PATH=$PY_BIN:\$PATH; $COMMAND"
+    pyflakes_truth pyflakes-errors-xargs "$d"
+    d="$WORK/pyflakes-pass"
+    pyflakes_project "$d" no
+    COMMAND='pyflakes src && echo "pyflakes: no problems"'
+    run pyflakes-pass "$d" "PATH=$PY_BIN:\$PATH; $COMMAND"
+    truth pyflakes-pass plain --verdict-regex '^pyflakes: no problems$'
+fi
+
+coverage_project() { # dir, failing tests (yes|no): 210 modules, 3 left untested
+    local dir=$1 failing=$2 i j n
+    mkdir -p "$dir/shop" "$dir/tests"
+    : >"$dir/shop/__init__.py"
+    printf '[run]\nsource = shop\n' >"$dir/.coveragerc"
+    for i in $(seq 1 210); do
+        n=$(printf 'rules%03d' "$i")
+        cat >"$dir/shop/$n.py" <<EOF
+"""Pricing rules, part $i."""
+
+
+def price_$i(qty, unit):
+    if qty <= 0:
+        raise ValueError("quantity must be positive")
+    return qty * unit
+
+
+def discount_$i(total):
+    if total > 1000:
+        return total * 0.9
+    if total > 500:
+        return total * 0.95
+    return total
+
+
+def label_$i(name):
+    return name.title()
+EOF
+    done
+    for j in $(seq 0 20); do
+        {
+            for i in $(seq $((j * 10 + 1)) $((j * 10 + 10))); do
+                [[ $i == 33 || $i == 120 || $i == 187 ]] && continue
+                n=$(printf 'rules%03d' "$i")
+                echo "from shop.$n import price_$i, discount_$i, label_$i"
+            done
+            for i in $(seq $((j * 10 + 1)) $((j * 10 + 10))); do
+                [[ $i == 33 || $i == 120 || $i == 187 ]] && continue
+                echo ''
+                echo ''
+                echo "def test_price_$i():"
+                echo "    assert price_$i(2, $i) == $((2 * i))"
+                echo ''
+                echo ''
+                echo "def test_discount_$i():"
+                if [[ $failing == yes && $i == 57 ]]; then
+                    echo "    assert discount_$i(600) == 600"
+                else
+                    echo "    assert discount_$i(100) == 100"
+                fi
+                echo ''
+                echo ''
+                echo "def test_label_$i():"
+                if [[ $failing == yes && $i == 142 ]]; then
+                    echo "    assert label_$i(\"o'brien tools\") == \"O'brien Tools\""
+                else
+                    echo "    assert label_$i(\"bolt\") == \"Bolt\""
+                fi
+            done
+        } >"$dir/tests/$(printf 'test_part%02d' "$j").py"
+    done
+}
+
+# The modules left untested (0%) from coverage's JSON report of the same data, and the
+# failing tests from the JUnit report of the same tests where some fail.
+coverage_truth() { # NAME DIR FORM(row|json) [JUNIT]
+    (cd "$2" && "$PY_BIN/coverage" json -q -o "$WORK/$1.cov.json")
+    python3 -c '
+import json, sys, xml.etree.ElementTree as ET
+files = json.load(open(sys.argv[1]))["files"]
+found = []
+if len(sys.argv) > 4:
+    for case in ET.parse(sys.argv[4]).getroot().iter("testcase"):
+        if case.find("failure") is not None or case.find("error") is not None:
+            found.append(case.get("name"))
+for name, f in sorted(files.items()):
+    if f["summary"]["percent_covered"] == 0:
+        found.append(name if sys.argv[3] == "row" else "\"%s\": {" % name)
+json.dump(found, open(sys.argv[2], "w"))
+' "$WORK/$1.cov.json" "$WORK/$1.json" "$3" ${4:+"$4"}
+}
+
+# pytest's header names the virtualenv's python (PY_BIN's parent): a neutral path too.
+coverage_run() { # NAME DIR
+    run "$1" "$2" "PATH=$PY_BIN:\$PATH; $COMMAND"
+    python3 "$HERE/truth.py" sanitize "$LOGS/$1.out" "$LOGS/$1.err" --work "$WORK" \
+        --venv "$(dirname "$PY_BIN")"
+}
+
+if want coverage && [[ -x "$PY_BIN/coverage" && -x "$PY_BIN/pytest" ]]; then
+    d="$WORK/coverage"
+    coverage_project "$d" no
+    COMMAND='coverage run -m pytest -q && coverage report -m --fail-under=90'
+    coverage_run coverage-fail-under "$d"
+    coverage_truth coverage-fail-under "$d" row
+    truth coverage-fail-under names "$WORK/coverage-fail-under.json" --verdict-regex '^Coverage failure: total of'
+    COMMAND='coverage run -m pytest -v 2>&1 && coverage report --fail-under=90 2>&1'
+    coverage_run coverage-fail-under-verbose-merged "$d"
+    coverage_truth coverage-fail-under-verbose-merged "$d" row
+    truth coverage-fail-under-verbose-merged names "$WORK/coverage-fail-under-verbose-merged.json" \
+        --verdict-regex '^Coverage failure: total of'
+    COMMAND='coverage json -o - --pretty-print --fail-under=90'
+    coverage_run coverage-json-fail-under "$d"
+    coverage_truth coverage-json-fail-under "$d" json
+    # The JSON ends with no newline: the verdict follows its closing brace.
+    truth coverage-json-fail-under names "$WORK/coverage-json-fail-under.json" \
+        --verdict-regex 'Coverage failure: total of'
+    COMMAND='coverage run -m pytest -q && coverage report --fail-under=70'
+    coverage_run coverage-pass "$d"
+    truth coverage-pass plain --verdict-regex '^TOTAL\s'
+    d="$WORK/coverage-tests-fail"
+    coverage_project "$d" yes
+    (cd "$d" && "$PY_BIN/python" -m pytest -q -p no:cacheprovider --junitxml="$WORK/coverage-tests.xml" >/dev/null 2>&1 || true)
+    COMMAND='coverage run -m pytest; coverage report --skip-covered --fail-under=90'
+    coverage_run coverage-tests-fail-skip-covered "$d"
+    coverage_truth coverage-tests-fail-skip-covered "$d" row "$WORK/coverage-tests.xml"
+    truth coverage-tests-fail-skip-covered names "$WORK/coverage-tests-fail-skip-covered.json" \
+        --verdict-regex '^Coverage failure: total of'
+fi
+
+radon_project() { # dir: a few functions of rank D to F among many simple ones (yes) or none (no)
+    local dir=$1 complex=$2 i j k n
+    mkdir -p "$dir/src/pricing"
+    : >"$dir/src/pricing/__init__.py"
+    for i in $(seq 1 150); do
+        n=$(printf 'tariff%03d' "$i")
+        {
+            echo "\"\"\"Tariff rules, part $i.\"\"\""
+            echo ''
+            echo ''
+            echo "def base_rate_$i(zone):"
+            echo '    if zone == "eu":'
+            echo "        return $i.5"
+            echo "    return $i.0"
+            echo ''
+            echo ''
+            echo "def surcharge_$i(weight, express):"
+            echo '    if weight > 30 and express:'
+            echo '        return 12'
+            echo '    elif weight > 30:'
+            echo '        return 8'
+            echo '    return 0'
+            echo ''
+            echo ''
+            echo "class Quote$i:"
+            echo "    def __init__(self, zone):"
+            echo '        self.zone = zone'
+            echo ''
+            echo "    def total(self, weight, express=False):"
+            echo "        return base_rate_$i(self.zone) + surcharge_$i(weight, express)"
+            if [[ $((i % 10)) == 5 ]]; then  # rank C: allowed under -b C
+                echo ''
+                echo ''
+                echo "def season_$i(month):"
+                for k in $(seq 1 12); do echo "    if month == $k:"; echo "        return $((k * i % 7))"; done
+                echo '    return 0'
+            fi
+            if [[ $complex == yes ]]; then
+                case $i in 21) k=12 ;; 88) k=17 ;; 140) k=24 ;; *) k=0 ;; esac
+                if ((k > 0)); then
+                    echo ''
+                    echo ''
+                    echo "def route_cost_$i(order):"
+                    echo '    cost = 0'
+                    for j in $(seq 1 "$k"); do
+                        echo "    if order.get(\"leg$j\") and order[\"leg$j\"] > $j:"
+                        echo "        cost += $j"
+                    done
+                    echo '    return cost'
+                fi
+            fi
+        } >"$dir/src/pricing/$n.py"
+    done
+}
+
+# The blocks over rank C, from radon's JSON report of the same files, as xenon names them.
+radon_truth() { # NAME DIR
+    (cd "$2" && "$PY_BIN/radon" cc -j src >"$WORK/$1.raw")
+    python3 -c '
+import json, sys
+found = []
+for path, blocks in sorted(json.load(open(sys.argv[1])).items()):
+    for b in blocks:
+        if b["rank"] in "DEF":
+            found.append("%s:%d %s" % (path, b["lineno"], b["name"]))
+json.dump(found, open(sys.argv[2], "w"))
+' "$WORK/$1.raw" "$WORK/$1.json"
+}
+
+if want radon && [[ -x "$PY_BIN/radon" && -x "$PY_BIN/xenon" ]]; then
+    d="$WORK/radon"
+    radon_project "$d" yes
+    COMMAND='radon cc -s -a src && xenon --max-absolute C src'
+    run radon-xenon-errors "$d" "PATH=$PY_BIN:\$PATH; $COMMAND"
+    radon_truth radon-xenon-errors "$d"
+    truth radon-xenon-errors names "$WORK/radon-xenon-errors.json"
+    COMMAND='radon cc --json src && xenon -b C src 2>&1'
+    run radon-xenon-json "$d" "PATH=$PY_BIN:\$PATH; $COMMAND"
+    radon_truth radon-xenon-json "$d"
+    truth radon-xenon-json names "$WORK/radon-xenon-json.json"
+    COMMAND='radon cc -s --total-average src 2>&1; xenon --max-absolute C --max-average A src 2>&1'
+    run radon-xenon-merged "$d" "PATH=$PY_BIN:\$PATH; $COMMAND"
+    radon_truth radon-xenon-merged "$d"
+    truth radon-xenon-merged names "$WORK/radon-xenon-merged.json"
+    d="$WORK/radon-pass"
+    radon_project "$d" no
+    COMMAND='radon cc -s -a src && xenon --max-absolute C src'
+    run radon-xenon-pass "$d" "PATH=$PY_BIN:\$PATH; $COMMAND"
+    truth radon-xenon-pass plain --verdict-regex '^Average complexity:'
+fi
+
+yapf_project() { # dir: six badly formatted modules among 160 (yes) or none (no)
+    local dir=$1 bad=$2 i k n
+    mkdir -p "$dir/src/catalog" "$dir/scripts"
+    : >"$dir/src/catalog/__init__.py"
+    for i in $(seq 1 160); do
+        n=$(printf 'item%03d' "$i")
+        {
+            echo "\"\"\"Catalog entries, part $i.\"\"\""
+            echo ''
+            echo ''
+            echo "def sku_$i(code):"
+            echo "    return \"SKU-%05d\" % code"
+            echo ''
+            echo ''
+            echo "def price_$i(base, tax=0.2):"
+            echo '    return round(base * (1 + tax), 2)'
+            if [[ $bad == yes && $((i % 27)) == 8 ]]; then
+                for k in $(seq 1 9); do
+                    echo ''
+                    echo "def summary_${i}_$k(items,currency='EUR',*,rounding=2):"
+                    echo "  lines=[ ]"
+                    echo "  for item in items :"
+                    echo "      lines.append( { 'sku':item['sku'],'qty':item['qty'],'price':round(item['price'],rounding),'currency':currency } )"
+                    echo "  totals={'count':len(lines),'value':sum(l['price']*l['qty'] for l in lines)}"
+                    echo "  if totals['count']==0 : return None"
+                    echo "  return {'lines':lines,"
+                    echo "     'totals':totals}"
+                done
+            fi
+        } >"$dir/src/catalog/$n.py"
+    done
+    {
+        echo '"""Moves the 2019 catalog to the new schema."""'
+        echo ''
+        echo ''
+        echo 'def migrate(rows):'
+        echo '    for row in rows:'
+        echo '        print "moving", row'
+    } >"$dir/scripts/migrate_2019.py"
+}
+
+# The files yapf would change, through its own API on the same files; the file it
+# cannot parse, with the line Python's parser gives.
+yapf_truth() { # NAME DIR PATHS...
+    local name=$1 dir=$2
+    shift 2
+    (cd "$dir" && "$PY_BIN/python" -c '
+import ast, json, os, sys
+from yapf.yapflib import yapf_api
+found = []
+for top in sys.argv[2:]:
+    for root, _, files in sorted(os.walk(top)):
+        for f in sorted(files):
+            path = os.path.join(root, f)
+            if not f.endswith(".py"):
+                continue
+            try:
+                ast.parse(open(path).read())
+            except SyntaxError as e:
+                found.append("yapf: %s:%d:" % (path, e.lineno))
+                continue
+            if yapf_api.FormatFile(path, print_diff=True)[0]:
+                found.append("--- %s\t(original)" % path)
+json.dump(found, open(sys.argv[1], "w"))
+' "$WORK/$name.json" "$@")
+    truth "$name" names "$WORK/$name.json"
+}
+
+if want yapf && [[ -x "$PY_BIN/yapf" ]]; then
+    d="$WORK/yapf"
+    yapf_project "$d" yes
+    COMMAND='yapf --diff --recursive src'
+    run yapf-diff "$d" "PATH=$PY_BIN:\$PATH; $COMMAND"
+    yapf_truth yapf-diff "$d" src
+    COMMAND='yapf -d -r -p src 2>&1'
+    run yapf-diff-parallel-merged "$d" "PATH=$PY_BIN:\$PATH; $COMMAND"
+    yapf_truth yapf-diff-parallel-merged "$d" src
+    COMMAND='yapf -d -r src scripts'
+    run yapf-diff-syntax-error "$d" "PATH=$PY_BIN:\$PATH; $COMMAND"
+    yapf_truth yapf-diff-syntax-error "$d" src scripts
+    d="$WORK/yapf-pass"
+    yapf_project "$d" no
+    COMMAND='yapf -d -r -vv src'
+    run yapf-pass-verbose "$d" "PATH=$PY_BIN:\$PATH; $COMMAND"
+    truth yapf-pass-verbose plain
+fi
+
+djlint_project() { # dir: orphan tags and broken template tags among many warnings (yes) or clean (no)
+    local dir=$1 errors=$2 i s n
+    for s in shop account emails; do mkdir -p "$dir/templates/$s"; done
+    printf '[tool.djlint]\nprofile = "django"\n' >"$dir/pyproject.toml"
+    for i in $(seq 1 132); do
+        case $((i % 3)) in 0) s=shop ;; 1) s=account ;; *) s=emails ;; esac
+        n=$(printf 'page%03d' "$i")
+        {
+            echo '{% extends "base.html" %}'
+            echo '{% load i18n %}'
+            echo '{% block content %}'
+            echo "    <section class=\"panel panel-$i\">"
+            echo "        <h2>{% trans \"Section $i\" %}</h2>"
+            if [[ $errors == yes && $((i % 2)) == 0 ]]; then
+                echo "        <img src=\"{{ product.image_$i.url }}\">"
+                echo "        <p style=\"color: red\">{{ product.note }}</p>"
+            else
+                echo "        <img src=\"{{ product.image_$i.url }}\" alt=\"{{ product.name }}\" width=\"120\" height=\"120\">"
+                echo '        <p class="note">{{ product.note }}</p>'
+            fi
+            if [[ $errors == yes && $i == 17 ]]; then
+                echo '        <div class="price">'
+                echo '            {{ product.price }}'
+            elif [[ $errors == yes && $i == 63 ]]; then
+                echo '        <span class="badge">{% trans "New %}</span>'
+            elif [[ $errors == yes && $i == 109 ]]; then
+                echo '        <span class="stock">{{ product.stock }}</span></div>'
+            else
+                echo '        <span class="price">{{ product.price }}</span>'
+            fi
+            echo '        <ul>'
+            echo '            {% for line in order.lines %}<li>{{ line.name }}</li>{% endfor %}'
+            echo '        </ul>'
+            echo '    </section>'
+            echo '{% endblock %}'
+        } >"$dir/templates/$s/$n.html"
+    done
+}
+
+# djLint's findings of the codes that mean a broken page (an orphan tag, an unclosed
+# string in a template tag), from its SARIF report of the same run; the pages with
+# them have no other finding.
+djlint_truth() { # NAME SARIF FORM(row|sarif)
+    python3 -c '
+import json, sys
+found = []
+for run in json.load(open(sys.argv[1]))["runs"]:
+    for r in run["results"]:
+        if r["ruleId"] not in ("H025", "T027"):
+            continue
+        region = r["locations"][0]["physicalLocation"]["region"]
+        if sys.argv[3] == "row":
+            found.append("%s %d:%d " % (r["ruleId"], region["startLine"], region.get("startColumn", 1) - 1))
+        else:
+            found.append("\"uri\": \"%s\"" % r["locations"][0]["physicalLocation"]["artifactLocation"]["uri"])
+json.dump(found, open(sys.argv[2], "w"))
+' "$2" "$WORK/$1.json" "$3"
+    if [[ $3 == row ]]; then
+        truth "$1" names "$WORK/$1.json" --verdict-regex '^Linted \d+ files?, found \d+ errors?'
+    else
+        truth "$1" names "$WORK/$1.json"
+    fi
+}
+
+if want djlint && [[ -x "$PY_BIN/djlint" ]]; then
+    d="$WORK/djlint"
+    djlint_project "$d" yes
+    (cd "$d" && "$PY_BIN/djlint" templates --lint --sarif >"$WORK/djlint.sarif" 2>/dev/null || true)
+    COMMAND='djlint templates --lint'
+    run djlint-lint "$d" "PATH=$PY_BIN:\$PATH; $COMMAND"
+    djlint_truth djlint-lint "$WORK/djlint.sarif" row
+    COMMAND='djlint templates --lint --statistics 2>&1'
+    run djlint-lint-statistics-merged "$d" "PATH=$PY_BIN:\$PATH; $COMMAND"
+    djlint_truth djlint-lint-statistics-merged "$WORK/djlint.sarif" row
+    COMMAND='djlint templates --lint --sarif'
+    run djlint-lint-sarif "$d" "PATH=$PY_BIN:\$PATH; $COMMAND"
+    djlint_truth djlint-lint-sarif "$WORK/djlint.sarif" sarif
+    d="$WORK/djlint-pass"
+    djlint_project "$d" no
+    COMMAND='djlint templates --lint'
+    run djlint-pass "$d" "PATH=$PY_BIN:\$PATH; $COMMAND"
+    truth djlint-pass plain --verdict-regex '^Linted \d+ files?, found \d+ errors?'
+fi
+
+interrogate_project() { # dir: four undocumented modules among 210 with a few bare methods (yes), or none (no)
+    local dir=$1 missing=$2 i n doc
+    mkdir -p "$dir/src/reports"
+    echo '"""Reports of the shop."""' >"$dir/src/reports/__init__.py"
+    for i in $(seq 1 210); do
+        n=$(printf 'report%03d' "$i")
+        doc=yes
+        [[ $missing == yes && ($i == 29 || $i == 77 || $i == 118 || $i == 181) ]] && doc=no
+        {
+            [[ $doc == yes ]] && echo "\"\"\"Monthly report, part $i.\"\"\""
+            echo ''
+            echo ''
+            echo "class Report$i:"
+            [[ $doc == yes ]] && echo "    \"\"\"The figures of report $i.\"\"\""
+            echo ''
+            echo '    def __init__(self, rows):'
+            echo '        self.rows = rows'
+            echo ''
+            echo '    def total(self):'
+            [[ $doc == yes ]] && echo '        """The sum of the amounts."""'
+            echo '        return sum(r["amount"] for r in self.rows)'
+            echo ''
+            echo '    def average(self):'
+            [[ $doc == yes && $((i % 4)) != 0 ]] && echo '        """The mean amount."""'
+            echo '        return self.total() / max(len(self.rows), 1)'
+            echo ''
+            echo ''
+            echo "def load_$i(path):"
+            [[ $doc == yes ]] && echo '    """Reads the rows of a CSV file."""'
+            echo '    with open(path) as f:'
+            echo '        return [line.split(",") for line in f]'
+        } >"$dir/src/reports/$n.py"
+    done
+}
+
+# The modules with no docstring at all, through interrogate's own API with the same
+# options, as its summary table names them.
+interrogate_truth() { # NAME DIR [IGNORE-INIT]
+    (cd "$2" && "$PY_BIN/python" -c '
+import json, os, sys
+from interrogate import config, coverage
+conf = config.InterrogateConfig(ignore_init_method=sys.argv[2] == "yes",
+                                ignore_init_module=sys.argv[2] == "yes")
+results = coverage.InterrogateCoverage(paths=["src"], conf=conf).get_coverage()
+base = os.path.commonpath([r.filename for r in results.file_results])
+found = sorted("| %s " % os.path.relpath(r.filename, base)
+               for r in results.file_results if r.total and r.covered == 0)
+json.dump(found, open(sys.argv[1], "w"))
+' "$WORK/$1.json" "${3:-no}")
+    truth "$1" names "$WORK/$1.json" --verdict-regex 'RESULT: (FAILED|PASSED)'
+}
+
+if want interrogate && [[ -x "$PY_BIN/interrogate" ]]; then
+    d="$WORK/interrogate"
+    interrogate_project "$d" yes
+    COMMAND='interrogate -v --fail-under 90 src'
+    run interrogate-fail-verbose "$d" "PATH=$PY_BIN:\$PATH; $COMMAND"
+    interrogate_truth interrogate-fail-verbose "$d"
+    COMMAND='interrogate -vv --fail-under 90 src 2>&1'
+    run interrogate-fail-detailed-merged "$d" "PATH=$PY_BIN:\$PATH; $COMMAND"
+    interrogate_truth interrogate-fail-detailed-merged "$d"
+    COMMAND='interrogate -vv -i -I --fail-under 95 src'
+    run interrogate-fail-ignore-init "$d" "PATH=$PY_BIN:\$PATH; $COMMAND"
+    interrogate_truth interrogate-fail-ignore-init "$d" yes
+    d="$WORK/interrogate-pass"
+    interrogate_project "$d" no
+    COMMAND='interrogate -v --fail-under 75 src'
+    run interrogate-pass-verbose "$d" "PATH=$PY_BIN:\$PATH; $COMMAND"
+    truth interrogate-pass-verbose plain --verdict-regex 'RESULT: (FAILED|PASSED)'
+fi
+
+docformatter_project() { # dir: eight modules with badly formatted docstrings among 180 (yes) or none (no)
+    local dir=$1 bad=$2 i k n
+    mkdir -p "$dir/src/ledger"
+    echo '"""The shop'"'"'s ledger."""' >"$dir/src/ledger/__init__.py"
+    for i in $(seq 1 180); do
+        n=$(printf 'entry%03d' "$i")
+        {
+            echo "\"\"\"Ledger entries, part $i.\"\"\""
+            echo ''
+            echo 'import logging'
+            echo ''
+            echo "LOG = logging.getLogger(\"ledger.$n\")"
+            for k in $(seq 1 8); do
+                echo ''
+                echo ''
+                echo "def post_${i}_$k(book, amount):"
+                if [[ $bad == yes && $((i % 45)) == 7 ]]; then
+                    echo "    \"\"\"   posts an amount to book $k   \"\"\""
+                elif [[ $bad == yes && $((i % 45)) == 31 ]]; then
+                    echo '    """'
+                    echo "    posts an amount to book $k"
+                    echo '    """'
+                else
+                    echo "    \"\"\"Post an amount to book $k.\"\"\""
+                fi
+                echo '    book.append(amount)'
+                echo '    return len(book)'
+            done
+        } >"$dir/src/ledger/$n.py"
+    done
+}
+
+# docformatter has no machine-readable report: the files it would change, from its own
+# list (--check without --diff) on the same files.
+docformatter_truth() { # NAME DIR
+    (cd "$2" && "$PY_BIN/docformatter" --check -r src 2>&1 >/dev/null | sort >"$WORK/$1.raw" || true)
+    python3 -c '
+import json, sys
+json.dump(["--- before/" + l.strip() for l in open(sys.argv[1]) if l.strip()], open(sys.argv[2], "w"))
+' "$WORK/$1.raw" "$WORK/$1.json"
+    truth "$1" names "$WORK/$1.json"
+}
+
+if want docformatter && [[ -x "$PY_BIN/docformatter" ]]; then
+    d="$WORK/docformatter"
+    docformatter_project "$d" yes
+    COMMAND='docformatter --check --diff -r src'
+    run docformatter-check-diff "$d" "PATH=$PY_BIN:\$PATH; $COMMAND"
+    docformatter_truth docformatter-check-diff "$d"
+    COMMAND='docformatter -c -d -r src 2>&1'
+    run docformatter-check-diff-merged "$d" "PATH=$PY_BIN:\$PATH; $COMMAND"
+    docformatter_truth docformatter-check-diff-merged "$d"
+    COMMAND='find src -name "*.py" | sort | xargs docformatter --check --diff'
+    run docformatter-check-diff-xargs "$d" "PATH=$PY_BIN:\$PATH; $COMMAND"
+    docformatter_truth docformatter-check-diff-xargs "$d"
+    d="$WORK/docformatter-pass"
+    docformatter_project "$d" no
+    COMMAND='docformatter --check --diff -r src && echo "docstrings ok"'
+    run docformatter-pass "$d" "PATH=$PY_BIN:\$PATH; $COMMAND"
+    truth docformatter-pass plain --verdict-regex '^docstrings ok$'
 fi
 
 echo "corpus: $(ls "$LOGS"/*.truth | wc -l) cases, $(du -sh "$LOGS" | cut -f1)" >&2

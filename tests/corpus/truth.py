@@ -28,7 +28,9 @@ ExUnit formatter's list of failed tests; cpplint's and Catch2's JUnit XML,
 flawfinder's CSV, googletest's JSON, gcc's JSON diagnostics under -fanalyzer, bashate's
 Python API, and the lists `gofmt -l` and `rustfmt --check -l` give of the same tree;
 node-tap's JUnit reporter, tape's TAP, the JSON of Biome, oxlint and remark, ESLint's
-results through standard's API and c8's json-summary report), and from the log itself
+results through standard's API and c8's json-summary report; the Python APIs of pycodestyle, pyflakes, yapf and
+interrogate on the same files, coverage's JSON report with pytest's JUnit XML, radon's
+JSON, djLint's SARIF and docformatter's own list of files), and from the log itself
 or the
 project's design where it has none (pip, ld, Test::More's diagnostics, `php -l`,
 black, CMake, xmllint, shfmt, ward, Ruby's test-unit, mkdocs, the Erlang and OCaml
