@@ -247,7 +247,7 @@ fn shown(text: &str, file_at: Option<usize>) -> String {
 
 /// The file a record names in its own field (`"path":"lib/a.rb"`, `"fileName": …`),
 /// and where that field starts.
-fn record_file(text: &str) -> Option<(&str, usize)> {
+pub(super) fn record_file(text: &str) -> Option<(&str, usize)> {
     const FIELDS: &[&str] = &[
         "path",
         "file",
@@ -255,6 +255,7 @@ fn record_file(text: &str) -> Option<(&str, usize)> {
         "filepath",
         "file_path",
         "source",
+        "uri",
     ];
     let mut from = 0;
     while let Some(open) = text[from..].find('"').map(|at| from + at) {

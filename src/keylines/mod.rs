@@ -385,7 +385,7 @@ pub struct Summary {
     pub kinds: Vec<Kind>,
     /// All the diagnostics of that shape, those of kinds not kept included.
     pub diagnostics: u64,
-    /// Lines unlike the many like them (see the `odd` module), in line order, with
+    /// Lines unlike the many like them (see the `odd` module), the rarest first, with
     /// the file they belong to and the places named right after them: not key lines,
     /// and not counted among them.
     pub odd: Vec<KeyLine>,
@@ -773,8 +773,8 @@ impl Digest {
     }
 
     /// A line of the YAML block after TAP's `not ok N - name` that waits: what failed
-    /// (`error`, its first line when it is a block, `expected`, `actual`) and where
-    /// (`location`) are kept with it; the rest of the block is neither a key line nor
+    /// (`error`, `expected`, `actual`, the first line of each when it is a block) and
+    /// where (`location`, tape's `at`) are kept with it; the rest of the block is neither a key line nor
     /// a locator. True when the line belongs to the block.
     fn tap_detail(&mut self, seen: &Seen<'_>) -> bool {
         static FIELD: OnceLock<Regex> = OnceLock::new();
@@ -802,14 +802,15 @@ impl Digest {
             return false;
         }
         let field = FIELD.get_or_init(|| {
-            Regex::new(r"^\s*(location|error|expected|actual): *(\S.*)?$").expect("a valid rule")
+            Regex::new(r"^\s*(location|at|error|expected|actual): *(\S.*)?$").expect("a valid rule")
         });
         let wanted = if self.tap_error_next {
             self.tap_error_next = false;
             !text.trim().is_empty()
         } else if let Some(found) = field.captures(text) {
             let value = found.get(2).map_or("", |v| v.as_str());
-            self.tap_error_next = &found[1] == "error" && value.starts_with('|');
+            // A block's value (`|-`) is on the lines after: its first one is kept.
+            self.tap_error_next = value.starts_with('|');
             !self.tap_error_next && !value.is_empty()
         } else {
             false

@@ -43,6 +43,9 @@ const RARE_SHARE: u64 = 20;
 const FEW_COUNT: u64 = 8;
 /// ... and they are at most one in this many (four `✘` among 300 `✔`).
 const FEW_SHARE: u64 = 40;
+/// An odd line's rank: how many lines give its signature, then how many rare
+/// signatures its family has (below this).
+const RANK: u64 = 1 << 16;
 /// A signature is common from this many lines on...
 const COMMON_COUNT: u64 = 5;
 /// ... and a family is regular when this share of it (in tenths) is of common ones.
@@ -64,8 +67,9 @@ const KEPT_BYTES: usize = 256 * 1024;
 pub const MAX_ODD: usize = 24;
 /// Lines after an odd line within which the places it names are kept...
 const PLACE_AFTER: u64 = 4;
-/// ... and how many of them.
+/// ... and how many of them; after a record's field, within this many lines.
 const PLACES: usize = 2;
+const PLACE_AFTER_FIELD: u64 = 12;
 /// Lines before an odd line within which the file it belongs to is kept.
 const HEADER_WITHIN: u64 = 200;
 /// Bytes of a line that make its family and signature.
@@ -100,6 +104,8 @@ pub(super) struct Odd {
     diff_seen: std::collections::HashSet<String>,
     diff_bytes: usize,
     diff_line: u64,
+    /// A `--- ` line, the first header of a unified diff if `+++ ` follows it.
+    diff_pending: Option<Numbered>,
 }
 
 /// What the pass found: the odd lines, the failing tests a heading of failures'
@@ -289,6 +295,7 @@ impl Odd {
         }
         // A record's field may belong to a file its sibling names (`"fileName"`).
         let siblings = field_name(&text.text).is_some();
+        let json = siblings && text.text.trim_start().starts_with('"');
         let parent = belongs_to(&self.outline, indent_of(&text.text), line, siblings);
         let header = parent
             .or_else(|| self.header.clone())
@@ -305,7 +312,10 @@ impl Odd {
             self.open.clear();
         }
         self.open.push((family, signature, kind.lines.len() - 1));
-        self.open_until = line + PLACE_AFTER;
+        // A record's place may come further down, in its own fields (a SARIF
+        // result's `"uri"` under its `"ruleId"`).
+        let after = if json { PLACE_AFTER_FIELD } else { PLACE_AFTER };
+        self.open_until = line + after;
     }
 
     /// The file the line `text` (numbered `line`, not read yet) belongs to: the nearest
@@ -337,38 +347,49 @@ impl Odd {
 
     /// A line that heads a file's part of a diff: kept, once for each file.
     fn diff_header(&mut self, clean: &str, bytes: &[u8], line: u64) {
-        let file = if clean.starts_with("diff ") {
+        let (file, header) = if clean.starts_with("diff ") {
             self.diff_line = line;
-            clean
+            (clean, numbered(bytes, line))
+        } else if clean.starts_with("--- ") {
+            // The first of a unified diff's pair of headers, if `+++ ` follows.
+            self.diff_pending = Some(numbered(bytes, line));
+            return;
         } else if let Some(rest) = clean.strip_prefix("+++ ") {
+            let first = self.diff_pending.take().filter(|p| p.line + 1 == line);
             // After its `diff` header, the same file.
             if self.diff_line > 0 && line <= self.diff_line + 3 {
                 return;
             }
-            rest.split('\t').next().unwrap_or(rest)
+            // Shown by the first of its headers.
+            let file = rest.split('\t').next().unwrap_or(rest);
+            (file, first.unwrap_or_else(|| numbered(bytes, line)))
         } else if let Some(rest) = clean.strip_prefix("Diff in ") {
             // rustfmt's `Diff in src/a.rs:12:`, a header for each hunk.
-            rest.trim_end_matches(':')
-                .trim_end_matches(|c: char| c.is_ascii_digit())
+            let file = rest
                 .trim_end_matches(':')
+                .trim_end_matches(|c: char| c.is_ascii_digit())
+                .trim_end_matches(':');
+            (file, numbered(bytes, line))
         } else {
             return;
         };
         if file.len() < 6
             || self.diff_files.len() >= DIFF_FILES
-            || self.diff_bytes + clean.len() > DIFF_BYTES
+            || self.diff_bytes + header.text.len() > DIFF_BYTES
             || !self.diff_seen.insert(file.to_owned())
         {
             return;
         }
-        let header = numbered(bytes, line);
         self.diff_bytes += header.text.len();
         self.diff_files.push(header);
     }
 
-    /// A line right after odd lines: kept with them when it names a place.
+    /// A line right after odd lines: kept with them when it names a place, or a
+    /// record's file (`"uri": "templates/a.html"`).
     fn place_after(&mut self, clean: &str, bytes: &[u8], line: u64) {
-        if !rules().location.is_match(clean) {
+        let field_file =
+            || field_name(clean).is_some() && super::long::record_file(clean).is_some();
+        if !rules().location.is_match(clean) && !field_file() {
             return;
         }
         let place = numbered(bytes, line);
@@ -388,8 +409,8 @@ impl Odd {
         }
     }
 
-    /// The odd lines, in line order: of the regular families, the lines of rare
-    /// signatures, the rarest first up to [`MAX_ODD`]; and the failing tests the
+    /// The odd lines, the rarest first: of the regular families, the lines of rare
+    /// signatures, up to [`MAX_ODD`]; and the failing tests the
     /// numbered entries of a heading of failures name.
     pub(super) fn finish(self) -> Found {
         let named = self.named;
@@ -400,7 +421,8 @@ impl Odd {
             // A few diagnostics in a long output, whatever their words: each is odd.
             if family.placed && family.total <= FEW_PLACED {
                 for signature in family.signatures.into_values() {
-                    found.extend(signature.lines.into_iter().map(|c| (signature.count, c)));
+                    let rank = signature.count * RANK;
+                    found.extend(signature.lines.into_iter().map(|c| (rank, c)));
                 }
                 continue;
             }
@@ -416,9 +438,17 @@ impl Odd {
             if common * 10 < family.total * COMMON_TENTHS {
                 continue;
             }
+            // Of the odd lines of a family with many rare signatures (a report's
+            // catalog of its rules, each said once), the others come first.
+            let rares = family
+                .signatures
+                .values()
+                .filter(|s| rare(s.count, family.total))
+                .count() as u64;
             for signature in family.signatures.into_values() {
                 if rare(signature.count, family.total) {
-                    found.extend(signature.lines.into_iter().map(|c| (signature.count, c)));
+                    let rank = signature.count * RANK + rares.min(RANK - 1);
+                    found.extend(signature.lines.into_iter().map(|c| (rank, c)));
                 }
             }
         }
@@ -428,7 +458,6 @@ impl Odd {
         let mut found = records(found);
         found.sort_by_key(|(count, c)| (*count, c.line.line));
         found.truncate(MAX_ODD);
-        found.sort_by_key(|(_, c)| c.line.line);
         let odd = found
             .into_iter()
             .map(|(_, c)| {
@@ -652,14 +681,29 @@ fn sign(line: &str) -> (u64, u64, bool) {
         .split_once(char::is_whitespace)
         .unwrap_or((trimmed, ""));
     let mut family = Fnv::new();
-    family.byte(match indent {
-        0 => 0,
-        1..=3 => 1,
-        4..=7 => 2,
-        _ => 3,
+    // A record's fields by their exact depth (a SARIF report's rules and its
+    // results are fields of different depths); other lines by their indent's size.
+    family.byte(if field_name(trimmed).is_some() {
+        u8::try_from(indent.min(120)).unwrap_or(120) + 4
+    } else {
+        match indent {
+            0 => 0,
+            1..=3 => 1,
+            4..=7 => 2,
+            _ => 3,
+        }
     });
     if is_place(first) {
         family.byte(b'@');
+        // A test's id (`tests/a.py::test_x`), a place with its line (`a.go:3:7:`), a
+        // file alone (a coverage table's `shop/a.py  12  3  75%`): three families.
+        family.byte(if first.contains("::") {
+            b'T'
+        } else if first.contains(':') {
+            b'L'
+        } else {
+            b'F'
+        });
         // What follows the place in its word says what it is too: the code of
         // `a.yaml:4:3:4:7:W2001:Parameter …`.
         let after = first.split_once(':').map_or("", |(_, after)| after);
@@ -717,7 +761,12 @@ fn sign(line: &str) -> (u64, u64, bool) {
 fn status(line: &str) -> Option<(u64, u64)> {
     let trimmed = line.trim_start();
     let first = trimmed.split(char::is_whitespace).next()?;
-    if first.is_empty() || first.chars().count() > 4 || first.chars().any(char::is_alphanumeric) {
+    // One letter alone is a symbol too (miette's `x` for an error, beside `!`).
+    let letter = first.len() == 1 && first.as_bytes()[0].is_ascii_alphabetic();
+    if first.is_empty()
+        || first.chars().count() > 4
+        || (first.chars().any(char::is_alphanumeric) && !letter)
+    {
         return None;
     }
     Some(by_word(b"status", indent_of(line), first))
@@ -909,7 +958,8 @@ fn closing_id(rest: &str) -> Option<&str> {
 }
 
 /// Hashes `text` with whitespace runs as one space and numbers alike: a run of digits
-/// not right after a capital is `0` (`line 12`, `product_042`, `chapter14`; not `E1101`).
+/// not right after a capital is `0` (`line 12`, `product_042`, `chapter14`; not `E1101`,
+/// not a share, `75%`).
 fn alike(text: &str, hash: &mut Fnv) {
     let bytes = text.as_bytes();
     let mut i = 0;
@@ -927,8 +977,16 @@ fn alike(text: &str, hash: &mut Fnv) {
             continue;
         }
         if b.is_ascii_digit() && !last.is_ascii_uppercase() {
+            let start = i;
             while i < bytes.len() && bytes[i].is_ascii_digit() {
                 i += 1;
+            }
+            // A share is said as it is: `0%` among `75%` (coverage), `100%
+            // confidence` among `60%`.
+            if bytes.get(i) == Some(&b'%') {
+                hash.bytes(&bytes[start..i]);
+                last = b'%';
+                continue;
             }
             hash.byte(b'0');
             last = b'0';

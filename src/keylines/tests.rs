@@ -1483,3 +1483,131 @@ fn a_title_framed_by_rules_over_a_failure_names_its_test() {
     );
     assert_eq!(keys[0].2, vec![2], "{keys:?}");
 }
+
+#[test]
+fn a_unified_diffs_files_are_kept_by_their_first_header() {
+    // `docformatter --check --diff` (tests/corpus/logs/docformatter-check-diff.out):
+    // `--- before/x` and `+++ after/x`, no `diff` line over them.
+    let mut text = String::new();
+    for n in [7, 31, 52] {
+        text.push_str(&format!(
+            "--- before/src/ledger/entry{n:03}.py\n+++ after/src/ledger/entry{n:03}.py\n@@ -6,48 +6,48 @@\n\
+             -    \"\"\"   posts an amount   \"\"\"\n+    \"\"\"Posts an amount.\"\"\"\n"
+        ));
+    }
+    let files: Vec<(u64, String)> = digest(&text, 9)
+        .diff_files
+        .iter()
+        .map(|f| (f.line, f.text.clone()))
+        .collect();
+    assert_eq!(
+        files,
+        [
+            (1, "--- before/src/ledger/entry007.py".to_owned()),
+            (6, "--- before/src/ledger/entry031.py".to_owned()),
+            (11, "--- before/src/ledger/entry052.py".to_owned()),
+        ]
+    );
+}
+
+#[test]
+fn a_share_is_not_made_alike_and_a_coverage_tables_rows_are_a_family_of_their_own() {
+    // `coverage run -m pytest -v; coverage report` (tests/corpus/logs/
+    // coverage-fail-under-verbose-merged.out): 300 tests' lines, then a row for each
+    // module, one at 0% among rows at 75%.
+    let mut text = String::new();
+    for n in 1..=300 {
+        text.push_str(&format!(
+            "tests/test_rules.py::test_rule_{n:03} PASSED {:>9}\n",
+            format!("[{:>3}%]", n / 3)
+        ));
+    }
+    text.push_str("Name                Stmts   Miss  Cover\n");
+    for n in 1..=200 {
+        let (miss, cover) = if n == 33 { (12, "0%") } else { (3, "75%") };
+        text.push_str(&format!(
+            "shop/rules{n:03}.py      12     {miss:>2}    {cover}\n"
+        ));
+    }
+    let odd = odd_of(&text, 100);
+    assert!(
+        odd.iter()
+            .any(|(_, t, _)| t.starts_with("shop/rules033.py ")),
+        "{odd:?}"
+    );
+    assert!(odd.iter().all(|(_, t, _)| !t.contains("PASSED")), "{odd:?}");
+}
+
+#[test]
+fn a_letter_alone_leads_a_line_as_a_symbol_does() {
+    // oxlint (tests/corpus/logs/oxlint-errors.out): `x` for an error among `!` for
+    // warnings, the place on the next line.
+    let mut text = String::new();
+    for n in 1..=60 {
+        let mark = if n == 40 { "x" } else { "!" };
+        text.push_str(&format!(
+            "  {mark} eslint(no-unused-vars): Variable 'v{n}' is declared but never used.\n   \
+             ,-[src/api/client{n}.js:4:18]\n 4 |   const v{n} = 1;\n   `----\n\n"
+        ));
+    }
+    let odd = odd_of(&text, 64);
+    let error = odd
+        .iter()
+        .find(|(_, t, _)| t.starts_with("  x "))
+        .unwrap_or_else(|| panic!("{odd:?}"));
+    assert_eq!(error.2, vec![error.0 + 1], "its place, {odd:?}");
+}
+
+#[test]
+fn tapes_yaml_block_keeps_what_was_expected_and_where() {
+    // tape (tests/corpus/logs/tape-fail.out): block values (`|-`) and `at:`.
+    let text = "ok 97 invoices totals 97\n\
+                not ok 98 invoices keeps its tags\n  ---\n    operator: deepEqual\n    \
+                expected: |-\n      { id: 1, tags: [ 'a', 'b' ] }\n    actual: |-\n      \
+                { id: 1, tags: [ 'a' ] }\n    \
+                at: Test.<anonymous> (/work/tape/test/invoices.test.js:37:5)\n    \
+                stack: |-\n      Error: invoices keeps its tags\n  ...\nok 99 invoices totals 99\n";
+    let keys = keys_of(text);
+    assert_eq!(keys.len(), 1, "{keys:?}");
+    assert_eq!(keys[0].2, vec![6, 8, 9], "{keys:?}");
+}
+
+#[test]
+fn a_records_fields_are_told_apart_by_their_depth_and_its_file_comes_with_it() {
+    // djLint's SARIF report (tests/corpus/logs/djlint-lint-sarif.out): a catalog of
+    // rules each said once, then results of a few rules again and again; one result
+    // of a rule seen once, its file 8 lines below.
+    let mut text =
+        String::from("{\n  \"runs\": [\n    {\n      \"tool\": {\n        \"rules\": [\n");
+    for n in 1..=30 {
+        text.push_str(&format!(
+            "              {{\n              \"id\": \"H{n:03}\",\n                \
+             \"text\": \"Rule {n} says something of its own.\"\n              }},\n"
+        ));
+    }
+    text.push_str("        ]\n      },\n      \"results\": [\n");
+    for n in 1..=80 {
+        let rule = match n {
+            50 => "T027",
+            _ if n % 2 == 0 => "H013",
+            _ => "H021",
+        };
+        text.push_str(&format!(
+            "        {{\n          \"ruleId\": \"{rule}\",\n          \"level\": \"warning\",\n          \
+             \"message\": {{\n            \"text\": \"Something.\"\n          }},\n          \
+             \"locations\": [\n            {{\n              \"physicalLocation\": {{\n                \
+             \"artifactLocation\": {{\n                  \"uri\": \"templates/page{n:03}.html\"\n                \
+             }}\n              }}\n            }}\n          ]\n        }},\n"
+        ));
+    }
+    text.push_str("      ]\n    }\n  ]\n}\n");
+    let odd = odd_of(&text, 4096);
+    let result = odd
+        .iter()
+        .find(|(_, t, _)| t.contains("\"ruleId\": \"T027\""))
+        .unwrap_or_else(|| panic!("{odd:?}"));
+    let uri = result.0 + 9;
+    assert!(result.2.contains(&uri), "its file, {odd:?}");
+    // The rarest first, and of those, the lines of the family with fewest rare ones.
+    assert!(odd[0].1.contains("T027"), "{odd:?}");
+}
