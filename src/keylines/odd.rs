@@ -850,16 +850,18 @@ fn rule_label(first: &str) -> Option<&str> {
 }
 
 /// The status a line opens with in brackets: `OK` of `[       OK ] …`, `INFO` of
-/// `[INFO] …`, `45%` of `[ 45%] …` (a word of letters, or a share).
+/// `[INFO] …`, `45%` of `[ 45%] …` (a word of a test's outcome or a severity, or a
+/// share; not a task's name, ant's `[junit]`, whose lines differ by their text).
 fn bracket_status(trimmed: &str) -> Option<&str> {
     let head = trimmed.get(..trimmed.len().min(18))?;
     let inner = head.strip_prefix('[')?.split(']').next()?;
     let tag = inner.trim();
-    let ok = head.len() > inner.len() + 1
-        && !tag.is_empty()
-        && (tag.bytes().all(|b| b.is_ascii_alphabetic())
-            || tag.bytes().all(|b| b.is_ascii_digit() || b == b'%'));
-    ok.then_some(tag)
+    let status = is_severity(tag)
+        || ["run", "debug", "trace", "done", "skip"]
+            .iter()
+            .any(|w| w.eq_ignore_ascii_case(tag));
+    let share = !tag.is_empty() && tag.bytes().all(|b| b.is_ascii_digit() || b == b'%');
+    (head.len() > inner.len() + 1 && (status || share)).then_some(tag)
 }
 
 /// Whether a record's value is a place in a file, with its line: `"pkg/a.go:33:17",`.
