@@ -22,9 +22,11 @@ JUnit XML and Checkstyle's XML; the JSON of phpcs and markdownlint, the JUnit XM
 deno, nose2 and pytest under tox, ava's TAP, the warnings file of sphinx-build; `go vet
 -json` and a jasmine reporter's list of failing specs; the JSON of hadolint, cfn-lint and
 Spectral, cucumber-js's JUnit XML, esbuild's JavaScript API, JSHint's checkstyle XML,
-codespell's own line format on an unwritten copy), and from the log itself or the
+codespell's own line format on an unwritten copy; webpack's stats JSON, knip's JSON,
+nox's JSON report with the JUnit XML of pytest in its sessions, and the JavaScript APIs
+of rollup, vite and @babel/core), and from the log itself or the
 project's design where it has none (pip, ld, Test::More's diagnostics, `php -l`,
-black, CMake, xmllint, shfmt, ward, Ruby's test-unit, mkdocs). Every verdict and item
+black, CMake, xmllint, shfmt, ward, Ruby's test-unit, mkdocs, pre-commit). Every verdict and item
 is checked to be in the log as a
 terminal shows it.
 """
