@@ -4620,24 +4620,38 @@ console.log(JSON.stringify(found));
     truth "$1" names "$WORK/$1.json" --verdict-regex 'Build failed in '
 }
 
+# vite's debug lines print its config's regular expressions, the work dir escaped in
+# them (\/tmp\/...): a neutral path too.
+vite_run() { # NAME DIR
+    run "$1" "$2" "$COMMAND"
+    python3 - "$LOGS/$1.out" "$LOGS/$1.err" "$WORK" <<'PY'
+import os, sys
+for path in sys.argv[1:3]:
+    data = open(path, "rb").read()
+    for work in {sys.argv[3], os.path.realpath(sys.argv[3])}:
+        data = data.replace(work.replace("/", "\\/").encode(), b"\\/home\\/dev\\/work")
+    open(path, "wb").write(data)
+PY
+}
+
 if want vite-build && [[ -x "$NODE_TOOLS/node_modules/.bin/vite" ]]; then
     d="$WORK/vite-build"
     vite_project "$d" parse
     COMMAND='npx vite build --debug'
-    run vite-build-error-debug "$d" "$COMMAND"
+    vite_run vite-build-error-debug "$d"
     vite_truth vite-build-error-debug "$d"
     COMMAND='npx vite build --debug 2>&1'
-    run vite-build-error-debug-merged "$d" "$COMMAND"
+    vite_run vite-build-error-debug-merged "$d"
     vite_truth vite-build-error-debug-merged "$d"
     d="$WORK/vite-build-unresolved"
     vite_project "$d" unresolved
     COMMAND='npx vite build --debug'
-    run vite-build-unresolved-debug "$d" "$COMMAND"
+    vite_run vite-build-unresolved-debug "$d"
     vite_truth vite-build-unresolved-debug "$d"
     d="$WORK/vite-build-pass"
     vite_project "$d" none
     COMMAND='npx vite build'
-    run vite-build-warnings-pass "$d" "$COMMAND"
+    vite_run vite-build-warnings-pass "$d"
     truth vite-build-warnings-pass plain --verdict-regex 'built in [\d.]+m?s'
 fi
 
