@@ -1110,32 +1110,34 @@ impl Digest {
     /// A numbered entry (`  1) name`) among the [`LOCATOR_BEFORE`] lines before line
     /// `line`, since a blank line: the nearest.
     fn entry_before(&self, before: &[u8], line: u64) -> Option<Numbered> {
-        for (back, (bytes, omitted)) in (1..=LOCATOR_BEFORE).zip(self.lines_before(before)) {
-            let text = String::from_utf8_lossy(&bytes);
-            let text = text.trim_end_matches('\r');
-            if text.trim().is_empty() {
-                return None;
-            }
-            if numbered_entry(text).is_some() {
-                let seen = Seen {
-                    text,
-                    omitted,
-                    line: line - back,
-                };
-                return Some(seen.numbered(text));
-            }
-        }
-        None
+        self.nearest_before(before, line, true, |text| numbered_entry(text).is_some())
     }
 
     /// The locator among the [`LOCATOR_BEFORE`] lines before line `line`, the nearest
     /// first: the last lines of `before` (the text right before it in the same
     /// chunk), then the last lines read before that chunk.
     fn locator_before(&self, before: &[u8], line: u64) -> Option<Numbered> {
+        self.nearest_before(before, line, false, |text| {
+            matches!(classify(text), Class::Locator | Class::KeyLocator)
+        })
+    }
+
+    /// The nearest of the [`LOCATOR_BEFORE`] lines before line `line` that is
+    /// `wanted` (since a blank line, when `to_blank`).
+    fn nearest_before(
+        &self,
+        before: &[u8],
+        line: u64,
+        to_blank: bool,
+        wanted: impl Fn(&str) -> bool,
+    ) -> Option<Numbered> {
         for (back, (bytes, omitted)) in (1..=LOCATOR_BEFORE).zip(self.lines_before(before)) {
             let text = String::from_utf8_lossy(&bytes);
             let text = text.trim_end_matches('\r');
-            if matches!(classify(text), Class::Locator | Class::KeyLocator) {
+            if to_blank && text.trim().is_empty() {
+                return None;
+            }
+            if wanted(text) {
                 let seen = Seen {
                     text,
                     omitted,
