@@ -409,7 +409,11 @@ fn the_corpus_meets_its_targets() {
     let held = &report.held_out;
     assert!(held.answers >= 104, "{}", report.table());
     assert!(held.item_share() >= 0.93, "{}", report.table());
-    assert!(held.verdicts_shown + 1 >= held.verdicts, "{}", report.table());
+    assert!(
+        held.verdicts_shown + 1 >= held.verdicts,
+        "{}",
+        report.table()
+    );
     assert!(held.clean_looking <= 1, "{}", report.table());
     assert!(held.mean_bytes() <= 8.0 * 1024.0, "{}", report.table());
     assert!(held.max_bytes <= 16 * 1024, "{}", report.table());
