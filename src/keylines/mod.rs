@@ -67,8 +67,12 @@ const TAP_DETAILS: usize = 4;
 
 /// Lines before a key line within which a locator line is attached to it.
 const LOCATOR_BEFORE: u64 = 4;
-/// The last lines read kept: where a key line finds what comes before it.
-const RECENT: usize = 8;
+/// The last lines read kept: where a key line finds what comes before it (a
+/// stylish report's file, up to [`HEADER_BEFORE`] lines above its row), whichever
+/// reads brought them.
+const RECENT: usize = HEADER_BEFORE as usize;
+/// Lines before a key line within which a title framed by rules is looked for.
+const TITLE_BEFORE: usize = 8;
 
 /// Lines before a stylish report's row within which the file it belongs to is looked
 /// for (the rows of one file come between its name and a blank line).
@@ -419,8 +423,8 @@ pub struct Digest {
     /// else its first `LINE_VIEW / 2` bytes and at least its last `LINE_VIEW / 2`.
     partial: Vec<u8>,
     partial_len: usize,
-    /// The last lines read (their [`view`]s), at most [`LOCATOR_BEFORE`]: where a key
-    /// line finds its locator before it, whichever read brought them.
+    /// The last lines read (their [`view`]s), at most [`RECENT`]: where a key line
+    /// finds what comes before it, whichever read brought them.
     recent: VecDeque<(Vec<u8>, usize)>,
     /// Ring of the end of the text up to the last `\n` (oldest byte at `tail_start`).
     tail: Vec<u8>,
@@ -1011,7 +1015,8 @@ impl Digest {
     fn block_before(&self, before: &[u8], line: u64) -> Vec<Numbered> {
         let mut block = Vec::new();
         let mut located = false;
-        for (back, (bytes, omitted)) in (1..=LOCATOR_BEFORE).zip(self.lines_before(before)) {
+        let lines = self.lines_before(before, LOCATOR_BEFORE as usize);
+        for (back, (bytes, omitted)) in (1..=LOCATOR_BEFORE).zip(lines) {
             let text = String::from_utf8_lossy(&bytes);
             let text = text.trim_end_matches('\r');
             if !text.starts_with([' ', '\t']) || text.trim_start().starts_with("--- ") {
@@ -1033,27 +1038,27 @@ impl Digest {
         block
     }
 
-    /// The lines before the one being read, nearest first, at most
-    /// [`LOCATOR_BEFORE`]: the last lines of `before` (the text right before it in
-    /// the same chunk), then the last lines read before that chunk.
-    fn lines_before(&self, before: &[u8]) -> Vec<(Vec<u8>, usize)> {
+    /// The lines before the one being read, nearest first, at most `max`: the last
+    /// lines of `before` (the text right before it in the same chunk), then the last
+    /// lines read before that chunk.
+    fn lines_before(&self, before: &[u8], max: usize) -> Vec<(Vec<u8>, usize)> {
         let mut found = Vec::new();
         let mut end = before.len();
-        while end > 0 && found.len() < RECENT {
+        while end > 0 && found.len() < max {
             let start = memchr::memrchr(b'\n', &before[..end - 1]).map_or(0, |i| i + 1);
             let (text, omitted) = view(&before[start..end - 1]);
             found.push((text.into_owned(), omitted));
             end = start;
         }
         let earlier = self.recent.iter().rev().cloned();
-        found.extend(earlier.take(RECENT - found.len()));
+        found.extend(earlier.take(max - found.len()));
         found
     }
 
     /// A title framed by rules (Catch2's test case name between two lines of `-`)
-    /// among the [`RECENT`] lines before line `line`: the nearest.
+    /// among the [`TITLE_BEFORE`] lines before line `line`: the nearest.
     fn title_before(&self, before: &[u8], line: u64) -> Option<Numbered> {
-        let lines = self.lines_before(before);
+        let lines = self.lines_before(before, TITLE_BEFORE);
         let texts: Vec<std::borrow::Cow<'_, str>> = lines
             .iter()
             .map(|(b, _)| String::from_utf8_lossy(b))
@@ -1131,7 +1136,8 @@ impl Digest {
         to_blank: bool,
         wanted: impl Fn(&str) -> bool,
     ) -> Option<Numbered> {
-        for (back, (bytes, omitted)) in (1..=LOCATOR_BEFORE).zip(self.lines_before(before)) {
+        let lines = self.lines_before(before, LOCATOR_BEFORE as usize);
+        for (back, (bytes, omitted)) in (1..=LOCATOR_BEFORE).zip(lines) {
             let text = String::from_utf8_lossy(&bytes);
             let text = text.trim_end_matches('\r');
             if to_blank && text.trim().is_empty() {
