@@ -35,8 +35,8 @@ pub(super) struct Long {
     /// Read by pieces (it is long and opens JSON); or known not to be.
     pieces: bool,
     skip: bool,
-    /// The last byte read that is not a space, and the one before it when that
-    /// was a `{` (a piece starts if the next is `"`).
+    /// The last byte read that is not a space; and when the last bytes ended with a
+    /// `{`, held back (a piece starts there if the next is `"`), the byte before it.
     last: u8,
     open: Option<u8>,
     /// Pieces read, and the first piece of each long line with its line number.
@@ -87,6 +87,9 @@ impl Long {
             }
             return false;
         }
+        if self.open.take().is_some() {
+            self.keep(b"{");
+        }
         self.end_piece();
         self.start(0);
         true
@@ -127,14 +130,12 @@ impl Long {
     fn read(&mut self, bytes: &[u8]) {
         self.read += bytes.len() as u64;
         let mut from = 0;
-        if let Some(before) = self.open.take()
-            && bytes.first() == Some(&b'"')
-            && (before == b'[' || before == b',')
-        {
-            // The `{` that ended the last bytes starts a piece.
-            self.buf.pop();
-            self.end_piece();
-            self.buf.push(b'{');
+        if let Some(before) = self.open.take() {
+            // The `{` that ended the last bytes, held back: it may start a piece.
+            if bytes.first() == Some(&b'"') && (before == b'[' || before == b',') {
+                self.end_piece();
+            }
+            self.keep(b"{");
         }
         for at in memchr::memchr_iter(b'{', bytes) {
             let before = bytes[..at]
@@ -144,7 +145,9 @@ impl Long {
                 .copied()
                 .unwrap_or(self.last);
             if at + 1 == bytes.len() {
+                self.keep(&bytes[from..at]);
                 self.open = Some(before);
+                from = bytes.len();
             } else if bytes[at + 1] == b'"' && (before == b'[' || before == b',') {
                 self.keep(&bytes[from..at]);
                 self.end_piece();

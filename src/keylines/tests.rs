@@ -1196,6 +1196,15 @@ fn the_records_inside_a_long_json_line_are_read_whatever_the_chunks() {
     // RuboCop's `--format json` (tests/corpus/logs/rubocop-offenses-json.out): the
     // whole report on one line of 147 KB, no newline at its end; 3 `"error"` records
     // among hundreds of `"convention"`.
+    let long = format!(
+        "Style/Documentation: {}",
+        "Missing class documentation. ".repeat(100)
+    );
+    // An error record longer than what is kept of it, shown by its ends.
+    let kend = format!(
+        "Lint/Syntax: unexpected token kEND{}",
+        " (here)".repeat(400)
+    );
     let mut text = String::from(r#"{"metadata":{"rubocop_version":"1.39.0"},"files":["#);
     for n in 1..=140 {
         text.push_str(&format!(r#"{{"path":"lib/shop/item_{n}.rb","offenses":["#));
@@ -1203,8 +1212,10 @@ fn the_records_inside_a_long_json_line_are_read_whatever_the_chunks() {
             .map(|k| {
                 let (severity, message) = match (n, k) {
                     (31, 1) => ("error", "Lint/Debugger: Remove debugger entry point `binding.pry`."),
-                    (77, 2) => ("error", "Lint/Syntax: unexpected token kEND"),
+                    (77, 2) => ("error", kend.as_str()),
                     (_, 0) if n % 7 == 0 => ("warning", "Lint/UselessAssignment: Useless assignment."),
+                    // A record longer than what is kept of it.
+                    (_, 1) if n % 9 == 0 => ("convention", long.as_str()),
                     _ => ("convention", "Style/StringLiterals: Prefer single-quoted strings."),
                 };
                 format!(
