@@ -909,43 +909,7 @@ impl Digest {
         }
         let text = seen.numbered(text.trim_end()).text;
         self.failed_test(&text, line);
-        let mut locators = Vec::new();
-        if text.trim_start().starts_with("--- FAIL: ") {
-            locators = self.block_before(before, line);
-        }
-        if locators.is_empty()
-            && is_stylish_row(&text)
-            && let Some(found) = self.header_before(before, line)
-        {
-            locators.push(found);
-        }
-        if locators.is_empty()
-            && wants_locator_before(&text)
-            && let Some(found) = self.locator_before(before, line)
-        {
-            locators.push(found);
-        }
-        // The title framed by rules over the failure's block names its test (Catch2's
-        // test case between two lines of `-`).
-        if failed_test_name(&text).is_none()
-            && let Some(title) = self.title_before(before, line)
-            && !locators.iter().any(|l| l.line == title.line)
-        {
-            self.failed_test_named(&title.text, title.line);
-            locators.insert(0, title);
-        }
-        // The numbered entry that opens the failure (ExUnit's and Mocha's `  1) test
-        // lists the codes (Shop.CouponsTest)` over its place and its assertion) names
-        // the failing test.
-        if let Some(entry) = self.entry_before(before, line)
-            && !locators.iter().any(|l| l.line == entry.line)
-        {
-            if let Some(name) = numbered_entry(&entry.text) {
-                let name = name.to_owned();
-                self.failed_test_named(&name, entry.line);
-            }
-            locators.insert(0, entry);
-        }
+        let mut locators = self.found_before(&text, before, line);
         // A count of warnings sums up what came before: no locator is its own.
         let summary = rules().warnings.is_match(&text);
         let waits = opens_block(&text) || (!has_location(&text) && locators.is_empty() && !summary);
@@ -968,6 +932,51 @@ impl Digest {
         } else {
             self.keep(key);
         }
+    }
+
+    /// What travels with key line `text` (numbered `line`) from the lines before it
+    /// (`before`, then the last lines read): go's messages before `--- FAIL:`, a
+    /// stylish row's file, an exception's place, the title or numbered entry that
+    /// opens the failure (which names its test).
+    fn found_before(&mut self, text: &str, before: &[u8], line: u64) -> Vec<Numbered> {
+        let mut locators = Vec::new();
+        if text.trim_start().starts_with("--- FAIL: ") {
+            locators = self.block_before(before, line);
+        }
+        if locators.is_empty()
+            && is_stylish_row(text)
+            && let Some(found) = self.header_before(before, line)
+        {
+            locators.push(found);
+        }
+        if locators.is_empty()
+            && wants_locator_before(text)
+            && let Some(found) = self.locator_before(before, line)
+        {
+            locators.push(found);
+        }
+        // The title framed by rules over the failure's block names its test (Catch2's
+        // test case between two lines of `-`).
+        if failed_test_name(text).is_none()
+            && let Some(title) = self.title_before(before, line)
+            && !locators.iter().any(|l| l.line == title.line)
+        {
+            self.failed_test_named(&title.text, title.line);
+            locators.insert(0, title);
+        }
+        // The numbered entry that opens the failure (ExUnit's and Mocha's `  1) test
+        // lists the codes (Shop.CouponsTest)` over its place and its assertion) names
+        // the failing test.
+        if let Some(entry) = self.entry_before(before, line)
+            && !locators.iter().any(|l| l.line == entry.line)
+        {
+            if let Some(name) = numbered_entry(&entry.text) {
+                let name = name.to_owned();
+                self.failed_test_named(&name, entry.line);
+            }
+            locators.insert(0, entry);
+        }
+        locators
     }
 
     /// The failing tests a heading of failures' entries name, kept once each as

@@ -137,6 +137,46 @@ struct Family {
     kept: usize,
 }
 
+impl Family {
+    /// The lines of its rare signatures, each with its rank (see [`RANK`]): none
+    /// unless the family is regular; all of a few diagnostics.
+    fn odd_lines(self) -> Vec<(u64, Candidate)> {
+        let mut found = Vec::new();
+        // A few diagnostics in a long output, whatever their words: each is odd.
+        if self.placed && self.total <= FEW_PLACED {
+            for signature in self.signatures.into_values() {
+                let rank = signature.count * RANK;
+                found.extend(signature.lines.into_iter().map(|c| (rank, c)));
+            }
+            return found;
+        }
+        let common: u64 = self
+            .signatures
+            .values()
+            .filter(|s| s.count >= COMMON_COUNT)
+            .map(|s| s.count)
+            .sum();
+        if self.total < MIN_FAMILY || common * 10 < self.total * COMMON_TENTHS {
+            return found;
+        }
+        // Of the odd lines of a family with many rare signatures (a report's catalog
+        // of its rules, each said once), the others come first.
+        let total = self.total;
+        let rares = self
+            .signatures
+            .values()
+            .filter(|s| rare(s.count, total))
+            .count() as u64;
+        for signature in self.signatures.into_values() {
+            if rare(signature.count, total) {
+                let rank = signature.count * RANK + rares.min(RANK - 1);
+                found.extend(signature.lines.into_iter().map(|c| (rank, c)));
+            }
+        }
+        found
+    }
+}
+
 #[derive(Debug, Default)]
 struct Signature {
     count: u64,
@@ -418,39 +458,7 @@ impl Odd {
         let diff_files = self.diff_files;
         let mut found: Vec<(u64, Candidate)> = Vec::new();
         for family in self.families.into_values() {
-            // A few diagnostics in a long output, whatever their words: each is odd.
-            if family.placed && family.total <= FEW_PLACED {
-                for signature in family.signatures.into_values() {
-                    let rank = signature.count * RANK;
-                    found.extend(signature.lines.into_iter().map(|c| (rank, c)));
-                }
-                continue;
-            }
-            if family.total < MIN_FAMILY {
-                continue;
-            }
-            let common: u64 = family
-                .signatures
-                .values()
-                .filter(|s| s.count >= COMMON_COUNT)
-                .map(|s| s.count)
-                .sum();
-            if common * 10 < family.total * COMMON_TENTHS {
-                continue;
-            }
-            // Of the odd lines of a family with many rare signatures (a report's
-            // catalog of its rules, each said once), the others come first.
-            let rares = family
-                .signatures
-                .values()
-                .filter(|s| rare(s.count, family.total))
-                .count() as u64;
-            for signature in family.signatures.into_values() {
-                if rare(signature.count, family.total) {
-                    let rank = signature.count * RANK + rares.min(RANK - 1);
-                    found.extend(signature.lines.into_iter().map(|c| (rank, c)));
-                }
-            }
+            found.extend(family.odd_lines());
         }
         // A line odd in two families (by its text and by its symbol) once.
         found.sort_by_key(|(count, c)| (c.line.line, *count));
@@ -681,64 +689,12 @@ fn sign(line: &str) -> (u64, u64, bool) {
         .split_once(char::is_whitespace)
         .unwrap_or((trimmed, ""));
     let mut family = Fnv::new();
-    // A record's fields by their exact depth (a SARIF report's rules and its
-    // results are fields of different depths); other lines by their indent's size.
-    family.byte(if field_name(trimmed).is_some() {
-        u8::try_from(indent.min(120)).unwrap_or(120) + 4
-    } else {
-        match indent {
-            0 => 0,
-            1..=3 => 1,
-            4..=7 => 2,
-            _ => 3,
-        }
-    });
+    family.byte(depth(trimmed, indent));
     if is_place(first) {
-        family.byte(b'@');
-        // A test's id (`tests/a.py::test_x`), a place with its line (`a.go:3:7:`), a
-        // file alone (a coverage table's `shop/a.py  12  3  75%`): three families.
-        family.byte(if first.contains("::") {
-            b'T'
-        } else if first.contains(':') {
-            b'L'
-        } else {
-            b'F'
-        });
-        // What follows the place in its word says what it is too: the code of
-        // `a.yaml:4:3:4:7:W2001:Parameter …`.
-        let after = first.split_once(':').map_or("", |(_, after)| after);
-        if after.bytes().any(|b| b.is_ascii_alphabetic()) {
-            return (family.0, signature(&format!("{after} {rest}")), true);
-        }
-        return (family.0, signature(rest), true);
+        return sign_place(family, first, rest);
     }
-    // A record's field whose value is a place (`"posn": "pkg/a.go:33:17",`): a
-    // diagnostic too.
-    if field_name(trimmed).is_some() && record_place(rest) {
-        family.bytes(b"@field");
-        return (family.0, signature(rest), true);
-    }
-    // A line led by a bracketed status (`[       OK ] Suite.Test (0 ms)`, `[INFO]`): of
-    // one family, signed by the status alone (the tests' names vary).
-    if let Some(tag) = bracket_status(trimmed) {
-        family.bytes(b"[]");
-        let mut signature = Fnv::new();
-        alike(tag, &mut signature);
-        return (family.0, signature.0, false);
-    }
-    // A line led by a rule's id (`no-changed-when:`, `name[casing]:`): of one family
-    // whatever the id, which signs it.
-    if let Some(id) = rule_label(first) {
-        family.bytes(b"rule");
-        let mut signature = Fnv::new();
-        alike(id, &mut signature);
-        return (family.0, signature.0, false);
-    }
-    // A line led by a code (`W2001 Parameter …`, `E3012 …`): of one family whatever
-    // the code, which signs it.
-    if is_code(first.trim_end_matches(':')) {
-        family.bytes(b"code");
-        return (family.0, signature(trimmed), false);
+    if let Some(signed) = sign_by_lead(family, trimmed, first, rest) {
+        return signed;
     }
     // A record's first field is not its family: `{"code":"E1"` is `{`, `"MD004",` is
     // `"`, `Severity:` is `Severity`.
@@ -754,6 +710,81 @@ fn sign(line: &str) -> (u64, u64, bool) {
     let word = &word[..crate::render::floor_char_boundary(word, 32)];
     alike(word, &mut family);
     (family.0, signature(&trimmed[word.len()..]), false)
+}
+
+/// A line's depth in its family: a record's fields by their exact depth (a SARIF
+/// report's rules and its results are fields of different depths); other lines by
+/// their indent's size.
+fn depth(trimmed: &str, indent: usize) -> u8 {
+    if field_name(trimmed).is_some() {
+        return u8::try_from(indent.min(120)).unwrap_or(120) + 4;
+    }
+    match indent {
+        0 => 0,
+        1..=3 => 1,
+        4..=7 => 2,
+        _ => 3,
+    }
+}
+
+/// The family and signature of a line led by a place (`first`).
+fn sign_place(mut family: Fnv, first: &str, rest: &str) -> (u64, u64, bool) {
+    family.byte(b'@');
+    // A test's id (`tests/a.py::test_x`), a place with its line (`a.go:3:7:`), a
+    // file alone (a coverage table's `shop/a.py  12  3  75%`): three families.
+    family.byte(if first.contains("::") {
+        b'T'
+    } else if first.contains(':') {
+        b'L'
+    } else {
+        b'F'
+    });
+    // What follows the place in its word says what it is too: the code of
+    // `a.yaml:4:3:4:7:W2001:Parameter …`.
+    let after = first.split_once(':').map_or("", |(_, after)| after);
+    if after.bytes().any(|b| b.is_ascii_alphabetic()) {
+        return (family.0, signature(&format!("{after} {rest}")), true);
+    }
+    (family.0, signature(rest), true)
+}
+
+/// The family and signature of a line its lead sorts, whatever it says: a
+/// record's place, a bracketed status, a rule's id, a code.
+fn sign_by_lead(
+    mut family: Fnv,
+    trimmed: &str,
+    first: &str,
+    rest: &str,
+) -> Option<(u64, u64, bool)> {
+    let by = |mut family: Fnv, kind: &[u8], id: &str| {
+        family.bytes(kind);
+        let mut signature = Fnv::new();
+        alike(id, &mut signature);
+        (family.0, signature.0, false)
+    };
+    // A record's field whose value is a place (`"posn": "pkg/a.go:33:17",`): a
+    // diagnostic too.
+    if field_name(trimmed).is_some() && record_place(rest) {
+        family.bytes(b"@field");
+        return Some((family.0, signature(rest), true));
+    }
+    // A line led by a bracketed status (`[       OK ] Suite.Test (0 ms)`, `[INFO]`): of
+    // one family, signed by the status alone (the tests' names vary).
+    if let Some(tag) = bracket_status(trimmed) {
+        return Some(by(family, b"[]", tag));
+    }
+    // A line led by a rule's id (`no-changed-when:`, `name[casing]:`): of one family
+    // whatever the id, which signs it.
+    if let Some(id) = rule_label(first) {
+        return Some(by(family, b"rule", id));
+    }
+    // A line led by a code (`W2001 Parameter …`, `E3012 …`): of one family whatever
+    // the code, which signs it.
+    if is_code(first.trim_end_matches(':')) {
+        family.bytes(b"code");
+        return Some((family.0, signature(trimmed), false));
+    }
+    None
 }
 
 /// A line led by a symbol (a word of one to four characters, none a letter or a
