@@ -450,8 +450,8 @@ fn overflow_view(head_text: &str, captured: &Captured, budget: Budget) -> String
     for shown in &tail {
         shown.render(&mut out);
     }
-    push_pieces(&mut out, summary, budget);
-    push_diff_files(&mut out, summary, head_end + 1..tail_start);
+    push_pieces(&mut out, captured, budget);
+    push_diff_files(&mut out, captured, head_end + 1..tail_start);
     out
 }
 
@@ -462,64 +462,89 @@ const DIFF_FILES_BYTES: usize = 3 * 1024;
 
 /// The headers of the files a diff changes ([`keylines::Summary::diff_files`]) among
 /// the lines not shown (`hidden`): a check's findings, each file once.
-fn push_diff_files(out: &mut String, summary: &keylines::Summary, hidden: std::ops::Range<u64>) {
-    let files: Vec<&keylines::Numbered> = summary
+fn push_diff_files(out: &mut String, captured: &Captured, hidden: std::ops::Range<u64>) {
+    let files = captured
+        .summary
         .diff_files
         .iter()
         .filter(|f| hidden.contains(&f.line))
-        .collect();
-    if files.is_empty() {
-        return;
-    }
-    let mut rows = String::new();
-    let mut shown = 0;
-    for file in &files {
-        let row = format!("{}:{}\n", file.line, visible(&file.text));
-        if shown == DIFF_FILES_SHOWN || rows.len() + row.len() > DIFF_FILES_BYTES {
-            break;
-        }
-        rows.push_str(&row);
-        shown += 1;
-    }
-    if !out.ends_with('\n') {
-        out.push('\n');
-    }
-    out.push_str("[the files the diff changes, among the lines not shown:]\n");
-    out.push_str(&rows);
-    if shown < files.len() {
-        out.push_str(&format!("[... and {} more]\n", files.len() - shown));
-    }
+        .map(|f| (f.line, visible(&f.text).into_owned()));
+    let heading = "[the files the diff changes, among the lines not shown:]";
+    push_listed(
+        out,
+        captured,
+        heading,
+        files,
+        (DIFF_FILES_SHOWN, DIFF_FILES_BYTES),
+        true,
+    );
 }
 
 /// The records unlike the many like them inside the long lines of a one-line JSON
 /// report ([`keylines::Summary::pieces`]), whose view shows only their ends: within
 /// the room for odd lines, each with the file its record names.
-fn push_pieces(out: &mut String, summary: &keylines::Summary, budget: Budget) {
-    let mut room = (budget.odd_lines, budget.odd_bytes);
-    let mut rows = String::new();
-    for piece in &summary.pieces {
-        if budget.odd_warnings_only && !keylines::warns(&piece.first.text) {
+fn push_pieces(out: &mut String, captured: &Captured, budget: Budget) {
+    let pieces = captured
+        .summary
+        .pieces
+        .iter()
+        .filter(|p| !budget.odd_warnings_only || keylines::warns(&p.first.text))
+        .map(|piece| {
+            let mut row = visible(&piece.first.text).into_owned();
+            if let Some(file) = piece.locators.first() {
+                row.push_str(&format!("  [in {}]", visible(&file.text)));
+            }
+            (piece.first.line, row)
+        });
+    let heading = "[records unlike the many like them, inside the long lines cut above:]";
+    push_listed(
+        out,
+        captured,
+        heading,
+        pieces,
+        (budget.odd_lines, budget.odd_bytes),
+        false,
+    );
+}
+
+/// `rows` (line, text) under `heading`, numbered as the saved file counts its lines,
+/// up to `room` (rows, bytes); those left out counted when `count_left`.
+fn push_listed(
+    out: &mut String,
+    captured: &Captured,
+    heading: &str,
+    rows: impl Iterator<Item = (u64, String)>,
+    room: (usize, usize),
+    count_left: bool,
+) {
+    let raw = |line: u64| {
+        captured
+            .rendered
+            .as_ref()
+            .map_or(line, |r| r.raw_line(line))
+    };
+    let (mut listed, mut shown, mut left) = (String::new(), 0, 0);
+    for (line, text) in rows {
+        let row = format!("{}:{text}\n", raw(line));
+        if left > 0 || shown == room.0 || listed.len() + row.len() > room.1 {
+            left += 1;
             continue;
         }
-        let mut row = format!("{}:{}", piece.first.line, visible(&piece.first.text));
-        if let Some(file) = piece.locators.first() {
-            row.push_str(&format!("  [in {}]", visible(&file.text)));
-        }
-        if room.0 == 0 || row.len() + 1 > room.1 {
-            break;
-        }
-        room = (room.0 - 1, room.1 - row.len() - 1);
-        rows.push_str(&row);
-        rows.push('\n');
+        listed.push_str(&row);
+        shown += 1;
     }
-    if rows.is_empty() {
+    if shown == 0 {
         return;
     }
     if !out.is_empty() && !out.ends_with('\n') {
         out.push('\n');
     }
-    out.push_str("[records unlike the many like them, inside the long lines cut above:]\n");
-    out.push_str(&rows);
+    out.push_str(heading);
+    out.push('\n');
+    out.push_str(&listed);
+    if count_left && left > 0 {
+        out.push_str(&format!("[... and {left} more]\n"));
+    }
 }
 
 /// The first lines, within the budget (at least one, cut when long). The head kept
