@@ -96,6 +96,14 @@ fn main() {
         "head -c 37500000 /dev/urandom | base64 >&2",
         "--- stderr ---",
     );
+    // 50 MB of a compiler's error lines: every line is one the key line rules read.
+    let (key_wall, key_peak, key_answer) = fifty_mb(
+        &binary,
+        &work,
+        &state,
+        "yes 'src/parse.c:12:5: error: unknown type name foo' | head -c 50000000",
+        "Output truncated",
+    );
     let (bin_wall, bin_peak, bin_answer) = fifty_mb(
         &binary,
         &work,
@@ -205,6 +213,16 @@ fn main() {
             "≤ 24 MB".to_owned(),
         ),
         (
+            "50 MB of error lines (`file:line:col: error: …`): wall time",
+            ms(key_wall),
+            "≤ 3 s".to_owned(),
+        ),
+        (
+            "50 MB of error lines: server peak RSS (VmHWM)",
+            mb(key_peak),
+            "≤ 24 MB".to_owned(),
+        ),
+        (
             "50 MB of binary stdout (kept in cmd-N.bin): wall time",
             ms(bin_wall),
             "reported".to_owned(),
@@ -215,8 +233,10 @@ fn main() {
             "≤ 24 MB".to_owned(),
         ),
         (
-            "50 MB commands: answer size (yes, base64, stderr, binary)",
-            format!("{big_answer} / {b64_answer} / {err_answer} / {bin_answer} bytes"),
+            "50 MB commands: answer size (yes, base64, stderr, error lines, binary)",
+            format!(
+                "{big_answer} / {b64_answer} / {err_answer} / {key_answer} / {bin_answer} bytes"
+            ),
             "≤ 16 KB".to_owned(),
         ),
         ("idle RSS (VmRSS)", mb(idle_rss), "≤ 8 MB".to_owned()),

@@ -24,7 +24,7 @@ use std::io::{self, Write};
 use std::path::PathBuf;
 
 use chrono::NaiveDate;
-use regex_lite::Regex;
+use regex::Regex;
 
 use crate::exit::{BLOCKED, CANCELLED, TIMEOUT};
 use entry::failed;
@@ -101,7 +101,7 @@ pub struct Query {
 }
 
 fn parse_regex(pattern: &str) -> Result<Regex, String> {
-    Regex::new(pattern).map_err(|e| e.to_string())
+    crate::pattern::regex(pattern).map_err(|e| e.to_string())
 }
 
 /// Why the view could not be shown.

@@ -33,11 +33,14 @@
 //! locator before it, and a line longer than 4 KB is read as its first and last 2 KB
 //! whether it came in one chunk or many.
 
+use std::borrow::Cow;
 use std::collections::{HashMap, VecDeque};
 use std::sync::OnceLock;
 
 use aho_corasick::{AhoCorasick, Input, MatchKind};
-use regex_lite::Regex;
+use regex::Regex;
+
+use crate::pattern;
 
 /// Distinct key lines kept from the start; past them, the last [`LAST_KEYS`] are kept
 /// and the others counted.
@@ -260,7 +263,7 @@ const SEVERITY: &str = concat!(
 fn rules() -> &'static Rules {
     static RULES: OnceLock<Rules> = OnceLock::new();
     RULES.get_or_init(|| {
-        let re = |pattern: &str| Regex::new(pattern).expect("a valid rule");
+        let re = |pattern: &str| pattern::regex(pattern).expect("a valid rule");
         Rules {
             // Leftmost-first lets the packed (SIMD) searcher run: any match will do.
             triggers: AhoCorasick::builder()
@@ -806,7 +809,8 @@ impl Digest {
             return false;
         }
         let field = FIELD.get_or_init(|| {
-            Regex::new(r"^\s*(location|at|error|expected|actual): *(\S.*)?$").expect("a valid rule")
+            pattern::regex(r"^\s*(location|at|error|expected|actual): *(\S.*)?$")
+                .expect("a valid rule")
         });
         let wanted = if self.tap_error_next {
             self.tap_error_next = false;
@@ -1050,16 +1054,17 @@ impl Digest {
     /// The lines before the one being read, nearest first, at most `max`: the last
     /// lines of `before` (the text right before it in the same chunk), then the last
     /// lines read before that chunk.
-    fn lines_before(&self, before: &[u8], max: usize) -> Vec<(Vec<u8>, usize)> {
-        let mut found = Vec::new();
+    /// Borrowed, not copied: a flood of key lines looks back from each.
+    fn lines_before<'a>(&'a self, before: &'a [u8], max: usize) -> Vec<(Cow<'a, [u8]>, usize)> {
+        let mut found = Vec::with_capacity(max);
         let mut end = before.len();
         while end > 0 && found.len() < max {
             let start = memchr::memrchr(b'\n', &before[..end - 1]).map_or(0, |i| i + 1);
-            let (text, omitted) = view(&before[start..end - 1]);
-            found.push((text.into_owned(), omitted));
+            found.push(view(&before[start..end - 1]));
             end = start;
         }
-        let earlier = self.recent.iter().rev().cloned();
+        let earlier =
+            (self.recent.iter().rev()).map(|(text, omitted)| (Cow::Borrowed(&text[..]), *omitted));
         found.extend(earlier.take(max - found.len()));
         found
     }
@@ -1068,7 +1073,7 @@ impl Digest {
     /// among the [`TITLE_BEFORE`] lines before line `line`: the nearest.
     fn title_before(&self, before: &[u8], line: u64) -> Option<Numbered> {
         let lines = self.lines_before(before, TITLE_BEFORE);
-        let texts: Vec<std::borrow::Cow<'_, str>> = lines
+        let texts: Vec<Cow<'_, str>> = lines
             .iter()
             .map(|(b, _)| String::from_utf8_lossy(b))
             .collect();
@@ -1249,14 +1254,14 @@ impl Seen<'_> {
 
 /// How a line is read: whole up to [`LINE_VIEW`] bytes, else its first and last
 /// `LINE_VIEW / 2` bytes; with the bytes left out.
-fn view(line: &[u8]) -> (std::borrow::Cow<'_, [u8]>, usize) {
+fn view(line: &[u8]) -> (Cow<'_, [u8]>, usize) {
     if line.len() <= LINE_VIEW {
-        return (std::borrow::Cow::Borrowed(line), 0);
+        return (Cow::Borrowed(line), 0);
     }
     let half = LINE_VIEW / 2;
     let mut kept = line[..half].to_vec();
     kept.extend_from_slice(&line[line.len() - half..]);
-    (std::borrow::Cow::Owned(kept), line.len() - LINE_VIEW)
+    (Cow::Owned(kept), line.len() - LINE_VIEW)
 }
 
 /// TAP's `not ok N - name`: the indent of its line.
@@ -1274,7 +1279,7 @@ fn tap_failure_indent(text: &str) -> Option<usize> {
 /// severity (the rows of one file follow its name, indented).
 fn is_stylish_row(text: &str) -> bool {
     static ROW: OnceLock<Regex> = OnceLock::new();
-    ROW.get_or_init(|| Regex::new(r"^\s+\d+:\d+\s+\S+\s+\S").expect("a valid rule"))
+    ROW.get_or_init(|| pattern::regex(r"^\s+\d+:\d+\s+\S+\s+\S").expect("a valid rule"))
         .is_match(text)
 }
 
@@ -1333,7 +1338,7 @@ fn wants_locator_before(text: &str) -> bool {
         || text.starts_with("--- FAIL: ")
         || EXCEPTION
             .get_or_init(|| {
-                Regex::new(r"^\s*(\w+\.)*\w*(Error|Exception|Exit|Interrupt)\b")
+                pattern::regex(r"^\s*(\w+\.)*\w*(Error|Exception|Exit|Interrupt)\b")
                     .expect("a valid rule")
             })
             .is_match(text)
@@ -1352,7 +1357,7 @@ fn opens_block(text: &str) -> bool {
 pub fn failed_test_name(text: &str) -> Option<&str> {
     static SHAPES: OnceLock<Regex> = OnceLock::new();
     let shapes = SHAPES.get_or_init(|| {
-        Regex::new(concat!(
+        pattern::regex(concat!(
             r"^\s*--- FAIL: (?<go>\S+)",
             r"|^test (?<libtest>\S+) \.\.\. FAILED",
             r"|^\s*not ok \d+ (- )?(?<tap>[^#]*[^#\s])",
@@ -1377,14 +1382,14 @@ pub fn failed_test_name(text: &str) -> Option<&str> {
 /// kind of error it is.
 pub fn error_code(text: &str) -> Option<&str> {
     static CODE: OnceLock<Regex> = OnceLock::new();
-    let code = CODE.get_or_init(|| Regex::new(r"\b[A-Z]{1,3}\d{3,4}\b").expect("a valid rule"));
+    let code = CODE.get_or_init(|| pattern::regex(r"\b[A-Z]{1,3}\d{3,4}\b").expect("a valid rule"));
     code.find(text).map(|m| m.as_str())
 }
 
 /// The place (`file:line`) a key line or its first locator names, if any.
 pub fn place(key: &KeyLine) -> Option<&str> {
     static PLACE: OnceLock<Regex> = OnceLock::new();
-    let place = PLACE.get_or_init(|| Regex::new(r"[\w./-]*\w\.\w+:\d+").expect("a valid rule"));
+    let place = PLACE.get_or_init(|| pattern::regex(r"[\w./-]*\w\.\w+:\d+").expect("a valid rule"));
     key.locators
         .iter()
         .map(|l| l.text.as_str())
@@ -1416,7 +1421,7 @@ pub fn warns(text: &str) -> bool {
 fn has_location(text: &str) -> bool {
     static LOCATION: OnceLock<Regex> = OnceLock::new();
     LOCATION
-        .get_or_init(|| Regex::new(r"[\w./-]+\.\w+(:\d+|\(\d+,\d+\))").expect("a valid rule"))
+        .get_or_init(|| pattern::regex(r"[\w./-]+\.\w+(:\d+|\(\d+,\d+\))").expect("a valid rule"))
         .is_match(text)
 }
 
