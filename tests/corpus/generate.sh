@@ -43,7 +43,8 @@
 # pass, Debian's ghc, gfortran, shunit2, tcl, nasm, ant, ant-optional and junit4, and
 # in its second set webpack, webpack-cli, rollup, vite, @babel/cli, @babel/core,
 # @babel/preset-env and knip from the npm registry (in NODE_TOOLS), nox, pre-commit and
-# pytest from PyPI (in PY_BIN), and git.
+# pytest from PyPI (in PY_BIN), and git; for its eleventh pass, Debian's clang,
+# clang-tools, erlang-dialyzer, fp-compiler, devscripts, tidy and chktex.
 # Not run by CI: the logs are committed. Usage: bash tests/corpus/generate.sh [case-name-filter]
 set -euo pipefail
 
@@ -9173,6 +9174,783 @@ if want pre-commit && [[ -x "$PY_BIN/pre-commit" ]]; then
     COMMAND='pre-commit run --all-files --verbose'
     run pre-commit-pass-verbose "$WORK/pre-commit-pass" "PATH=$PY_BIN:\$PATH $COMMAND"
     truth pre-commit-pass-verbose plain
+fi
+
+# ---------------------------------------------------------- issue 40's eleventh pass
+# AddressSanitizer and UBSan reports from a C test binary, scan-build over a make
+# build, dialyzer, Free Pascal, checkbashisms, HTML Tidy and chktex: Debian's gcc,
+# clang, clang-tools, erlang-dialyzer, fp-compiler, devscripts, tidy and chktex.
+
+asan_project() { # dir: faulting cases among many (yes) or none (no)
+    local dir=$1 faults=$2 m i
+    mkdir -p "$dir/src" "$dir/tests"
+    cat >"$dir/Makefile" <<'EOF'
+CC ?= gcc
+CFLAGS = -g -O1 -fno-omit-frame-pointer -fsanitize=address,undefined -Wall -Isrc
+SRCS = $(sort $(wildcard src/*.c))
+OBJS = $(patsubst src/%.c,build/%.o,$(SRCS))
+TESTS = build/test_ledger build/test_tally build/test_buffer
+
+all: $(TESTS)
+
+build/%.o: src/%.c | build
+	$(CC) $(CFLAGS) -c $< -o $@
+
+build/test_%: tests/test_%.c tests/harness.h $(OBJS) | build
+	$(CC) $(CFLAGS) -o $@ $< $(OBJS)
+
+check: $(TESTS)
+	@for t in $(TESTS); do echo "== $$t"; ./$$t || exit 1; done
+
+build:
+	mkdir -p $@
+
+clean:
+	rm -rf build
+EOF
+    cat >"$dir/tests/harness.h" <<'EOF'
+#include <stdio.h>
+#include <string.h>
+static int passed, failed;
+#define CHECK(name, got, want) do { long g_ = (long)(got), w_ = (long)(want); \
+    if (g_ == w_) { passed++; printf("PASS: %s\n", name); } \
+    else { failed++; printf("FAIL: %s (expected %ld, got %ld)\n", name, w_, g_); } } while (0)
+#define BEGIN(suite) setvbuf(stdout, NULL, _IOLBF, 0); const char *suite_ = suite
+#define END() printf("%s: %d passed, %d failed\n", suite_, passed, failed); return failed != 0
+EOF
+    for m in $(seq 1 24); do
+        {
+            echo "#include \"ledger$m.h\""
+            echo "int ledger${m}_total(int qty, int price) { return qty * price + $m; }"
+            echo "int ledger${m}_scale(int v, int bits) { return v << bits; }"
+        } >"$dir/src/ledger$m.c"
+        {
+            echo "int ledger${m}_total(int qty, int price);"
+            echo "int ledger${m}_scale(int v, int bits);"
+        } >"$dir/src/ledger$m.h"
+    done
+    cat >"$dir/src/buffer.c" <<'EOF'
+#include <stdlib.h>
+#include <string.h>
+#include "buffer.h"
+
+struct buffer *buffer_new(int size) {
+    struct buffer *b = malloc(sizeof *b);
+    b->size = size;
+    b->data = calloc(size, sizeof(int));
+    return b;
+}
+
+int buffer_sum(const struct buffer *b, int upto) {
+    int s = 0;
+    for (int i = 0; i < upto; i++) s += b->data[i];
+    return s;
+}
+
+void buffer_free(struct buffer *b) {
+    free(b->data);
+    free(b);
+}
+
+int buffer_last(struct buffer *b) {
+    return b->data[b->size - 1];
+}
+EOF
+    cat >"$dir/src/buffer.h" <<'EOF'
+struct buffer { int size; int *data; };
+struct buffer *buffer_new(int size);
+int buffer_sum(const struct buffer *b, int upto);
+void buffer_free(struct buffer *b);
+int buffer_last(struct buffer *b);
+EOF
+    {
+        echo '#include <limits.h>'
+        echo '#include "harness.h"'
+        for m in $(seq 1 24); do echo "#include \"ledger$m.h\""; done
+        echo 'int main(void) {'
+        echo '    BEGIN("test_ledger");'
+        for m in $(seq 1 24); do
+            for i in $(seq 1 8); do
+                echo "    CHECK(\"ledger${m}_total_$i\", ledger${m}_total($i, 3), $((i * 3 + m)));"
+            done
+            echo "    CHECK(\"ledger${m}_scale_small\", ledger${m}_scale($m, 2), $((m * 4)));"
+        done
+        if [[ $faults == yes ]]; then
+            echo '    CHECK("ledger7_total_large", ledger7_total(INT_MAX / 2, 3) != 0, 1);'
+            echo '    CHECK("ledger19_scale_wide", ledger19_scale(5, 40) != 0, 1);'
+        fi
+        echo '    END();'
+        echo '}'
+    } >"$dir/tests/test_ledger.c"
+    {
+        echo '#include "harness.h"'
+        echo '#include "ledger3.h"'
+        echo 'int main(void) {'
+        echo '    BEGIN("test_tally");'
+        for i in $(seq 1 160); do
+            echo "    CHECK(\"tally_$i\", ledger3_total($i, 2), $((i * 2 + 3)));"
+        done
+        echo '    END();'
+        echo '}'
+    } >"$dir/tests/test_tally.c"
+    {
+        echo '#include "harness.h"'
+        echo '#include "buffer.h"'
+        echo 'int main(void) {'
+        echo '    BEGIN("test_buffer");'
+        for i in $(seq 1 320); do
+            echo "    { struct buffer *b = buffer_new($((i + 4))); CHECK(\"buffer_sum_$i\", buffer_sum(b, $((i + 4))), 0); buffer_free(b); }"
+            if [[ $faults == yes && $i == 250 ]]; then
+                echo '    { struct buffer *b = buffer_new(16); CHECK("buffer_sum_past_end", buffer_sum(b, 17), 0); buffer_free(b); }'
+            fi
+        done
+        echo '    { struct buffer *b = buffer_new(8); buffer_free(b);'
+        if [[ $faults == yes ]]; then
+            echo '      CHECK("buffer_last_after_free", buffer_last(b), 0); }'
+        else
+            echo '      CHECK("buffer_freed", b != 0, 1); }'
+        fi
+        echo '    END();'
+        echo '}'
+    } >"$dir/tests/test_buffer.c"
+}
+
+# The sanitizers have no machine-readable report: their reports are written apart
+# (log_path, and stderr) by a run of the same binaries, and taken from there: each UBSan error's
+# `file:line:col: runtime error` and the kind and place of ASan's SUMMARY line, with
+# the failing checks the harness names.
+asan_truth() { # NAME DIR TESTS...
+    local name=$1 dir=$2 t
+    shift 2
+    rm -rf "$WORK/$name.san"
+    mkdir -p "$WORK/$name.san"
+    for t in "$@"; do
+        (cd "$dir" && ASAN_OPTIONS="log_path=$WORK/$name.san/asan" UBSAN_OPTIONS="log_path=$WORK/$name.san/ubsan" \
+            "./$t" >>"$WORK/$name.san/stdout" 2>>"$WORK/$name.san/stderr") || break
+    done
+    python3 -c '
+import json, os, re, sys
+found = []
+d = sys.argv[1]
+for f in sorted(os.listdir(d)):
+    for line in open(os.path.join(d, f), errors="replace"):
+        m = re.match(r"^(\S+\.c:\d+:\d+: runtime error: \S+ \S+)", line)
+        if m:
+            found.append(m.group(1))
+        m = re.match(r"^SUMMARY: AddressSanitizer: (\S+) (?:\S*/)?(src/\S+\.c:\d+(:\d+)?) in (\w+)", line)
+        if m:
+            found.append("ERROR: AddressSanitizer: " + m.group(1))
+            found.append("%s in %s" % (m.group(2), m.group(4)))
+        m = re.match(r"^(FAIL: \S+)", line)
+        if m:
+            found.append(m.group(1))
+json.dump(found, open(sys.argv[2], "w"))
+' "$WORK/$name.san" "$WORK/$name.json"
+}
+
+if want asan && command -v clang >/dev/null; then
+    d="$WORK/asan"
+    asan_project "$d" yes
+    (cd "$d" && make -s CC=clang all >/dev/null 2>&1)
+    asan_truth asan-ubsan-tests-fail "$d" build/test_ledger build/test_buffer
+    COMMAND='./build/test_ledger && ./build/test_buffer'  # UBSan reports, yet its checks pass
+    run asan-ubsan-tests-fail "$d" "$COMMAND"
+    truth asan-ubsan-tests-fail names "$WORK/asan-ubsan-tests-fail.json" --verdict-regex '^SUMMARY: AddressSanitizer:'
+    asan_truth asan-ubsan-buffer-merged "$d" build/test_buffer
+    COMMAND='./build/test_buffer 2>&1'
+    run asan-ubsan-buffer-merged "$d" "$COMMAND"
+    truth asan-ubsan-buffer-merged names "$WORK/asan-ubsan-buffer-merged.json" --verdict-regex '^SUMMARY: AddressSanitizer:'
+    # The build with gcc, then each test binary in turn, as `make check` runs them (gcc's
+    # UBSan writes to stderr whatever log_path says).
+    (cd "$d" && make -s clean)
+    (cd "$d" && make -s CC=gcc all >/dev/null 2>&1)
+    asan_truth asan-ubsan-make-check-merged "$d" build/test_ledger build/test_tally build/test_buffer
+    COMMAND='make CC=gcc check 2>&1'
+    run asan-ubsan-make-check-merged "$d" "make -s clean; $COMMAND"
+    truth asan-ubsan-make-check-merged names "$WORK/asan-ubsan-make-check-merged.json" --verdict-regex '^SUMMARY: AddressSanitizer:'
+    d="$WORK/asan-pass"
+    asan_project "$d" no
+    COMMAND='make CC=clang check'
+    run asan-ubsan-make-check-pass "$d" "$COMMAND"
+    truth asan-ubsan-make-check-pass plain --verdict-regex '^test_buffer: \d+ passed, 0 failed'
+fi
+
+scan_build_project() { # dir: analyzer bugs and a compile error (errors), bugs (bugs) or none (no)
+    local dir=$1 kind=$2 i
+    mkdir -p "$dir/src"
+    cat >"$dir/Makefile" <<'EOF'
+CC = gcc
+CFLAGS = -g -O0 -Wall -Wextra -Isrc
+SRCS = $(sort $(wildcard src/*.c))
+OBJS = $(patsubst src/%.c,build/%.o,$(SRCS))
+
+all: bin/inventory
+
+bin/inventory: $(OBJS) | bin
+	$(CC) -o $@ $^
+
+build/%.o: src/%.c | build
+	$(CC) $(CFLAGS) -c $< -o $@
+
+build bin:
+	mkdir -p $@
+
+clean:
+	rm -rf build bin
+EOF
+    for i in $(seq 1 56); do
+        {
+            echo '#include <stdio.h>'
+            echo '#include <stdlib.h>'
+            echo '#include <string.h>'
+            echo ''
+            echo "struct item$i { int qty; int price; char name[16]; };"
+            echo ''
+            echo "int stock_$i(int qty, int unused_flag) {"
+            [[ $kind != no ]] && echo "    int spare = qty * 2;"
+            echo "    int total = qty + $i;"
+            if [[ $kind != no ]]; then echo "    total = total * 1;"; echo "    spare = total;"; fi
+            echo '    return total;'
+            echo '}'
+            echo ''
+            echo "int value_$i(struct item$i *it, int count) {"
+            echo '    int sum = 0;'
+            if [[ $kind != no && $i == 9 ]]; then
+                echo '    struct item9 *first = count > 100 ? NULL : it;'
+                echo '    sum = first->qty * count;'
+            fi
+            echo '    for (int k = 0; k < count; k++) sum += it[k].qty * it[k].price;'
+            if [[ $kind != no && $i == 9 ]]; then
+                echo '    return sum;'
+            elif [[ $kind != no && $i == 23 ]]; then
+                echo '    int bonus;'
+                echo '    if (count > 3) bonus = 2;'
+                echo '    return sum + bonus;'
+            elif [[ $kind != no && $i == 37 ]]; then
+                echo '    char *copy = malloc(32);'
+                echo '    if (count == 0) return -1;'
+                echo '    strcpy(copy, it->name);'
+                echo '    free(copy);'
+                echo '    return sum;'
+            elif [[ $kind != no && $i == 48 ]]; then
+                echo '    char *tag = malloc(8);'
+                echo '    free(tag);'
+                echo '    if (count > 1) tag[0] = 0;'
+                echo '    return sum;'
+            elif [[ $kind == errors && $i == 31 ]]; then
+                echo '    return sum + it->weight;'
+            else
+                echo '    return sum;'
+            fi
+            echo '}'
+        } >"$dir/src/stock$i.c"
+    done
+    {
+        echo 'int main(void) { return 0; }'
+    } >"$dir/src/main.c"
+}
+
+# scan-build's bugs, from its SARIF report of the same build (-sarif): each as the
+# text report heads it (`src/FILE:LINE:COL: warning:`), dead stores aside (the warnings
+# of every file here); with gcc's errors from its JSON diagnostics.
+scan_build_truth() { # NAME DIR
+    rm -rf "$WORK/$1.sarif"
+    (cd "$2" && make -s clean && scan-build -sarif -o "$WORK/$1.sarif" make -k >/dev/null 2>&1; make -s clean) || true
+    (cd "$2" && for f in src/*.c; do gcc -Wall -Wextra -Isrc -fdiagnostics-format=json -fsyntax-only "$f"; done \
+        >/dev/null 2>"$WORK/$1.gcc" || true)
+    python3 -c '
+import glob, json, os, sys
+found = []
+for line in open(sys.argv[2]):
+    if line.startswith("["):
+        for d in json.loads(line):
+            if d["kind"] == "error":
+                c = d["locations"][0]["caret"]
+                found.append("%s:%d:%d: error:" % (c["file"], c["line"], c["column"]))
+for path in sorted(glob.glob(os.path.join(sys.argv[1], "*", "*.sarif"))):
+    for run in json.load(open(path))["runs"]:
+        for r in run.get("results", []):
+            if r["ruleId"].startswith("deadcode."):
+                continue
+            loc = r["locations"][0]["physicalLocation"]
+            uri = loc["artifactLocation"]["uri"]
+            uri = uri[uri.index("src/"):]
+            found.append("%s:%d:%d: warning:" % (uri, loc["region"]["startLine"], loc["region"]["startColumn"]))
+json.dump(sorted(set(found), key=found.index), open(sys.argv[3], "w"))
+' "$WORK/$1.sarif" "$WORK/$1.gcc" "$WORK/$1.json"
+}
+
+if want scan-build && command -v scan-build >/dev/null; then
+    d="$WORK/scan-build"
+    mkdir -p "$WORK/tmp"  # where scan-build puts its reports
+    scan_build_project "$d" bugs
+    scan_build_truth scan-build-make-bugs "$d"
+    COMMAND='scan-build make'
+    run scan-build-make-bugs "$d" "make -s clean; TMPDIR=$WORK/tmp $COMMAND"
+    truth scan-build-make-bugs names "$WORK/scan-build-make-bugs.json" --verdict-regex '^scan-build: \d+ bugs? found'
+    cp "$WORK/scan-build-make-bugs.json" "$WORK/scan-build-status-bugs-merged.json"
+    COMMAND='scan-build --status-bugs -o reports make 2>&1'
+    run scan-build-status-bugs-merged "$d" "make -s clean; TMPDIR=$WORK/tmp $COMMAND"
+    truth scan-build-status-bugs-merged names "$WORK/scan-build-status-bugs-merged.json" --verdict-regex '^scan-build: \d+ bugs? found'
+    d="$WORK/scan-build-errors"
+    scan_build_project "$d" errors
+    scan_build_truth scan-build-make-k-errors "$d"
+    COMMAND='scan-build -v make -k'
+    run scan-build-make-k-errors "$d" "make -s clean; TMPDIR=$WORK/tmp $COMMAND"
+    truth scan-build-make-k-errors names "$WORK/scan-build-make-k-errors.json" --verdict-regex '^scan-build: \d+ bugs? found'
+    d="$WORK/scan-build-pass"
+    scan_build_project "$d" no
+    COMMAND='scan-build make'
+    run scan-build-make-pass "$d" "TMPDIR=$WORK/tmp $COMMAND"
+    truth scan-build-make-pass plain --verdict-regex '^scan-build: No bugs found'
+fi
+
+dialyzer_project() { # dir: type errors among many unmatched returns (yes) or none (no)
+    local dir=$1 errors=$2 i m
+    mkdir -p "$dir/src"
+    for i in $(seq 1 110); do
+        m=$(printf 'orders_%03d' "$i")
+        {
+            echo "-module($m)."
+            echo '-export([save/1, place/2, total/1, label/1]).'
+            echo ''
+            echo 'save(Qty) when is_integer(Qty), Qty > 0 -> {ok, Qty};'
+            echo 'save(_) -> {error, bad_qty}.'
+            echo ''
+            echo 'place(Qty, Log) ->'
+            if [[ $errors == yes ]]; then
+                echo '    save(Qty),'
+                echo '    file:write_file(Log, <<"placed">>),'
+            else
+                echo '    {ok, _} = save(Qty),'
+                echo '    ok = file:write_file(Log, <<"placed">>),'
+            fi
+            echo "    {placed, Qty + $i}."
+            echo ''
+            echo 'total(Items) ->'
+            if [[ $errors == yes && $i == 17 ]]; then
+                echo '    lists:sum(length(Items)).'
+            else
+                echo '    lists:sum([Q * P || {Q, P} <- Items]).'
+            fi
+            echo ''
+            echo 'label(Qty) ->'
+            if [[ $errors == yes && $i == 64 ]]; then
+                echo '    case save(Qty) of'
+                echo '        {saved, N} -> integer_to_list(N);'
+                echo '        {ok, N} -> integer_to_list(N);'
+                echo '        {error, _} -> "none"'
+                echo '    end.'
+            elif [[ $errors == yes && $i == 93 ]]; then
+                echo '    atom_to_list(Qty) ++ integer_to_list(Qty).'
+            else
+                echo "    \"order $i: \" ++ integer_to_list(Qty)."
+            fi
+        } >"$dir/src/$m.erl"
+    done
+}
+
+# dialyzer's `--raw` crashes in this OTP release (25) on any warning: its warnings are
+# taken from its Erlang API (dialyzer:run/1) on the same files with the default
+# warnings, which leave out the unmatched returns: as `FILE:LINE:COL:`.
+dialyzer_truth() { # NAME DIR
+    (cd "$2" && erl -noshell -eval '
+Ws = dialyzer:run([{files, filelib:wildcard("src/*.erl")}, {from, src_code}, {init_plt, os:getenv("DIALYZER_PLT")}]),
+[io:format("~s:~p:~p:~n", [filename:basename(F), L, C]) || {_, {F, {L, C}}, _} <- Ws],
+halt().' >"$WORK/$1.raw" </dev/null)
+    python3 -c '
+import json, sys
+json.dump([l.strip() for l in open(sys.argv[1]) if l.strip()], open(sys.argv[2], "w"))
+' "$WORK/$1.raw" "$WORK/$1.json"
+}
+
+if want dialyzer && command -v dialyzer >/dev/null; then
+    export DIALYZER_PLT="$WORK/base.plt"
+    [[ -f $DIALYZER_PLT ]] || dialyzer --build_plt --apps erts kernel stdlib >/dev/null 2>&1 || true
+    d="$WORK/dialyzer"
+    dialyzer_project "$d" yes
+    dialyzer_truth dialyzer-unmatched-returns "$d"
+    COMMAND='dialyzer -Wunmatched_returns --src src/*.erl'
+    run dialyzer-unmatched-returns "$d" "$COMMAND"
+    truth dialyzer-unmatched-returns names "$WORK/dialyzer-unmatched-returns.json" --verdict-regex '^done \(warnings were emitted\)'
+    cp "$WORK/dialyzer-unmatched-returns.json" "$WORK/dialyzer-unmatched-returns-merged.json"
+    COMMAND='dialyzer -Wunmatched_returns -Wunderspecs --statistics --src -r src 2>&1'
+    run dialyzer-unmatched-returns-merged "$d" "$COMMAND"
+    truth dialyzer-unmatched-returns-merged names "$WORK/dialyzer-unmatched-returns-merged.json" --verdict-regex '^done \(warnings were emitted\)'
+    cp "$WORK/dialyzer-unmatched-returns.json" "$WORK/dialyzer-unmatched-returns-fullpath.json"
+    COMMAND='dialyzer --fullpath -Wunmatched_returns --src -r src'
+    run dialyzer-unmatched-returns-fullpath "$d" "$COMMAND"
+    truth dialyzer-unmatched-returns-fullpath names "$WORK/dialyzer-unmatched-returns-fullpath.json" --verdict-regex '^done \(warnings were emitted\)'
+    d="$WORK/dialyzer-pass"
+    dialyzer_project "$d" no
+    COMMAND='dialyzer -Wunmatched_returns --src -r src'
+    run dialyzer-pass "$d" "$COMMAND"
+    truth dialyzer-pass plain --verdict-regex '^done \(passed successfully\)'
+fi
+
+fpc_project() { # dir: errors in two units among many hints (yes) or hints only (no)
+    local dir=$1 errors=$2 i u
+    mkdir -p "$dir/src" "$dir/build" "$dir/bin"
+    cat >"$dir/Makefile" <<'EOF'
+FPC = fpc
+FPCFLAGS = -vwnh -Fusrc -FUbuild
+UNITS = $(patsubst src/%.pas,build/%.ppu,$(sort $(wildcard src/ledger*.pas)))
+
+all: bin/app
+
+build/%.ppu: src/%.pas
+	$(FPC) $(FPCFLAGS) $<
+
+bin/app: $(UNITS) src/app.pas
+	$(FPC) $(FPCFLAGS) -FEbin src/app.pas
+
+clean:
+	rm -f build/* bin/*
+EOF
+    for i in $(seq 1 60); do
+        u=$(printf 'ledger%02d' "$i")
+        {
+            echo "unit $u;"
+            echo ''
+            echo 'interface'
+            echo ''
+            echo "function Total$i(Qty: Integer; Price: Real): Real;"
+            echo "procedure Report$i(Qty: Integer; Verbose: Boolean);"
+            echo ''
+            echo 'implementation'
+            echo ''
+            echo "function Total$i(Qty: Integer; Price: Real): Real;"
+            echo 'var'
+            echo '  Spare: Integer;'
+            echo '  Count: Integer;'
+            echo '  Code: string;'
+            echo 'begin'
+            if [[ $errors == yes && $i == 48 ]]; then
+                echo '  Count := Qty * Price;'
+                echo '  Code := Qty;'
+            else
+                echo '  Count := Qty;'
+            fi
+            echo "  Total$i := Count * Price + $i;"
+            echo 'end;'
+            echo ''
+            echo "procedure Report$i(Qty: Integer; Verbose: Boolean);"
+            echo 'var'
+            echo '  Share: Real;'
+            echo '  Tag: string;'
+            echo 'begin'
+            if [[ $errors == yes && $i == 57 ]]; then
+                echo "  Share := Qty / 3 + Missing$i;"
+            else
+                echo '  Share := Qty / 3;'
+            fi
+            echo "  writeln('part $i ', Qty, ' ', Share:8:2);"
+            echo 'end;'
+            echo ''
+            echo 'end.'
+        } >"$dir/src/$u.pas"
+    done
+    {
+        echo 'program app;'
+        echo ''
+        echo 'uses'
+        for i in $(seq 1 59); do printf '  ledger%02d,\n' "$i"; done
+        echo '  ledger60;'
+        echo ''
+        echo 'begin'
+        for i in $(seq 1 60); do echo "  Report$i(Round(Total$i($i, 2.5)), True);"; done
+        echo 'end.'
+    } >"$dir/src/app.pas"
+}
+
+# Free Pascal has no machine-readable diagnostics: its errors are taken from each unit
+# compiled alone (`FILE(LINE,COL) Error:`); a build of the program stops at the first
+# unit in error, whose errors alone it shows.
+fpc_truth() { # NAME DIR FORM(all|first)
+    mkdir -p "$WORK/$1.units"
+    (cd "$2" && for f in src/ledger*.pas; do echo "== $f"; fpc -Fusrc -FU"$WORK/$1.units" "$f"; done \
+        >"$WORK/$1.raw" 2>&1 || true)
+    python3 -c '
+import json, re, sys
+units = []
+for line in open(sys.argv[1]):
+    if line.startswith("== "):
+        units.append([])
+    m = re.match(r"^(\w+\.pas\(\d+,\d+\) Error:)", line)
+    if m:
+        units[-1].append(m.group(1))
+units = [u for u in units if u]
+found = units[0] if sys.argv[3] == "first" else [e for u in units for e in u]
+json.dump(found, open(sys.argv[2], "w"))
+' "$WORK/$1.raw" "$WORK/$1.json" "$3"
+}
+
+if want fpc && command -v fpc >/dev/null; then
+    d="$WORK/fpc"
+    fpc_project "$d" yes
+    fpc_truth fpc-units-errors "$d" first
+    COMMAND='fpc -vwnh -Fusrc -FUbuild -FEbin src/app.pas'
+    run fpc-units-errors "$d" "rm -f build/* bin/*; $COMMAND"
+    truth fpc-units-errors names "$WORK/fpc-units-errors.json" --verdict-regex '^Fatal: Compilation aborted'
+    fpc_truth fpc-units-errors-verbose-merged "$d" first
+    COMMAND='fpc -vewnhiq -B -Fusrc -FUbuild -FEbin src/app.pas 2>&1'
+    run fpc-units-errors-verbose-merged "$d" "rm -f build/* bin/*; $COMMAND"
+    truth fpc-units-errors-verbose-merged names "$WORK/fpc-units-errors-verbose-merged.json" --verdict-regex '^Fatal: \(\d+\) Compilation aborted'
+    fpc_truth fpc-make-k-errors "$d" all
+    COMMAND='make -k'
+    run fpc-make-k-errors "$d" "make clean >/dev/null; $COMMAND"
+    truth fpc-make-k-errors names "$WORK/fpc-make-k-errors.json" --verdict-regex "Target 'all' not remade because of errors"
+    d="$WORK/fpc-pass"
+    fpc_project "$d" no
+    COMMAND='fpc -vwnhi -Fusrc -FUbuild -FEbin src/app.pas'
+    run fpc-hints-pass "$d" "$COMMAND"
+    truth fpc-hints-pass plain --verdict-regex '^\d+ lines compiled'
+fi
+
+tidy_site() { # dir: unknown elements in three pages among many warnings (yes) or no issue at all (clean)
+    local dir=$1 kind=$2 i
+    mkdir -p "$dir/site"
+    for i in $(seq 1 160); do
+        {
+            echo '<!DOCTYPE html>'
+            echo '<html lang="en">'
+            echo "<head><meta charset=\"utf-8\"><title>Catalogue page $i</title></head>"
+            echo '<body>'
+            echo "<h1>Products, page $i</h1>"
+            if [[ $kind == yes ]] && (( i % 3 != 0 )); then
+                echo "<img src=\"img/banner$i.png\">"
+                echo "<p>Prices in <font color=\"red\">euros</font>.</p>"
+            else
+                echo "<img src=\"img/banner$i.png\" alt=\"banner $i\">"
+                echo '<p>Prices in <span class="cur">euros</span>.</p>'
+            fi
+            echo '<ul>'
+            for j in 1 2 3 4; do echo "  <li><a href=\"item$((i * 10 + j)).html\">Item $((i * 10 + j))</a></li>"; done
+            echo '</ul>'
+            if [[ $kind == yes && ( $i == 41 || $i == 118 ) ]]; then
+                echo '<pricebox currency="eur">'
+                echo "  <p>From $i euros</p>"
+                echo '</pricebox>'
+            fi
+            if [[ $kind == yes && $i == 133 ]]; then
+                echo '<table><tr><td>1</td><td>2</td></tr></table>'
+                echo '<shipping-notes>'
+                echo '<carrier>post</carrier>'
+            fi
+            if [[ $kind == yes ]] && (( i % 7 == 0 )); then
+                echo '<table><tr><td>size</td></table>'
+            fi
+            echo '</body>'
+            echo '</html>'
+        } >"$dir/site/page$(printf '%03d' "$i").html"
+    done
+}
+
+# HTML Tidy has no machine-readable report: its errors are taken from each page
+# checked alone in its `--gnu-emacs yes` form (`FILE:LINE:COL: Error:`), or as its
+# plain form writes them where the log is in that form.
+tidy_truth() { # NAME DIR FORM(emacs|plain)
+    (cd "$2" && for f in site/*.html; do tidy -q -e --gnu-emacs yes "$f"; done >"$WORK/$1.raw" 2>&1 || true)
+    python3 -c '
+import json, re, sys
+found = []
+for line in open(sys.argv[1]):
+    m = re.match(r"^(\S+):(\d+):(\d+): (Error: .*)$", line.rstrip("\n"))
+    if m:
+        if sys.argv[3] == "emacs":
+            found.append("%s:%s:%s: Error:" % m.group(1, 2, 3))
+        else:
+            found.append("line %s column %s - %s" % m.group(2, 3, 4))
+json.dump(found, open(sys.argv[2], "w"))
+' "$WORK/$1.raw" "$WORK/$1.json" "$3"
+}
+
+if want html-tidy && command -v tidy >/dev/null; then
+    d="$WORK/html-tidy"
+    tidy_site "$d" yes
+    tidy_truth html-tidy-errors-emacs "$d" emacs
+    COMMAND='tidy -e --gnu-emacs yes site/*.html'
+    run html-tidy-errors-emacs "$d" "$COMMAND"
+    truth html-tidy-errors-emacs names "$WORK/html-tidy-errors-emacs.json" --verdict-regex '^Tidy found \d+ warnings? and \d+ errors?!'
+    tidy_truth html-tidy-errors-quiet-merged "$d" emacs
+    COMMAND='tidy -q -e --gnu-emacs yes site/*.html 2>&1'
+    run html-tidy-errors-quiet-merged "$d" "$COMMAND"
+    truth html-tidy-errors-quiet-merged names "$WORK/html-tidy-errors-quiet-merged.json"
+    tidy_truth html-tidy-errors-loop "$d" plain
+    COMMAND='rc=0; for f in site/*.html; do echo "== $f"; tidy -q -e "$f" || rc=$?; done; exit $rc'
+    run html-tidy-errors-loop "$d" "$COMMAND"
+    truth html-tidy-errors-loop names "$WORK/html-tidy-errors-loop.json"
+    d="$WORK/html-tidy-pass"
+    tidy_site "$d" clean
+    COMMAND='tidy -e site/*.html'
+    run html-tidy-pass "$d" "$COMMAND"
+    truth html-tidy-pass plain --verdict-regex '^No warnings or errors were found\.'
+fi
+
+checkbashisms_project() { # dir: bashisms in four of many /bin/sh scripts (yes) or none (no)
+    local dir=$1 errors=$2 i
+    mkdir -p "$dir/scripts" "$dir/hooks"
+    for i in $(seq 1 150); do
+        {
+            echo '#!/bin/sh'
+            echo "# deploy step $i"
+            echo 'set -e'
+            echo ''
+            echo 'log() {'
+            echo '    local level=$1'
+            echo '    shift'
+            echo '    echo -n "[$level] "'
+            echo '    echo "$@"'
+            echo '}'
+            echo ''
+            echo "target=\${TARGET:-/srv/app$i}"
+            echo 'log info "deploying to $target"'
+            if [[ $errors == yes && $i == 23 ]]; then
+                echo 'if [[ -d "$target/releases" ]]; then'
+                echo '    log info "releases kept"'
+                echo 'fi'
+            elif [[ $errors == yes && $i == 78 ]]; then
+                echo 'source ./env.sh'
+                echo 'echo -e "host\t$HOSTNAME"'
+            elif [[ $errors == yes && $i == 119 ]]; then
+                echo 'for n in {1..3}; do log info "attempt $n"; done'
+            elif [[ $errors == yes && $i == 141 ]]; then
+                echo 'cp config.yml "$target/config-$RANDOM.yml" &> /dev/null'
+            else
+                echo 'if [ -d "$target/releases" ]; then'
+                echo '    log info "releases kept"'
+                echo 'fi'
+            fi
+            echo "log info \"step $i done\""
+        } >"$dir/scripts/deploy$(printf '%03d' "$i").sh"
+    done
+    for i in $(seq 1 30); do
+        echo "HOOK_$i=on" >"$dir/hooks/hook$(printf '%02d' "$i").sh"
+    done
+}
+
+# checkbashisms has no machine-readable report: the bashisms are those of each script
+# checked alone with the default checks (not -p's non-POSIX extras such as `local` and
+# `echo -n`, which every script here uses), as `possible bashism in FILE line N`.
+checkbashisms_truth() { # NAME DIR
+    (cd "$2" && for f in scripts/*.sh; do checkbashisms "$f"; done >"$WORK/$1.raw" 2>&1 || true)
+    python3 -c '
+import json, re, sys
+found = []
+for line in open(sys.argv[1]):
+    m = re.match(r"^(possible bashism in \S+ line \d+) \(", line)
+    if m:
+        found.append(m.group(1))
+json.dump(found, open(sys.argv[2], "w"))
+' "$WORK/$1.raw" "$WORK/$1.json"
+}
+
+if want checkbashisms && command -v checkbashisms >/dev/null; then
+    d="$WORK/checkbashisms"
+    checkbashisms_project "$d" yes
+    checkbashisms_truth checkbashisms-posix "$d"
+    COMMAND='checkbashisms -p scripts/*.sh'
+    run checkbashisms-posix "$d" "$COMMAND"
+    truth checkbashisms-posix names "$WORK/checkbashisms-posix.json"
+    checkbashisms_truth checkbashisms-posix-extra-merged "$d"
+    COMMAND='checkbashisms -p -n -x scripts/*.sh 2>&1'
+    run checkbashisms-posix-extra-merged "$d" "$COMMAND"
+    truth checkbashisms-posix-extra-merged names "$WORK/checkbashisms-posix-extra-merged.json"
+    checkbashisms_truth checkbashisms-find-posix "$d"
+    COMMAND='find scripts hooks -type f -name "*.sh" -exec checkbashisms -p {} +'
+    run checkbashisms-find-posix "$d" "$COMMAND"
+    truth checkbashisms-find-posix names "$WORK/checkbashisms-find-posix.json"
+    d="$WORK/checkbashisms-pass"
+    checkbashisms_project "$d" no
+    COMMAND='for f in scripts/*.sh; do checkbashisms "$f" && echo "ok: $f"; done'
+    run checkbashisms-pass "$d" "$COMMAND"
+    truth checkbashisms-pass plain
+fi
+
+chktex_project() { # dir: broken structure in three chapters among many style warnings (yes) or clean (no)
+    local dir=$1 errors=$2 c i
+    mkdir -p "$dir/chapters"
+    {
+        echo '\documentclass{book}'
+        echo '\begin{document}'
+        for c in $(seq 1 14); do printf '\\input{chapters/ch%02d}\n' "$c"; done
+        echo '\end{document}'
+    } >"$dir/main.tex"
+    for c in $(seq 1 14); do
+        {
+            echo "\\chapter{Chapter $c}\\label{ch:$c}"
+            echo ''
+            for i in $(seq 1 12); do
+                if [[ $errors == yes ]]; then
+                    echo "Section $i of chapter $c covers the ledger, the stock, the orders ... and more."
+                    echo "As shown in figure \\ref{fig:c${c}s$i}, the totals grow (see also table \\ref{tab:c${c}s$i})."
+                    echo "The cost is \$x+y\$ . The rest follows, e.g. the tax."
+                else
+                    echo "Section $i of chapter $c covers the ledger, the stock, the orders and more."
+                    echo "As shown in figure~\\ref{fig:c${c}s$i}, the totals grow (see also table~\\ref{tab:c${c}s$i})."
+                    echo "The cost is \$x+y\$. The rest follows, for example the tax."
+                fi
+                echo ''
+                if [[ $errors == yes && $c == 4 && $i == 7 ]]; then
+                    echo '\begin{itemize}'
+                    echo '\item stock'
+                    echo '\item orders'
+                    echo '\end{enumerate}'
+                    echo ''
+                fi
+                if [[ $errors == yes && $c == 9 && $i == 3 ]]; then
+                    echo 'The reorder level (the minimum stock, is set per item.'
+                    echo ''
+                fi
+                if [[ $errors == yes && $c == 12 && $i == 10 ]]; then
+                    echo 'The margin is $m = p - c, which the report rounds.'
+                    echo ''
+                fi
+            done
+        } >"$dir/chapters/ch$(printf '%02d' "$c").tex"
+    done
+}
+
+# chktex has no report of its own, but a format (-f, its escapes not read from the
+# command line: a real newline ends each message) of its messages: the truth is the
+# same check with the messages formatted as the log shows them, keeping those of
+# broken structure (9: a mismatched environment, 15: an unmatched bracket, 16: math
+# mode still on, 17: unbalanced brackets), not the style warnings of every chapter.
+chktex_truth() { # NAME DIR FORMAT FILES(a pattern, expanded in DIR)
+    local name=$1 dir=$2 format=$3 files=$4
+    (cd "$dir" && chktex -q -f "%n|$format"$'\n' $files >"$WORK/$name.raw" 2>/dev/null || true)
+    python3 -c '
+import json, sys
+found = []
+for line in open(sys.argv[1]):
+    num, _, text = line.rstrip("\n").partition("|")
+    if num in ("9", "15", "16", "17") and text not in found:
+        found.append(text)
+json.dump(found, open(sys.argv[2], "w"))
+' "$WORK/$name.raw" "$WORK/$name.json"
+}
+
+if want chktex && command -v chktex >/dev/null; then
+    d="$WORK/chktex"
+    chktex_project "$d" yes
+    chktex_truth chktex-chapters "$d" '%k %n in %f line %l' 'chapters/*.tex'
+    COMMAND='chktex chapters/*.tex'
+    run chktex-chapters "$d" "$COMMAND"
+    truth chktex-chapters names "$WORK/chktex-chapters.json" --verdict-regex '^\S+ errors? printed; \d+ warnings printed'
+    chktex_truth chktex-chapters-v0 "$d" '%f:%l:%c:%n:' 'chapters/*.tex'
+    COMMAND='chktex -q -v0 chapters/*.tex'
+    run chktex-chapters-v0 "$d" "$COMMAND"
+    truth chktex-chapters-v0 names "$WORK/chktex-chapters-v0.json"
+    chktex_truth chktex-main-inputs-merged "$d" '%k %n in %f line %l' main.tex
+    COMMAND='chktex main.tex 2>&1'
+    run chktex-main-inputs-merged "$d" "$COMMAND"
+    # stderr's summary comes out in the middle of a line of stdout, still in its buffer.
+    truth chktex-main-inputs-merged names "$WORK/chktex-main-inputs-merged.json" --verdict-regex '(No|\d+) errors? printed; \d+ warnings printed'
+    d="$WORK/chktex-pass"
+    chktex_project "$d" no
+    COMMAND='chktex main.tex'
+    run chktex-pass "$d" "$COMMAND"
+    truth chktex-pass plain --verdict-regex '^No errors printed; No warnings printed'
 fi
 
 echo "corpus: $(ls "$LOGS"/*.truth | wc -l) cases, $(du -sh "$LOGS" | cut -f1)" >&2
