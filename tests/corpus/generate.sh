@@ -44,7 +44,8 @@
 # in its second set webpack, webpack-cli, rollup, vite, @babel/cli, @babel/core,
 # @babel/preset-env and knip from the npm registry (in NODE_TOOLS), nox, pre-commit and
 # pytest from PyPI (in PY_BIN), and git; for its eleventh pass, Debian's clang,
-# clang-tools, erlang-dialyzer, fp-compiler, devscripts, tidy and chktex.
+# clang-tools, erlang-dialyzer, fp-compiler, devscripts, tidy and chktex; doc8, rstcheck,
+# proselint, gitlint, check-jsonschema, green, twisted and autopep8 from PyPI (in PY_BIN).
 # Not run by CI: the logs are committed. Usage: bash tests/corpus/generate.sh [case-name-filter]
 set -euo pipefail
 
@@ -9951,6 +9952,781 @@ if want chktex && command -v chktex >/dev/null; then
     COMMAND='chktex main.tex'
     run chktex-pass "$d" "$COMMAND"
     truth chktex-pass plain --verdict-regex '^No errors printed; No warnings printed'
+fi
+
+
+# ------------------------------------------- issue 40's eleventh pass (held out)
+# doc8, rstcheck, proselint, gitlint, check-jsonschema, green, twisted's trial and
+# autopep8, all from PyPI (in PY_BIN), and git.
+
+# pyvenv_run NAME DIR: as venv_run, with PY_BIN exported first on PATH, so that every
+# command of a pipeline or loop finds the tools.
+pyvenv_run() {
+    run "$1" "$2" "export PATH=$PY_BIN:\$PATH; $COMMAND"
+    python3 "$HERE/truth.py" sanitize "$LOGS/$1.out" "$LOGS/$1.err" --work "$WORK" \
+        --venv "$(dirname "$PY_BIN")"
+}
+
+doc8_project() { # dir: invalid markup in a few pages among many long lines (yes) or clean (no)
+    local dir=$1 bad=$2 part i n
+    mkdir -p "$dir/docs/guide" "$dir/docs/api"
+    printf 'Inventory service\n=================\n\n.. toctree::\n   :glob:\n\n   guide/*\n   api/*\n' >"$dir/docs/index.rst"
+    for part in guide api; do
+        for i in $(seq 1 80); do
+            n=$(printf '%s/page-%03d' "$part" "$i")
+            {
+                echo "Chapter $i of the $part"
+                echo "=========================="
+                echo ''
+                echo "This page describes how the inventory service handles part $i of the $part."
+                if [[ $bad == yes && $((i % 2)) == 0 ]]; then
+                    echo "The reorder level of each stock keeping unit is computed from the sales of the last thirty days, then rounded up."
+                    echo "When a supplier misses a delivery, the reorder level is raised by the number of days of delay times the mean daily sales."
+                else
+                    echo 'The reorder level is computed from the sales of the last thirty days.'
+                fi
+                echo ''
+                if [[ $bad == yes && $((i % 3)) == 0 ]]; then echo 'Settings   '; else echo 'Settings'; fi
+                echo '--------'
+                echo ''
+                echo "* \`\`reorder.window\`\`: days of sales to look at (default $((i + 20)))."
+                echo '* ``reorder.round``: whether to round up.'
+                if [[ $bad == yes && $part == guide && $i == 17 ]]; then
+                    echo '  The rounding applies to each warehouse.'
+                    echo '     It is done before the supplier delay is added.'
+                fi
+                echo ''
+                if [[ $bad == yes && $part == guide && $i == 52 ]]; then
+                    echo 'Set *reorder.round to false for perishable goods.'
+                else
+                    echo 'Set *reorder.round* to false for perishable goods.'
+                fi
+                echo ''
+                if [[ $bad == yes && $part == api && $i == 33 ]]; then
+                    echo 'See `the pricing rules`_ for the discounts.'
+                else
+                    echo 'See the pricing rules for the discounts.'
+                fi
+                echo ''
+                echo 'Example'
+                echo '-------'
+                echo ''
+                echo '.. code-block:: python'
+                echo ''
+                echo "    level = reorder_level(sku, window=$((i + 20)))"
+                if [[ $bad == yes && $part == api && $i == 61 ]]; then
+                    echo ''
+                    echo '+--------+-------+'
+                    echo '| field  | type  |'
+                    echo '+========+=======+'
+                    echo '| sku    | str'
+                    echo '+--------+-------+'
+                fi
+            } >"$dir/docs/$n.rst"
+        done
+    done
+}
+
+# doc8 has no machine-readable report: its Python API (doc8.doc8) on the same tree and
+# options gives each finding; the D000 ones (markup docutils cannot read) are the
+# errors, the long lines and trailing spaces the warnings.
+doc8_truth() { # NAME DIR IGNORE MAX-LINE-LENGTH [TRUTH ARGS...]
+    local name=$1 dir=$2 ignore=$3 length=$4
+    shift 4
+    (cd "$dir" && "$PY_BIN/python" -c '
+import json, sys
+from doc8 import doc8
+ignore = [c for c in sys.argv[2].split(",") if c]
+result = doc8(paths=["docs"], ignore=ignore, max_line_length=int(sys.argv[3]))
+found = []
+for check, path, line, code, message in result.errors:
+    if code == "D000":
+        found.append("%s:%d: D000" % (path, line))
+json.dump(found, open(sys.argv[1], "w"))
+' "$WORK/$name.json" "$ignore" "$length")
+    truth "$name" names "$WORK/$name.json" --verdict-prefix 'Total accumulated errors =' "$@"
+}
+
+if want doc8 && [[ -x "$PY_BIN/doc8" ]]; then
+    d="$WORK/doc8"
+    doc8_project "$d" yes
+    COMMAND='doc8 docs'
+    pyvenv_run doc8-docs "$d"
+    doc8_truth doc8-docs "$d" '' 79
+    COMMAND='doc8 --verbose docs'
+    pyvenv_run doc8-docs-verbose "$d"
+    doc8_truth doc8-docs-verbose "$d" '' 79
+    COMMAND='doc8 --ignore D002 --max-line-length 72 docs 2>&1'
+    pyvenv_run doc8-docs-ignore-merged "$d"
+    doc8_truth doc8-docs-ignore-merged "$d" D002 72
+    d="$WORK/doc8-pass"
+    doc8_project "$d" no
+    COMMAND='doc8 --verbose docs'
+    pyvenv_run doc8-pass-verbose "$d"
+    truth doc8-pass-verbose plain --verdict-prefix 'Total accumulated errors ='
+fi
+
+rstcheck_project() { # dir: broken code blocks and markup among many short underlines (yes) or clean (no)
+    local dir=$1 bad=$2 i n u
+    mkdir -p "$dir/docs/recipes"
+    for i in $(seq 1 140); do
+        n=$(printf 'recipe-%03d' "$i")
+        if [[ $bad == yes && $((i % 2)) == 0 ]]; then u='----'; else u='------------------------'; fi
+        {
+            echo "Recipe $i: shipping rules"
+            echo '=============================='
+            echo ''
+            echo "How to set up the shipping rules of zone $i."
+            echo ''
+            echo "Loading the zone $i"
+            echo "$u"
+            echo ''
+            echo '.. code-block:: python'
+            echo ''
+            if [[ $bad == yes && $i == 23 ]]; then
+                echo "    zone = load_zone($i"
+                echo '    zone.validate()'
+            else
+                echo "    zone = load_zone($i)"
+                echo '    zone.validate()'
+            fi
+            echo ''
+            echo "Rates of the zone $i"
+            echo "$u"
+            echo ''
+            echo '.. code-block:: json'
+            echo ''
+            if [[ $bad == yes && $i == 58 ]]; then
+                echo "    {\"zone\": $i, \"rates\": [4.5, 7.25,]}"
+            else
+                echo "    {\"zone\": $i, \"rates\": [4.5, 7.25]}"
+            fi
+            echo ''
+            if [[ $bad == yes && $((i % 3)) == 0 ]]; then
+                echo ".. _zone-$i-notes:"
+                echo ''
+            fi
+            echo "Notes on the zone $i"
+            echo "$u"
+            echo ''
+            echo '* Rates are in euros.'
+            if [[ $bad == yes && $i == 91 ]]; then
+                echo '* Rates include the fuel surcharge.'
+                echo '    Islands are charged apart.'
+            else
+                echo '* Rates include the fuel surcharge.'
+            fi
+            echo ''
+            if [[ $bad == yes && $i == 110 ]]; then
+                echo '.. code-block:: bash'
+                echo ''
+                echo "    if [ -f zones/$i.json ]; then"
+                echo "        ship-rules load zones/$i.json"
+                echo ''
+            fi
+            if [[ $bad == yes && $i == 127 ]]; then
+                echo 'See the `setup guide`_ first.'
+            else
+                echo 'See the setup guide first.'
+            fi
+        } >"$dir/docs/recipes/$n.rst"
+    done
+}
+
+# rstcheck's Python API (rstcheck_core) on the same files gives each finding; the
+# ERROR and SEVERE ones, and the code blocks that do not parse (which rstcheck prints
+# as ERROR/3), are the items, as the command line prints them.
+rstcheck_truth() { # NAME DIR [TRUTH ARGS...]
+    local name=$1 dir=$2
+    shift 2
+    (cd "$dir" && "$PY_BIN/python" -c '
+import glob, json, pathlib, re, sys
+from rstcheck_core import checker, config
+found = []
+for path in sorted(glob.glob("docs/**/*.rst", recursive=True)):
+    for e in checker.check_file(pathlib.Path(path), config.RstcheckConfig()):
+        message = e["message"]
+        if re.match(r"\((ERROR/3|SEVERE/4)\)", message):
+            found.append("%s:%d: %s" % (e["source_origin"], e["line_number"], message.split(")")[0] + ")"))
+        elif not re.match(r"\((INFO/1|WARNING/2)\)", message):
+            found.append("%s:%d: (ERROR/3) %s" % (e["source_origin"], e["line_number"], message.split(" ")[0]))
+json.dump(found, open(sys.argv[1], "w"))
+' "$WORK/$name.json")
+    truth "$name" names "$WORK/$name.json" --verdict-regex '^(Error|Success)! ' "$@"
+}
+
+if want rstcheck && [[ -x "$PY_BIN/rstcheck" ]]; then
+    d="$WORK/rstcheck"
+    rstcheck_project "$d" yes
+    COMMAND='rstcheck -r docs'
+    pyvenv_run rstcheck-docs "$d"
+    rstcheck_truth rstcheck-docs "$d"
+    COMMAND='rstcheck --recursive docs 2>&1'
+    pyvenv_run rstcheck-docs-merged "$d"
+    rstcheck_truth rstcheck-docs-merged "$d"
+    COMMAND='rstcheck --report-level warning --log-level INFO -r docs'
+    pyvenv_run rstcheck-docs-warning-log "$d"
+    rstcheck_truth rstcheck-docs-warning-log "$d"
+    d="$WORK/rstcheck-pass"
+    rstcheck_project "$d" no
+    COMMAND='rstcheck --log-level INFO -r docs'
+    pyvenv_run rstcheck-pass-log "$d"
+    truth rstcheck-pass-log plain --verdict-regex '^(Error|Success)! '
+fi
+
+proselint_project() { # dir: repeated words in a few chapters among many style remarks (yes) or plain prose (no)
+    local dir=$1 bad=$2 i n
+    mkdir -p "$dir/docs"
+    for i in $(seq 1 72); do
+        n=$(printf 'chapter-%02d-returns.md' "$i")
+        {
+            echo "# Returns, part $i"
+            echo ''
+            if [[ $bad == yes ]]; then
+                echo "Customers can return an order within $((i + 14)) days. This is very important, and we utilize a simple form for it."
+                echo 'In order to start a return, the customer opens the order page and clicks the button.'
+                [[ $((i % 2)) == 0 ]] && echo 'Going forward, the refund is very quick and it is very rarely refused.'
+                [[ $((i % 3)) == 0 ]] && echo 'At the present time, the carrier collects the parcel at 5 pm on weekdays.'
+                [[ $((i % 4)) == 0 ]] && echo 'The warehouse checks every item, which is a no-brainer for a very unique product.'
+            else
+                echo "Customers can return an order within $((i + 14)) days, with a simple form."
+                echo 'To start a return, the customer opens the order page and clicks the button.'
+            fi
+            echo ''
+            echo '## Refunds'
+            echo ''
+            if [[ $bad == yes && ($i == 9 || $i == 47) ]]; then
+                echo 'The refund is paid to the the card used for the order.'
+            elif [[ $bad == yes && $i == 33 ]]; then
+                echo 'The refund is paid to the card used for the order, and it is is shown on the next statement.'
+            else
+                echo 'The refund is paid to the card used for the order.'
+            fi
+            if [[ $bad == yes && $i == 61 ]]; then
+                echo 'Gift cards are refunded as a new gift card, and and the old one is closed.'
+            else
+                echo 'Gift cards are refunded as a new gift card.'
+            fi
+        } >"$dir/docs/$n"
+    done
+}
+
+# proselint's JSON output (-o json) of the same files: its lexical illusions (a word
+# typed twice) are the errors, its style remarks the warnings; each as file:line:column.
+proselint_truth() { # NAME DIR [TRUTH ARGS...]
+    local name=$1 dir=$2
+    shift 2
+    (cd "$dir" && "$PY_BIN/proselint" check -o json docs >"$WORK/$name.report.json" || true)
+    "$PY_BIN/python" -c '
+import json, os, sys
+report = json.load(open(sys.argv[1]))["result"]
+found = []
+for uri in sorted(report):
+    for d in report[uri]["diagnostics"]:
+        if d["check_path"] == "lexical_illusions":
+            found.append("%s:%d:%d: lexical_illusions" % (os.path.basename(uri), d["pos"][0], d["pos"][1]))
+json.dump(found, open(sys.argv[2], "w"))
+' "$WORK/$name.report.json" "$WORK/$name.json"
+    truth "$name" names "$WORK/$name.json" "$@"
+}
+
+if want proselint && [[ -x "$PY_BIN/proselint" ]]; then
+    d="$WORK/proselint"
+    proselint_project "$d" yes
+    COMMAND='proselint check docs'
+    pyvenv_run proselint-check "$d"
+    proselint_truth proselint-check "$d"
+    COMMAND='proselint check --output-format compact docs 2>&1'
+    pyvenv_run proselint-check-compact-merged "$d"
+    proselint_truth proselint-check-compact-merged "$d"
+    COMMAND='find docs -name "*.md" | sort | xargs proselint check'
+    pyvenv_run proselint-check-xargs "$d"
+    proselint_truth proselint-check-xargs "$d"
+    d="$WORK/proselint-pass"
+    proselint_project "$d" no
+    COMMAND='proselint check docs && echo "proselint: no issues in $(ls docs | wc -l) files"'
+    pyvenv_run proselint-check-pass "$d"
+    truth proselint-check-pass plain --verdict-regex '^proselint: no issues'
+fi
+
+gitlint_history() { # dir, commits, with bad titles among many bodiless commits (yes) or clean (no)
+    local dir=$1 count=$2 bad=$3 i title body
+    rm -rf "$dir"
+    mkdir -p "$dir/src"
+    (
+        cd "$dir"
+        git init -q -b main
+        export GIT_AUTHOR_NAME='Dana Dev' GIT_AUTHOR_EMAIL='dana@example.org'
+        export GIT_COMMITTER_NAME='Dana Dev' GIT_COMMITTER_EMAIL='dana@example.org'
+        for i in $(seq 1 "$count"); do
+            export GIT_AUTHOR_DATE="$((1704067200 + i * 3600)) +0000" GIT_COMMITTER_DATE="$((1704067200 + i * 3600)) +0000"
+            echo "route $i" >"src/route$((i % 40)).txt"
+            git add -A
+            title="Add the handler of route $i"
+            body="The handler answers the requests of route $i and logs them."
+            if [[ $bad == yes ]]; then
+                [[ $((i % 3)) != 0 ]] && body=''
+                case $i in
+                    41) title='WIP: rework the cache of the routes' ;;
+                    97) title="Move the rate limiter of route $i into its own module and share it with the admin routes" ;;
+                    150) title="Fix the typo in the handler of route $i." ;;
+                    203) title='fix' ;;
+                    257) title="Update the docs of route $i	(tabs)" ;;
+                    288) title="Release 2.$i of the routes!" ;;
+                esac
+            fi
+            if [[ -n $body ]]; then git commit -q -m "$title" -m "$body"; else git commit -q -m "$title"; fi
+        done
+    )
+}
+
+# gitlint has no machine-readable report: its own linter (gitlint.lint) on the same
+# commits and options gives each violation; those of the title rules (T*) are the
+# errors, the missing bodies the warnings; each as gitlint prints it, with its commit.
+gitlint_truth() { # NAME DIR REFSPEC [IGNORE] [TRUTH ARGS...]
+    local name=$1 dir=$2 refspec=$3 ignore=${4:-}
+    shift 4 || shift $#
+    (cd "$dir" && "$PY_BIN/python" -c '
+import json, sys
+from gitlint.config import LintConfig
+from gitlint.git import GitContext
+from gitlint.lint import GitLinter
+config = LintConfig()
+if sys.argv[3]:
+    config.ignore = sys.argv[3].split(",")
+linter = GitLinter(config)
+found = []
+for commit in GitContext.from_local_repository(".", refspec=sys.argv[2]).commits:
+    title = [v for v in linter.lint(commit) if v.rule_id.startswith("T")]
+    if title:
+        found.append("Commit %s:" % commit.sha[:10])
+    for v in title:
+        line = "%d: %s %s" % (v.line_nr, v.rule_id, v.message)
+        found.append(line + (": \"%s\"" % v.content if v.content else ""))
+json.dump(found, open(sys.argv[1], "w"))
+' "$WORK/$name.json" "$refspec" "$ignore")
+    truth "$name" names "$WORK/$name.json" "$@"
+}
+
+if want gitlint && [[ -x "$PY_BIN/gitlint" ]]; then
+    d="$WORK/gitlint"
+    gitlint_history "$d" 300 yes
+    COMMAND='gitlint --commits HEAD~299..HEAD'
+    pyvenv_run gitlint-commits "$d"
+    gitlint_truth gitlint-commits "$d" HEAD~299..HEAD
+    COMMAND='gitlint --commits HEAD~299..HEAD 2>&1'
+    pyvenv_run gitlint-commits-merged "$d"
+    gitlint_truth gitlint-commits-merged "$d" HEAD~299..HEAD
+    COMMAND='gitlint --debug --ignore B6 --commits HEAD~149..HEAD'
+    pyvenv_run gitlint-commits-debug-ignore "$d"
+    gitlint_truth gitlint-commits-debug-ignore "$d" HEAD~149..HEAD B6
+    d="$WORK/gitlint-pass"
+    gitlint_history "$d" 200 no
+    COMMAND='gitlint --debug --commits HEAD~199..HEAD'
+    pyvenv_run gitlint-commits-pass-debug "$d"
+    truth gitlint-commits-pass-debug plain
+fi
+
+jsonschema_project() { # dir: a few invalid files among 280 service configs (yes) or none (no)
+    local dir=$1 bad=$2 i n port
+    mkdir -p "$dir/schema" "$dir/configs"
+    cat >"$dir/schema/service.schema.json" <<'EOF'
+{
+  "$schema": "https://json-schema.org/draft/2020-12/schema",
+  "title": "service",
+  "type": "object",
+  "required": ["name", "port", "replicas"],
+  "additionalProperties": false,
+  "properties": {
+    "name": {"type": "string", "pattern": "^[a-z][a-z0-9-]*$"},
+    "port": {"type": "integer", "minimum": 1, "maximum": 65535},
+    "replicas": {"type": "integer", "minimum": 1},
+    "env": {"type": "object", "additionalProperties": {"type": "string"}},
+    "healthcheck": {
+      "type": "object",
+      "required": ["path"],
+      "properties": {
+        "path": {"type": "string"},
+        "interval": {"type": "integer", "minimum": 1}
+      }
+    }
+  }
+}
+EOF
+    for i in $(seq 1 280); do
+        n=$(printf 'svc-%03d' "$i")
+        port=$((8000 + i))
+        if [[ $((i % 2)) == 0 ]]; then
+            {
+                echo "name: $n"
+                if [[ $bad == yes && $i == 34 ]]; then echo "port: \"$port\""; else echo "port: $port"; fi
+                if [[ $bad == yes && $i == 118 ]]; then echo 'replica: 2'; else echo "replicas: $((i % 4 + 1))"; fi
+                echo 'env:'
+                echo "  LOG_LEVEL: info"
+                if [[ $bad == yes && $i == 210 ]]; then echo "   REGION: eu-$i"; else echo "  REGION: eu-$i"; fi
+                echo 'healthcheck:'
+                echo '  path: /healthz'
+                if [[ $bad == yes && $i == 252 ]]; then echo '  interval: 30s'; else echo '  interval: 30'; fi
+            } >"$dir/configs/$n.yaml"
+        else
+            {
+                if [[ $bad == yes && $i == 165 ]]; then echo "{\"name\": \"Billing_API_$i\","; else echo "{\"name\": \"$n\","; fi
+                echo " \"port\": $port,"
+                if [[ $bad == yes && $i == 71 ]]; then echo ' "replicas": 0,'; else echo " \"replicas\": $((i % 4 + 1)),"; fi
+                echo " \"env\": {\"LOG_LEVEL\": \"info\", \"REGION\": \"us-$i\"},"
+                echo ' "healthcheck": {"path": "/healthz", "interval": 30}}'
+            } >"$dir/configs/$n.json"
+        fi
+    done
+}
+
+# check-jsonschema's JSON report (-o json) of the same files: each failing file, as the
+# JSON names it (form json) or as the text output does (form text: `file::$.path`, or
+# `Failed to parse file`).
+jsonschema_truth() { # NAME DIR FORM(text|json) [TRUTH ARGS...]
+    local name=$1 dir=$2 form=$3
+    shift 3
+    (cd "$dir" && "$PY_BIN/check-jsonschema" -o json --schemafile schema/service.schema.json configs/* >"$WORK/$name.report.json" || true)
+    "$PY_BIN/python" -c '
+import json, sys
+report = json.load(open(sys.argv[1]))
+found = []
+for e in report["errors"]:
+    if sys.argv[3] == "json":
+        found.append("\"filename\": \"%s\"" % e["filename"])
+    else:
+        found.append("%s::%s" % (e["filename"], e["path"]))
+for e in report["parse_errors"]:
+    found.append("\"filename\": \"%s\"" % e["filename"] if sys.argv[3] == "json" else "Failed to parse %s" % e["filename"])
+json.dump(found, open(sys.argv[2], "w"))
+' "$WORK/$name.report.json" "$WORK/$name.json" "$form"
+    truth "$name" names "$WORK/$name.json" "$@"
+}
+
+if want check-jsonschema && [[ -x "$PY_BIN/check-jsonschema" ]]; then
+    d="$WORK/check-jsonschema"
+    jsonschema_project "$d" yes
+    COMMAND='check-jsonschema -v -o json --schemafile schema/service.schema.json configs/*'
+    pyvenv_run check-jsonschema-json-verbose "$d"
+    jsonschema_truth check-jsonschema-json-verbose "$d" json --verdict-regex '^\s*"status": '
+    COMMAND='failed=0; for f in configs/*; do echo "== $f"; check-jsonschema -v --schemafile schema/service.schema.json "$f" || failed=$((failed + 1)); done 2>&1; echo "$failed files failed"; [ "$failed" = 0 ]'
+    pyvenv_run check-jsonschema-loop-merged "$d"
+    jsonschema_truth check-jsonschema-loop-merged "$d" text --verdict-regex '^\d+ files failed$'
+    COMMAND='find configs -type f | sort | xargs -n 1 check-jsonschema --verbose --schemafile schema/service.schema.json'
+    pyvenv_run check-jsonschema-xargs "$d"
+    jsonschema_truth check-jsonschema-xargs "$d" text
+    d="$WORK/check-jsonschema-pass"
+    jsonschema_project "$d" no
+    COMMAND='check-jsonschema -v -o json --schemafile schema/service.schema.json configs/*'
+    pyvenv_run check-jsonschema-json-pass "$d"
+    truth check-jsonschema-json-pass plain --verdict-regex '^\s*"status": '
+fi
+
+green_project() { # dir: failing and erroring tests among 720 (yes) or none (no)
+    local dir=$1 bad=$2 m i
+    mkdir -p "$dir/shop" "$dir/tests"
+    : >"$dir/tests/__init__.py"
+    cat >"$dir/shop/__init__.py" <<'EOF'
+"""Pricing of the shop."""
+
+
+def price(base, qty):
+    return base * qty
+
+
+def discount(amount, percent):
+    return round(amount * (100 - percent) / 100, 2)
+
+
+def stock(levels, sku):
+    return levels[sku]
+
+
+def share(total, parts):
+    return total / parts
+EOF
+    for m in pricing cart stock tax orders refunds shipping coupons; do
+        {
+            echo 'import unittest'
+            echo ''
+            echo 'from shop import discount, price, share, stock'
+            echo ''
+            echo ''
+            echo "class $(tr a-z A-Z <<<"${m:0:1}")${m:1}Tests(unittest.TestCase):"
+            for i in $(seq 1 90); do
+                echo "    def test_price_of_${m}_$i(self):"
+                echo "        self.assertEqual(price($i, 2), $((i * 2)))"
+                echo ''
+            done
+            if [[ $bad == yes ]]; then
+                case $m in
+                    pricing)
+                        echo '    def test_discount_rounds_half_up(self):'
+                        echo '        self.assertEqual(discount(10.05, 50), 5.03)'
+                        echo '' ;;
+                    cart)
+                        echo '    def test_total_with_coupon(self):'
+                        echo '        self.assertEqual(discount(price(20, 3), 10), 55)'
+                        echo '' ;;
+                    stock)
+                        echo '    def test_stock_of_unknown_sku(self):'
+                        echo '        self.assertEqual(stock({"a-1": 3}, "b-2"), 0)'
+                        echo '' ;;
+                    orders)
+                        echo '    def test_share_between_no_parts(self):'
+                        echo '        self.assertEqual(share(90, 0), 0)'
+                        echo ''
+                        echo '    @unittest.skip("needs the payment sandbox")'
+                        echo '    def test_payment_capture(self):'
+                        echo '        pass'
+                        echo '' ;;
+                    coupons)
+                        echo '    def test_coupon_codes_are_upper_case(self):'
+                        echo '        codes = ["SAVE10", "save20", "SAVE30"]'
+                        echo '        for code in codes:'
+                        echo '            self.assertTrue(code.isupper(), code)'
+                        echo '' ;;
+                esac
+            fi
+        } >"$dir/tests/test_$m.py"
+    done
+}
+
+# green's JUnit report (-j) of the same tests: each failing or erroring test by its
+# dotted name, as green's summary names it (`Failure in tests.test_cart.CartTests.…`).
+green_truth() { # NAME DIR [TRUTH ARGS...]
+    local name=$1 dir=$2
+    shift 2
+    (cd "$dir" && "$PY_BIN/green" -j "$WORK/$name.xml" tests >/dev/null 2>&1 || true)
+    "$PY_BIN/python" -c '
+import json, sys
+import xml.etree.ElementTree as ET
+found = []
+for suite in ET.parse(sys.argv[1]).getroot().iter("testsuite"):
+    for case in suite.iter("testcase"):
+        if case.find("failure") is not None or case.find("error") is not None:
+            found.append("%s.%s" % (suite.get("name"), case.get("name")))
+json.dump(found, open(sys.argv[2], "w"))
+' "$WORK/$name.xml" "$WORK/$name.json"
+    truth "$name" names "$WORK/$name.json" --verdict-regex '^(FAILED|OK) \(' "$@"
+}
+
+if want green && [[ -x "$PY_BIN/green" ]]; then
+    d="$WORK/green"
+    green_project "$d" yes
+    COMMAND='green -vv tests'
+    pyvenv_run green-fail-verbose "$d"
+    green_truth green-fail-verbose "$d"
+    COMMAND='green -vvv tests 2>&1'
+    pyvenv_run green-fail-verbose-merged "$d"
+    green_truth green-fail-verbose-merged "$d"
+    COMMAND='green -vv --run-coverage tests'
+    pyvenv_run green-fail-coverage "$d"
+    green_truth green-fail-coverage "$d"
+    d="$WORK/green-pass"
+    green_project "$d" no
+    COMMAND='green -vv tests'
+    pyvenv_run green-pass-verbose "$d"
+    truth green-pass-verbose plain --verdict-regex '^(FAILED|OK) \('
+fi
+
+trial_project() { # dir: failures, a timeout and an unclean reactor among 600 tests (yes) or none (no)
+    local dir=$1 bad=$2 m i
+    mkdir -p "$dir/ledger/test"
+    : >"$dir/ledger/test/__init__.py"
+    cat >"$dir/ledger/__init__.py" <<'EOF'
+"""A ledger of accounts, with a deferred store."""
+from twisted.internet import defer
+
+
+def balance(entries):
+    return sum(entries)
+
+
+def fetch(store, key):
+    if key not in store:
+        return defer.fail(KeyError(key))
+    return defer.succeed(store[key])
+EOF
+    for m in accounts entries journal sync reports audit; do
+        {
+            echo 'from twisted.internet import defer, reactor'
+            echo 'from twisted.trial import unittest'
+            echo ''
+            echo 'from ledger import balance, fetch'
+            echo ''
+            echo ''
+            echo "class $(tr a-z A-Z <<<"${m:0:1}")${m:1}Tests(unittest.TestCase):"
+            for i in $(seq 1 50); do
+                echo "    def test_balance_of_${m}_$i(self):"
+                echo "        self.assertEqual(balance([$i, $i]), $((i * 2)))"
+                echo ''
+                echo "    def test_fetch_of_${m}_$i(self):"
+                echo "        d = fetch({'k$i': $i}, 'k$i')"
+                echo "        d.addCallback(self.assertEqual, $i)"
+                echo '        return d'
+                echo ''
+            done
+            if [[ $bad == yes ]]; then
+                case $m in
+                    accounts)
+                        echo '    def test_balance_of_refunds(self):'
+                        echo '        self.assertEqual(balance([10, -3, -3]), 3)'
+                        echo '' ;;
+                    journal)
+                        echo '    def test_fetch_of_closed_account(self):'
+                        echo "        d = fetch({'open': 1}, 'closed')"
+                        echo '        d.addCallback(self.assertEqual, 0)'
+                        echo '        return d'
+                        echo ''
+                        echo '    def test_export_format(self):'
+                        echo '        raise unittest.SkipTest("the exporter is not written yet")'
+                        echo '' ;;
+                    sync)
+                        echo '    def test_sync_with_remote(self):'
+                        echo '        return defer.Deferred()'
+                        echo '    test_sync_with_remote.timeout = 0.5'
+                        echo '' ;;
+                    reports)
+                        echo '    def test_monthly_report_schedule(self):'
+                        echo '        reactor.callLater(3600, lambda: None)'
+                        echo '        self.assertEqual(balance([1]), 1)'
+                        echo ''
+                        echo '    def test_rounding_of_totals(self):'
+                        echo '        self.assertAlmostEqual(balance([0.1, 0.2]), 0.3, places=20)'
+                        echo '' ;;
+                esac
+            fi
+        } >"$dir/ledger/test/test_$m.py"
+    done
+}
+
+# trial has no machine-readable report in its own install (subunit needs another
+# package): its runner (twisted.trial.runner.TrialRunner) on the same tests gives each
+# failing or erroring test's id, as trial's summary prints it under the traceback.
+trial_truth() { # NAME DIR [TRUTH ARGS...]
+    local name=$1 dir=$2
+    shift 2
+    (cd "$dir" && "$PY_BIN/python" -c '
+import io, json, sys
+sys.path.insert(0, ".")
+from twisted.trial import reporter, runner
+suite = runner.TestLoader().loadByNames(["ledger"], recurse=True)
+result = runner.TrialRunner(reporter.TreeReporter, stream=io.StringIO(),
+                            workingDirectory=sys.argv[2]).run(suite)
+found = []
+for test, failure in result.failures + result.errors:
+    if test.id() not in found:
+        found.append(test.id())
+json.dump(found, open(sys.argv[1], "w"))
+' "$WORK/$name.json" "$WORK/$name.trial_temp")
+    truth "$name" names "$WORK/$name.json" --verdict-regex '^(FAILED|PASSED) \(' "$@"
+}
+
+if want trial && [[ -x "$PY_BIN/trial" ]]; then
+    d="$WORK/trial"
+    trial_project "$d" yes
+    COMMAND='python -m twisted.trial ledger'
+    pyvenv_run trial-fail "$d"
+    trial_truth trial-fail "$d"
+    COMMAND='PYTHONPATH=. trial --reporter=bwverbose ledger 2>&1'
+    pyvenv_run trial-fail-bwverbose-merged "$d"
+    trial_truth trial-fail-bwverbose-merged "$d"
+    COMMAND='PYTHONPATH=. trial -j 2 ledger'
+    pyvenv_run trial-fail-jobs "$d"
+    trial_truth trial-fail-jobs "$d"
+    d="$WORK/trial-pass"
+    trial_project "$d" no
+    COMMAND='python -m twisted.trial ledger'
+    pyvenv_run trial-pass "$d"
+    truth trial-pass plain --verdict-regex '^(FAILED|PASSED) \('
+fi
+
+autopep8_project() { # dir: a dozen badly formatted modules among 200 (yes) or none (no)
+    local dir=$1 bad=$2 i n
+    mkdir -p "$dir/src/warehouse"
+    : >"$dir/src/warehouse/__init__.py"
+    for i in $(seq 1 200); do
+        n=$(printf 'bin%03d' "$i")
+        if [[ $bad == yes && $((i % 17)) == 5 ]]; then
+            cat >"$dir/src/warehouse/$n.py" <<EOF
+"""Bins of aisle $i."""
+import os,sys
+from collections import namedtuple
+Bin=namedtuple( 'Bin',['aisle','shelf','capacity'] )
+def capacity_$i( bins ):
+    total=0
+    for b in bins :
+        total+=b.capacity
+    return total
+def fullest_$i(bins,limit = 10):
+    return sorted( bins,key=lambda b:b.capacity )[ -limit: ]
+class Aisle$i :
+    def __init__(self,bins):
+        self.bins=bins
+    def free(self,used) :
+        return capacity_$i(self.bins)-used
+    def label(self):
+        return "aisle-%d"%$i
+EOF
+        else
+            cat >"$dir/src/warehouse/$n.py" <<EOF
+"""Bins of aisle $i."""
+from collections import namedtuple
+
+Bin = namedtuple('Bin', ['aisle', 'shelf', 'capacity'])
+
+
+def capacity_$i(bins):
+    return sum(b.capacity for b in bins)
+
+
+class Aisle$i:
+    def __init__(self, bins):
+        self.bins = bins
+
+    def free(self, used):
+        return capacity_$i(self.bins) - used
+EOF
+        fi
+    done
+}
+
+# autopep8's own API (autopep8.fix_code) on the same files: each file it would change,
+# as the header of its diff names it.
+autopep8_truth() { # NAME DIR [TRUTH ARGS...]
+    local name=$1 dir=$2
+    shift 2
+    (cd "$dir" && "$PY_BIN/python" -c '
+import glob, json, sys
+import autopep8
+found = []
+for path in sorted(glob.glob("src/**/*.py", recursive=True)):
+    source = open(path).read()
+    if autopep8.fix_code(source) != source:
+        found.append("--- original/%s" % path)
+json.dump(found, open(sys.argv[1], "w"))
+' "$WORK/$name.json")
+    truth "$name" names "$WORK/$name.json" "$@"
+}
+
+if want autopep8 && [[ -x "$PY_BIN/autopep8" ]]; then
+    d="$WORK/autopep8"
+    autopep8_project "$d" yes
+    COMMAND='autopep8 --diff --recursive src'
+    pyvenv_run autopep8-diff "$d"
+    autopep8_truth autopep8-diff "$d"
+    COMMAND='autopep8 --diff --exit-code -v -r src'
+    pyvenv_run autopep8-diff-verbose-exit-code "$d"
+    autopep8_truth autopep8-diff-verbose-exit-code "$d"
+    COMMAND='autopep8 -d -r --exit-code -vv src 2>&1'
+    pyvenv_run autopep8-diff-very-verbose-merged "$d"
+    autopep8_truth autopep8-diff-very-verbose-merged "$d"
+    d="$WORK/autopep8-pass"
+    autopep8_project "$d" no
+    COMMAND='autopep8 --diff --exit-code -v -r src'
+    pyvenv_run autopep8-diff-pass-verbose "$d"
+    truth autopep8-diff-pass-verbose plain
 fi
 
 echo "corpus: $(ls "$LOGS"/*.truth | wc -l) cases, $(du -sh "$LOGS" | cut -f1)" >&2
