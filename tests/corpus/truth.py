@@ -33,7 +33,9 @@ interrogate on the same files, coverage's JSON report with pytest's JUnit XML, r
 JSON, djLint's SARIF and docformatter's own list of files; ghc's -ddump-json messages,
 the JUnit XML of ant's junit task; webpack's stats JSON, knip's JSON, nox's JSON
 report with the JUnit XML of pytest in its sessions, and the JavaScript APIs of
-rollup, vite and @babel/core), and from the log itself or the
+rollup, vite and @babel/core; QUnit's events through a required collector, the JSON of
+html-validate, textlint and dependency-cruiser, and the JavaScript APIs of dart-sass,
+less, @commitlint/lint and Ajv), and from the log itself or the
 project's design where it has none (pip, ld, Test::More's diagnostics, `php -l`,
 black, CMake, xmllint, shfmt, ward, Ruby's test-unit, mkdocs, the Erlang and OCaml
 compilers' errors, alcotest, uvu, tape's uncaught error, tap's coverage table; gfortran, nasm, `perl -c` and javac, each file compiled alone;
