@@ -45,7 +45,11 @@
 # @babel/preset-env and knip from the npm registry (in NODE_TOOLS), nox, pre-commit and
 # pytest from PyPI (in PY_BIN), and git; for its eleventh pass, Debian's clang,
 # clang-tools, erlang-dialyzer, fp-compiler, devscripts, tidy and chktex; doc8, rstcheck,
-# proselint, gitlint, check-jsonschema, green, twisted and autopep8 from PyPI (in PY_BIN).
+# proselint, gitlint, check-jsonschema, green, twisted and autopep8 from PyPI (in PY_BIN);
+# qunit, sass, less, html-validate, textlint with textlint-rule-no-todo,
+# textlint-rule-max-comma and textlint-rule-terminology, dependency-cruiser,
+# @commitlint/cli with @commitlint/config-conventional, and ajv-cli from the npm
+# registry (in NODE_TOOLS), and make.
 # Not run by CI: the logs are committed. Usage: bash tests/corpus/generate.sh [case-name-filter]
 set -euo pipefail
 
@@ -10727,6 +10731,713 @@ if want autopep8 && [[ -x "$PY_BIN/autopep8" ]]; then
     COMMAND='autopep8 --diff --exit-code -v -r src'
     pyvenv_run autopep8-diff-pass-verbose "$d"
     truth autopep8-diff-pass-verbose plain
+fi
+
+# ---------------------------------------------------------- issue 40's eleventh pass
+# QUnit's CLI, dart-sass, lessc through make, html-validate, textlint,
+# dependency-cruiser and @commitlint/cli (npm, in NODE_TOOLS).
+
+qunit_project() { # dir: 640 tests, 12 of them failing (yes) or none (no)
+    local dir=$1 failures=$2 m i
+    mkdir -p "$dir/test" "$dir/src" "$dir/tools"
+    ln -sfn "$NODE_TOOLS/node_modules" "$dir/node_modules"
+    cat >"$dir/package.json" <<'JSON'
+{
+  "name": "shop-core",
+  "version": "3.4.0",
+  "private": true,
+  "scripts": {
+    "test": "qunit 'test/**/*.test.js'"
+  }
+}
+JSON
+    cat >"$dir/src/shop.js" <<'JS'
+exports.total = (items) => items.reduce((s, i) => s + i.price * i.qty, 0);
+exports.discount = (total, pct) => Math.round(total * (100 - pct)) / 100;
+exports.slug = (s) => s.toLowerCase().replace(/[^a-z0-9]+/g, '-');
+exports.parseQty = (s) => { const n = parseInt(s, 10); if (Number.isNaN(n)) throw new Error('bad quantity: ' + s); return n; };
+exports.lookup = (table, key) => table[key].value;
+JS
+    # A collector the truth is taken from: each failing test as QUnit's events give it.
+    cat >"$dir/tools/failures.cjs" <<'JS'
+const fs = require('fs');
+const failed = [];
+QUnit.on('testEnd', (t) => { if (t.status === 'failed') failed.push(t); });
+QUnit.on('runEnd', () => fs.writeFileSync(process.env.QUNIT_FAILURES, JSON.stringify(failed)));
+JS
+    local modules=(cart pricing inventory users search orders shipping reports)
+    for m in "${modules[@]}"; do
+        {
+            echo "const shop = require('../src/shop.js');"
+            echo "QUnit.module('$m', function (hooks) {"
+            echo "  hooks.beforeEach(function () { this.items = [{ price: 3, qty: 2 }, { price: 5, qty: 1 }]; });"
+            for i in $(seq 1 80); do
+                echo "  QUnit.test('$m computes case $i', function (assert) { assert.strictEqual(shop.total(this.items) + $i, $((11 + i))); });"
+                if [[ $failures == yes ]]; then
+                    case "$m:$i" in
+                    cart:17) echo "  QUnit.test('cart applies the member discount', function (assert) { assert.strictEqual(shop.discount(200, 15), 175, 'member price'); });" ;;
+                    cart:63) echo "  QUnit.test('cart rejects a negative quantity', function (assert) { assert.throws(() => shop.parseQty('-1'), /bad quantity/); });" ;;
+                    pricing:8) echo "  QUnit.test('pricing rounds half cents up', function (assert) { assert.strictEqual(shop.discount(10.005, 0), 10.01); });" ;;
+                    pricing:71) echo "  QUnit.test('pricing keeps the currency table', function (assert) { assert.deepEqual({ eur: 1, usd: 1.08 }, { eur: 1, usd: 1.1 }); });" ;;
+                    inventory:33) echo "  QUnit.test('inventory reads the stock of a missing sku', function (assert) { assert.strictEqual(shop.lookup({}, 'sku-9'), 0); });" ;;
+                    users:5) echo "  QUnit.test('users slug keeps accents', function (assert) { assert.strictEqual(shop.slug('Zoë Café'), 'zoe-cafe'); });" ;;
+                    users:48) echo "  QUnit.test('users counts active sessions', function (assert) { assert.expect(2); assert.ok(true); });" ;;
+                    search:26) echo "  QUnit.test('search orders results by score', function (assert) { assert.propEqual([3, 1, 2].sort(), [3, 2, 1]); });" ;;
+                    orders:59) echo "  QUnit.test('orders totals a mixed basket', function (assert) { assert.equal(shop.total([{ price: '4', qty: 2 }]), 9, 'basket total'); });" ;;
+                    shipping:12) echo "  QUnit.test('shipping parses the weight', function (assert) { assert.strictEqual(shop.parseQty('2kg') * 1.5, 3.5); });" ;;
+                    shipping:77) echo "  QUnit.test('shipping quotes the express rate', function (assert) { assert.notStrictEqual(shop.discount(50, 0), 50, 'express is dearer'); });" ;;
+                    reports:40) echo "  QUnit.test('reports builds the monthly summary', function (assert) { const r = undefined; assert.strictEqual(r.rows.length, 12); });" ;;
+                    esac
+                fi
+            done
+            echo "});"
+        } >"$dir/test/$m.test.js"
+    done
+}
+
+# The failing tests, from QUnit's own events of the same run (a --require'd collector):
+# each as TAP names it (`module > test`) and the place in the test file where it failed.
+qunit_truth() { # NAME DIR
+    (cd "$2" && QUNIT_FAILURES="$WORK/$1.raw" npx qunit --require ./tools/failures.cjs 'test/**/*.test.js' >/dev/null 2>&1 || true)
+    python3 -c '
+import json, re, sys
+found = []
+for t in json.load(open(sys.argv[1])):
+    found.append(" > ".join(t["fullName"]))
+    for e in t["errors"]:
+        m = re.search(r"(test/\w+\.test\.js:\d+)", e.get("stack") or "")
+        if m:
+            found.append(m.group(1))
+            break
+json.dump(found, open(sys.argv[2], "w"))
+' "$WORK/$1.raw" "$WORK/$1.json"
+    truth "$1" names "$WORK/$1.json" --verdict-regex '^# fail \d+'
+}
+
+if want qunit && [[ -x "$NODE_TOOLS/node_modules/.bin/qunit" ]]; then
+    d="$WORK/qunit"
+    qunit_project "$d" yes
+    COMMAND="npx qunit 'test/**/*.test.js'"
+    run qunit-fail "$d" "$COMMAND"
+    qunit_truth qunit-fail "$d"
+    COMMAND='npm test 2>&1'
+    run qunit-fail-npm-test-merged "$d" "$COMMAND"
+    qunit_truth qunit-fail-npm-test-merged "$d"
+    COMMAND="npx qunit --seed 20261205 'test/**/*.test.js'"
+    run qunit-fail-seed "$d" "$COMMAND"
+    qunit_truth qunit-fail-seed "$d"
+    d="$WORK/qunit-pass"
+    qunit_project "$d" no
+    COMMAND='npm test'
+    run qunit-pass "$d" "$COMMAND"
+    truth qunit-pass plain --verdict-regex '^# fail 0'
+fi
+
+sass_project() { # dir: 120 stylesheets with deprecation warnings, 4 that fail (yes) or none (no)
+    local dir=$1 errors=$2 i
+    mkdir -p "$dir/scss/pages" "$dir/scss/partials"
+    ln -sfn "$NODE_TOOLS/node_modules" "$dir/node_modules"
+    cat >"$dir/scss/partials/_tokens.scss" <<'SCSS'
+$brand: #3366cc;
+$gutter: 12px;
+$radius: 4px;
+@mixin card($pad) {
+  padding: $pad;
+  border-radius: $radius;
+  box-shadow: 0 1px 2px rgba(0, 0, 0, 0.2);
+}
+@function rem($px) { @return $px / 16px * 1rem; }
+SCSS
+    for i in $(seq 1 120); do
+        {
+            echo '@import "../partials/tokens";'
+            echo ''
+            echo ".page-$i {"
+            echo "  @include card(\$gutter);"
+            echo "  color: darken(\$brand, $((i % 30))%);"
+            echo "  margin: rem(${i}px) auto;"
+            echo "  .title { font-size: rem(24px); }"
+            if [[ $errors == yes ]]; then
+                case $i in
+                14) echo '  .banner { width: calc(100% - $sidebar-width); }' ;;
+                53) echo '  .grid { @include columns(3); }' ;;
+                88) echo '  .price { color: lighten($brand 10%); }' ;;
+                117) echo '  .footer { &:hover { color: red } }'; echo '  .aside { @extend .missing-placeholder; }' ;;
+                esac
+            fi
+            echo "  &__link { text-decoration: none; }"
+            echo "}"
+        } >"$dir/scss/pages/page$i.scss"
+    done
+}
+
+# Each stylesheet that fails to compile, from dart-sass's JavaScript API on the same
+# files: the place its error names, as the CLI prints it (`path line:column`).
+sass_truth() { # NAME DIR
+    (cd "$2" && node -e '
+const sass = require("sass");
+const fs = require("fs");
+const path = require("path");
+const { fileURLToPath } = require("url");
+const found = [];
+for (const f of fs.readdirSync("scss/pages").sort()) {
+  const file = path.join("scss/pages", f);
+  try { sass.compile(file, { logger: sass.Logger.silent }); } catch (e) {
+    const where = path.relative(process.cwd(), fileURLToPath(e.span.url));
+    found.push(`${where} ${e.span.start.line + 1}:${e.span.start.column + 1}`);
+  }
+}
+fs.writeFileSync(process.argv[1], JSON.stringify(found));
+' "$WORK/$1.json")
+    truth "$1" names "$WORK/$1.json"
+}
+
+if want sass && [[ -x "$NODE_TOOLS/node_modules/.bin/sass" ]]; then
+    d="$WORK/sass"
+    sass_project "$d" yes
+    COMMAND='npx sass --verbose scss/pages:css'
+    run sass-errors-verbose "$d" "$COMMAND"
+    sass_truth sass-errors-verbose "$d"
+    rm -rf "$d/css"
+    COMMAND='npx sass --verbose --no-source-map scss/pages:css 2>&1'
+    run sass-errors-verbose-merged "$d" "$COMMAND"
+    sass_truth sass-errors-verbose-merged "$d"
+    rm -rf "$d/css"
+    COMMAND='npx sass --update --no-source-map scss/pages:css'
+    run sass-errors-update "$d" "$COMMAND"
+    sass_truth sass-errors-update "$d"
+    d="$WORK/sass-pass"
+    sass_project "$d" no
+    COMMAND='npx sass --update --verbose scss/pages:css'
+    run sass-warnings-pass "$d" "$COMMAND"
+    truth sass-warnings-pass plain
+fi
+
+less_project() { # dir: 110 pages built by make, 4 that fail to compile (yes) or none (no)
+    local dir=$1 errors=$2 i
+    mkdir -p "$dir/less/pages"
+    ln -sfn "$NODE_TOOLS/node_modules" "$dir/node_modules"
+    cat >"$dir/Makefile" <<'MAKE'
+LESSC ?= node_modules/.bin/lessc
+LESSFLAGS ?= --verbose
+SRC := $(sort $(wildcard less/pages/*.less))
+CSS := $(patsubst less/pages/%.less,css/%.css,$(SRC))
+
+all: $(CSS)
+
+css/%.css: less/pages/%.less less/theme.less
+	@mkdir -p css
+	$(LESSC) $(LESSFLAGS) $< $@
+
+clean:
+	rm -rf css
+.PHONY: all clean
+MAKE
+    cat >"$dir/less/theme.less" <<'LESS'
+@brand: #3366cc;
+@gutter: 12px;
+.card(@pad: @gutter) {
+  padding: @pad;
+  border-radius: 4px;
+  box-shadow: 0 1px 2px fade(#000, 20%);
+}
+.rem(@px) { font-size: unit((@px / 16), rem); }
+LESS
+    for i in $(seq 1 110); do
+        {
+            echo '@import "../theme.less";'
+            echo ''
+            echo ".page-$i {"
+            echo "  .card();"
+            echo "  color: darken(@brand, $((i % 30))%);"
+            echo "  margin: ($i * 1px) auto;"
+            echo "  .title { .rem(24); }"
+            if [[ $errors == yes ]]; then
+                case $i in
+                9) echo '  .banner { width: @sidebar-width; }' ;;
+                46) echo '  .grid { .columns(3); }' ;;
+                71) echo '  .price { color: red' ;;
+                103) echo '  .footer { height: (10px + 5em); }' ;;
+                esac
+            fi
+            echo "  &__link { text-decoration: none; }"
+            echo "}"
+        } >"$dir/less/pages/page$i.less"
+    done
+}
+
+# Each page that fails to compile, from less's JavaScript API on the same files: the
+# place its error names, as lessc prints it (`FILE on line L, column C`).
+less_truth() { # NAME DIR
+    (cd "$2" && node -e '
+const less = require("less");
+const fs = require("fs");
+const path = require("path");
+(async () => {
+  const found = [];
+  for (const f of fs.readdirSync("less/pages").sort()) {
+    const file = path.join("less/pages", f);
+    try { await less.render(fs.readFileSync(file, "utf8"), { filename: path.resolve(file) }); } catch (e) {
+      found.push(`${path.relative(process.cwd(), e.filename)} on line ${e.line}, column ${e.column + 1}`);
+    }
+  }
+  fs.writeFileSync(process.argv[1], JSON.stringify(found));
+})();
+' "$WORK/$1.json")
+    truth "$1" names "$WORK/$1.json" --verdict-regex "^make: (\*\*\* \[|Target .all. not remade)"
+}
+
+if want lessc && [[ -x "$NODE_TOOLS/node_modules/.bin/lessc" ]] && command -v make >/dev/null; then
+    d="$WORK/lessc"
+    less_project "$d" yes
+    COMMAND='make -k'
+    run lessc-make-errors "$d" "$COMMAND"
+    less_truth lessc-make-errors "$d"
+    (cd "$d" && make -s clean)
+    COMMAND='make -k 2>&1'
+    run lessc-make-errors-merged "$d" "$COMMAND"
+    less_truth lessc-make-errors-merged "$d"
+    (cd "$d" && make -s clean)
+    COMMAND="make -k -j2 LESSFLAGS='--verbose --no-color' 2>&1"
+    run lessc-make-errors-nocolor-jobs "$d" "$COMMAND"
+    less_truth lessc-make-errors-nocolor-jobs "$d"
+    d="$WORK/lessc-pass"
+    less_project "$d" no
+    COMMAND='make'
+    run lessc-make-pass "$d" "$COMMAND"
+    truth lessc-make-pass plain
+fi
+
+html_validate_project() { # dir: 200 pages with warnings, 5 with errors (yes) or none (no)
+    local dir=$1 errors=$2 i s
+    mkdir -p "$dir/site"
+    ln -sfn "$NODE_TOOLS/node_modules" "$dir/node_modules"
+    cat >"$dir/.htmlvalidate.json" <<'JSON'
+{
+  "extends": ["html-validate:recommended"],
+  "rules": {
+    "no-inline-style": "warn",
+    "void-style": "warn",
+    "no-trailing-whitespace": "warn",
+    "prefer-button": "warn",
+    "long-title": "warn",
+    "no-redundant-role": "warn"
+  }
+}
+JSON
+    for s in shop blog help account; do mkdir -p "$dir/site/$s"; done
+    for i in $(seq 1 200); do
+        case $((i % 4)) in 0) s=shop ;; 1) s=blog ;; 2) s=help ;; 3) s=account ;; esac
+        {
+            echo '<!DOCTYPE html>'
+            echo '<html lang="en">'
+            echo '  <head>'
+            echo '    <meta charset="utf-8">'
+            echo "    <title>Page $i of the $s section, with a title long enough to be trimmed by search engines</title>"
+            echo '  </head>'
+            echo '  <body>'
+            echo '    <nav role="navigation"><a href="/">Home</a></nav>'
+            echo "    <main id=\"main-$i\">"
+            echo "      <h1 style=\"margin-top: 0\">Section $s, page $i</h1>"
+            echo "      <p>Some text for page $i.<br/>More text. </p>"
+            echo "      <input type=\"submit\" value=\"Go\">"
+            if [[ $errors == yes ]]; then
+                case $i in
+                23) echo '      <img src="hero23.png">' ;;
+                58) echo '      <section id="main-58"><p>Duplicate</p></section>' ;;
+                111) echo '      <div class="card"><span>Open</div>' ;;
+                164) echo '      <center>Legacy banner</center>' ;;
+                187) echo '      <a href="/cart"><button type="button">Cart</button></a>' ;;
+                esac
+            fi
+            echo '      <button type="button">Next</button>'
+            echo '    </main>'
+            echo '  </body>'
+            echo '</html>'
+        } >"$dir/site/$s/page$i.html"
+    done
+}
+
+# html-validate's errors (not its warnings), from its JSON report of the same run: as the
+# text formatter places them (`file:line:column`), as the stylish one words them, or
+# (where the log is that JSON) as each record reads there.
+html_validate_truth() { # NAME JSON FORM(text|stylish|json)
+    node -e '
+const fs = require("fs");
+const path = require("path");
+const [raw, out, form, work] = process.argv.slice(1);
+const found = [];
+for (const r of JSON.parse(fs.readFileSync(raw, "utf8"))) {
+  for (const m of r.messages) {
+    if (m.severity !== 2) continue;
+    const file = path.relative(work, r.filePath);
+    if (form === "text") found.push(`${file}:${m.line}:${m.column}`);
+    else if (form === "stylish") found.push(m.message);
+    else found.push(`"severity":2,"message":${JSON.stringify(m.message)},"offset":${m.offset},"line":${m.line},"column":${m.column}`);
+  }
+}
+fs.writeFileSync(out, JSON.stringify(found));
+' "$2" "$WORK/$1.json" "$3" "$WORK/html-validate"
+    if [[ $3 == stylish ]]; then
+        truth "$1" names "$WORK/$1.json" --verdict-regex '✖ \d+ problems'
+    else
+        truth "$1" names "$WORK/$1.json"
+    fi
+}
+
+if want html-validate && [[ -x "$NODE_TOOLS/node_modules/.bin/html-validate" ]]; then
+    d="$WORK/html-validate"
+    html_validate_project "$d" yes
+    (cd "$d" && npx html-validate -f json site >"$WORK/html-validate.raw" 2>/dev/null || true)
+    COMMAND='npx html-validate site'
+    run html-validate-errors "$d" "$COMMAND"
+    html_validate_truth html-validate-errors "$WORK/html-validate.raw" stylish
+    COMMAND="npx html-validate -f text 'site/**/*.html' 2>&1"
+    run html-validate-errors-text-merged "$d" "$COMMAND"
+    html_validate_truth html-validate-errors-text-merged "$WORK/html-validate.raw" text
+    COMMAND='npx html-validate -f json site'
+    run html-validate-errors-json "$d" "$COMMAND"
+    html_validate_truth html-validate-errors-json "$WORK/html-validate.raw" json
+    d="$WORK/html-validate-pass"
+    html_validate_project "$d" no
+    COMMAND='npx html-validate site'
+    run html-validate-warnings-pass "$d" "$COMMAND"
+    truth html-validate-warnings-pass plain --verdict-regex '✖ \d+ problems'
+fi
+
+textlint_project() { # dir: 180 chapters with terminology warnings, 4 with errors (yes) or none (no)
+    local dir=$1 errors=$2 i
+    mkdir -p "$dir/docs/guide" "$dir/docs/reference"
+    ln -sfn "$NODE_TOOLS/node_modules" "$dir/node_modules"
+    cat >"$dir/.textlintrc.json" <<'JSON'
+{
+  "rules": {
+    "no-todo": true,
+    "max-comma": { "max": 4 },
+    "terminology": { "severity": "warning", "defaultTerms": true }
+  }
+}
+JSON
+    for i in $(seq 1 180); do
+        local part=guide
+        [[ $i -gt 120 ]] && part=reference
+        {
+            echo "# Chapter $i"
+            echo ''
+            echo "This chapter explains step $i of the setup."
+            echo ''
+            [[ $((i % 2)) == 0 ]] && echo "The client is written in Javascript and hosted on Github." && echo ''
+            [[ $((i % 3)) == 0 ]] && echo "Call the api with a json payload." && echo ''
+            echo "Run \`npm run build-$i\` to check the result."
+            echo ''
+            if [[ $errors == yes ]]; then
+                case $i in
+                31) echo '- [ ] TODO: document the retry policy of the importer' ;;
+                77) echo 'Pick a region, a plan, a size, a network, a key, a zone, a tag and a name before you start.' ;;
+                128) echo 'TODO: explain the billing export before the release' ;;
+                166) echo '- [ ] TODO: screenshot of the audit log page' ;;
+                esac
+                echo ''
+            fi
+            echo "See chapter $((i + 1)) for what comes next."
+        } >"$dir/docs/$part/chapter$i.md"
+    done
+}
+
+# textlint's errors (not its warnings), from its JSON report of the same run: as the
+# unix and pretty-error formats place them (`file:line:column`), or as the stylish one
+# words them.
+textlint_truth() { # NAME JSON FORM(place|stylish)
+    node -e '
+const fs = require("fs");
+const path = require("path");
+const [raw, out, form, work] = process.argv.slice(1);
+const found = [];
+for (const r of JSON.parse(fs.readFileSync(raw, "utf8"))) {
+  for (const m of r.messages) {
+    if (m.severity !== 2) continue;
+    if (form === "place") found.push(`${path.relative(work, r.filePath)}:${m.line}:${m.column}`);
+    else found.push(m.message.replace(/\.$/, ""));  // stylish drops a final full stop
+  }
+}
+fs.writeFileSync(out, JSON.stringify(found));
+' "$2" "$WORK/$1.json" "$3" "$WORK/textlint"
+    if [[ $3 == stylish ]]; then
+        truth "$1" names "$WORK/$1.json" --verdict-regex '✖ \d+ problems'
+    else
+        truth "$1" names "$WORK/$1.json"
+    fi
+}
+
+if want textlint && [[ -x "$NODE_TOOLS/node_modules/.bin/textlint" ]]; then
+    d="$WORK/textlint"
+    textlint_project "$d" yes
+    (cd "$d" && npx textlint -f json docs >"$WORK/textlint.raw" 2>/dev/null || true)
+    COMMAND='npx textlint docs'
+    run textlint-errors "$d" "$COMMAND"
+    textlint_truth textlint-errors "$WORK/textlint.raw" stylish
+    COMMAND="npx textlint -f unix 'docs/**/*.md' 2>&1"
+    run textlint-errors-unix-merged "$d" "$COMMAND"
+    textlint_truth textlint-errors-unix-merged "$WORK/textlint.raw" place
+    COMMAND='npx textlint -f pretty-error docs'
+    run textlint-errors-pretty "$d" "$COMMAND"
+    textlint_truth textlint-errors-pretty "$WORK/textlint.raw" place
+    d="$WORK/textlint-pass"
+    textlint_project "$d" no
+    COMMAND='npx textlint docs'
+    run textlint-warnings-pass "$d" "$COMMAND"
+    truth textlint-warnings-pass plain --verdict-regex '✖ \d+ problems'
+fi
+
+depcruise_project() { # dir: 270 modules, 230 warned imports, a cycle and two unresolvable imports (yes) or not (no)
+    local dir=$1 errors=$2 i f
+    mkdir -p "$dir/src/legacy" "$dir/src/core"
+    ln -sfn "$NODE_TOOLS/node_modules" "$dir/node_modules"
+    cat >"$dir/package.json" <<'JSON'
+{
+  "name": "shop-app",
+  "version": "5.1.0",
+  "private": true,
+  "type": "module",
+  "scripts": {
+    "depcruise": "depcruise src"
+  }
+}
+JSON
+    cat >"$dir/.dependency-cruiser.cjs" <<'JS'
+module.exports = {
+  forbidden: [
+    { name: 'no-circular', severity: 'error', comment: 'Circular dependencies make modules hard to load and test.', from: {}, to: { circular: true } },
+    { name: 'not-to-unresolvable', severity: 'error', comment: 'This module imports something that cannot be found.', from: {}, to: { couldNotResolve: true } },
+    { name: 'no-orphans', severity: 'warn', comment: 'This module is imported by nothing: dead code?', from: { orphan: true }, to: {} },
+    { name: 'no-legacy-from-features', severity: 'warn', comment: 'Features should move off src/legacy.', from: { path: '^src/features' }, to: { path: '^src/legacy' } },
+    { name: 'core-not-to-features', severity: 'info', comment: 'Core should not know the features.', from: { path: '^src/core' }, to: { path: '^src/features' } },
+  ],
+  options: { doNotFollow: { path: 'node_modules' }, moduleSystems: ['es6', 'cjs'] },
+};
+JS
+    for i in $(seq 1 10); do echo "export const helper$i = (x) => x + $i;" >"$dir/src/legacy/helper$i.js"; done
+    echo "export const log = (...a) => a.length;" >"$dir/src/core/log.js"
+    for i in $(seq 1 230); do
+        mkdir -p "$dir/src/features/f$((i % 15))"
+        f="$dir/src/features/f$((i % 15))/part$i.js"
+        {
+            echo "import { helper$(((i % 10) + 1)) } from '../../legacy/helper$(((i % 10) + 1)).js';"
+            echo "import { log } from '../../core/log.js';"
+            echo "export const part$i = (x) => log(helper$(((i % 10) + 1))(x));"
+        } >"$f"
+    done
+    {
+        for i in $(seq 1 230); do echo "import { part$i } from './features/f$((i % 15))/part$i.js';"; done
+        echo "export const parts = [$(seq -s, -f 'part%g' 1 230)];"
+    } >"$dir/src/index.js"
+    for i in $(seq 1 8); do echo "export const unused$i = $i;" >"$dir/src/core/unused$i.js"; done
+    if [[ $errors == yes ]]; then
+        echo "import { order } from './order.js'; export const cart = () => order;" >"$dir/src/features/f3/cart.js"
+        echo "import { invoice } from './invoice.js'; export const order = () => invoice;" >"$dir/src/features/f3/order.js"
+        echo "import { cart } from './cart.js'; export const invoice = () => cart;" >"$dir/src/features/f3/invoice.js"
+        echo "import { cart } from './features/f3/cart.js';" >>"$dir/src/index.js"
+        echo "import { money } from './money.js'; export const total = money;" >"$dir/src/core/total.js"
+        echo "import { total } from './core/total.js'; import { fmt } from './features/f7/format-price.js';" >>"$dir/src/index.js"
+    fi
+}
+
+# The errors among dependency-cruiser's violations (not its warnings or infos), from its
+# JSON report of the same run: as its err reporters head them (`error RULE: FROM → TO`,
+# a cycle by its first module), or (where the log is that JSON) as each records its module.
+depcruise_truth() { # NAME JSON FORM(err|json)
+    python3 -c '
+import json, sys
+report = json.load(open(sys.argv[1]))
+found = []
+for v in report["summary"]["violations"]:
+    if v["rule"]["severity"] != "error":
+        continue
+    if sys.argv[3] == "json":
+        found.append("\"from\": \"%s\"" % v["from"])
+    elif v["type"] == "cycle":
+        found.append("error %s: %s →" % (v["rule"]["name"], v["from"]))
+    else:
+        found.append("error %s: %s → %s" % (v["rule"]["name"], v["from"], v["to"]))
+json.dump(found, open(sys.argv[2], "w"))
+' "$2" "$WORK/$1.json" "$3"
+    if [[ $3 == json ]]; then
+        truth "$1" names "$WORK/$1.json"
+    else
+        truth "$1" names "$WORK/$1.json" --verdict-regex 'dependency violations|no dependency violations found'
+    fi
+}
+
+if want depcruise && [[ -x "$NODE_TOOLS/node_modules/.bin/depcruise" ]]; then
+    d="$WORK/depcruise"
+    depcruise_project "$d" yes
+    (cd "$d" && npx depcruise src -T json >"$WORK/depcruise.raw" 2>/dev/null || true)
+    COMMAND='npx depcruise src'
+    run depcruise-errors "$d" "$COMMAND"
+    depcruise_truth depcruise-errors "$WORK/depcruise.raw" err
+    COMMAND='npx depcruise src --output-type err-long --progress performance-log 2>&1'
+    run depcruise-errors-long-merged "$d" "$COMMAND"
+    depcruise_truth depcruise-errors-long-merged "$WORK/depcruise.raw" err
+    COMMAND='npx depcruise src --output-type json'
+    run depcruise-errors-json "$d" "$COMMAND"
+    depcruise_truth depcruise-errors-json "$WORK/depcruise.raw" json
+    d="$WORK/depcruise-pass"
+    depcruise_project "$d" no
+    COMMAND='npm run depcruise'
+    run depcruise-warnings-pass "$d" "$COMMAND"
+    truth depcruise-warnings-pass plain --verdict-regex 'dependency violations|no dependency violations found'
+fi
+
+commitlint_project() { # dir: a repository of 260 commits, 64 with warnings, 6 with errors (yes) or none (no)
+    local dir=$1 errors=$2 i msg
+    mkdir -p "$dir"
+    ln -sfn "$NODE_TOOLS/node_modules" "$dir/node_modules"
+    echo "export default { extends: ['@commitlint/config-conventional'] };" >"$dir/commitlint.config.mjs"
+    printf 'node_modules\n' >"$dir/.gitignore"
+    local types=(feat fix chore docs refactor test perf build)
+    local scopes=(cart search api auth orders ui)
+    (
+        cd "$dir"
+        export GIT_AUTHOR_NAME=dev GIT_AUTHOR_EMAIL=dev@example.com GIT_COMMITTER_NAME=dev GIT_COMMITTER_EMAIL=dev@example.com
+        export GIT_AUTHOR_DATE='2026-11-02T09:00:00Z' GIT_COMMITTER_DATE='2026-11-02T09:00:00Z'
+        git init -q -b main .
+        git add -A
+        git commit -q -m 'chore: initial commit'
+        for i in $(seq 1 259); do
+            msg="${types[$((i % 8))]}(${scopes[$((i % 6))]}): update step $i of the rollout"
+            if [[ $((i % 4)) == 1 ]]; then  # a body with no blank line before it: a warning
+                msg="$msg"$'\n'"Moves part $i of the work behind the flag and keeps the old path for now."
+            fi
+            if [[ $errors == yes ]]; then
+                case $i in
+                17) msg='fixed the checkout total' ;;
+                58) msg='feat(search): Add fuzzy matching.' ;;
+                103) msg='Feature(api): add the bulk export endpoint' ;;
+                150) msg='chore(build): move the asset pipeline to the new bundler and drop the old plugin configuration files from the repo' ;;
+                201) msg='wip: try a cache in front of the price service' ;;
+                244) msg='fix(auth) refresh tokens before they expire' ;;
+                esac
+            fi
+            echo "$i" >step.txt
+            git add step.txt
+            git commit -q -F - <<<"$msg"
+        done
+    )
+}
+
+# The commits with errors (not the ones with warnings only), from @commitlint/lint on
+# the same messages with the same configuration: each as commitlint heads it (`input:`).
+commitlint_truth() { # NAME DIR
+    (cd "$2" && node --input-type=module -e '
+import { execFileSync } from "node:child_process";
+import { writeFileSync } from "node:fs";
+import load from "@commitlint/load";
+import lint from "@commitlint/lint";
+const config = await load({}, { cwd: process.cwd() });
+const log = execFileSync("git", ["log", "--format=%B%x00", "HEAD~259..HEAD"], { encoding: "utf8" });
+const found = [];
+for (const raw of log.split("\0").map((m) => m.trim()).filter(Boolean)) {
+  const report = await lint(raw, config.rules, { parserOpts: config.parserPreset?.parserOpts ?? {} });
+  if (!report.valid) found.push(`input: ${raw.split("\n")[0]}`);
+}
+writeFileSync(process.argv[1], JSON.stringify(found));
+' "$WORK/$1.json")
+    truth "$1" names "$WORK/$1.json"
+}
+
+if want commitlint && [[ -x "$NODE_TOOLS/node_modules/.bin/commitlint" ]] && command -v git >/dev/null; then
+    d="$WORK/commitlint"
+    commitlint_project "$d" yes
+    COMMAND='npx commitlint --from HEAD~259 --to HEAD'
+    run commitlint-errors "$d" "$COMMAND"
+    commitlint_truth commitlint-errors "$d"
+    COMMAND='npx commitlint --from HEAD~259 --to HEAD --verbose'
+    run commitlint-errors-verbose "$d" "$COMMAND"
+    commitlint_truth commitlint-errors-verbose "$d"
+    COMMAND='npx commitlint --from HEAD~259 --to HEAD --verbose 2>&1'
+    run commitlint-errors-verbose-merged "$d" "$COMMAND"
+    commitlint_truth commitlint-errors-verbose-merged "$d"
+    d="$WORK/commitlint-pass"
+    commitlint_project "$d" no
+    COMMAND='npx commitlint --from HEAD~259 --to HEAD --verbose'
+    run commitlint-warnings-pass-verbose "$d" "$COMMAND"
+    truth commitlint-warnings-pass-verbose plain
+fi
+
+ajv_project() { # dir: 240 product records against a schema, 4 invalid and 1 malformed (yes) or none (no)
+    local dir=$1 errors=$2 i
+    mkdir -p "$dir/catalog/products"
+    ln -sfn "$NODE_TOOLS/node_modules" "$dir/node_modules"
+    cat >"$dir/catalog/product.schema.json" <<'JSON'
+{
+  "$schema": "http://json-schema.org/draft-07/schema#",
+  "type": "object",
+  "required": ["id", "sku", "price", "stock"],
+  "additionalProperties": false,
+  "properties": {
+    "id": { "type": "integer", "minimum": 1 },
+    "sku": { "type": "string", "pattern": "^[A-Z]{3}-[0-9]{4}$" },
+    "price": { "type": "number", "exclusiveMinimum": 0 },
+    "stock": { "type": "integer", "minimum": 0 },
+    "tags": { "type": "array", "items": { "type": "string" }, "uniqueItems": true }
+  }
+}
+JSON
+    for i in $(seq 1 240); do
+        local body
+        body=$(printf '"id": %d, "sku": "SKU-%04d", "price": %d.99, "stock": %d, "tags": ["shop", "tier-%d"]' "$i" "$i" "$((i % 50 + 1))" "$((i * 7 % 40))" "$((i % 3))")
+        if [[ $errors == yes ]]; then
+            case $i in
+            19) body=$(printf '"id": 19, "sku": "sku-0019", "price": 4.99, "stock": 3') ;;
+            84) body=$(printf '"id": 84, "sku": "SKU-0084", "price": 0, "stock": -2, "tags": ["a", "a"]') ;;
+            133) body=$(printf '"id": 133, "sku": "SKU-0133", "price": "12.50", "stock": 4, "colour": "red"') ;;
+            190) body=$(printf '"id": 190, "sku": "SKU-0190", "stock": 9') ;;
+            222) body=$(printf '"id": 222, "sku": "SKU-0222", "price": 8.99, "stock": 1,') ;;
+            esac
+        fi
+        printf '{ %s }\n' "$body" >"$dir/catalog/products/p$(printf %03d "$i").json"
+    done
+}
+
+# The records that fail, from Ajv's JavaScript API (the same Ajv 8 as ajv-cli) on the
+# same files: each invalid one as the CLI heads it (`FILE invalid`), and each that is not
+# JSON at all by the parser's complaint.
+ajv_truth() { # NAME DIR
+    (cd "$2" && node -e '
+const Ajv = require("ajv");
+const fs = require("fs");
+const path = require("path");
+const ajv = new Ajv();
+const validate = ajv.compile(JSON.parse(fs.readFileSync("catalog/product.schema.json", "utf8")));
+const found = [];
+for (const f of fs.readdirSync("catalog/products").sort()) {
+  const file = path.join("catalog/products", f);
+  let data;
+  try { data = JSON.parse(fs.readFileSync(file, "utf8")); } catch (e) { found.push(`${file}: ${e.message}`); continue; }
+  if (!validate(data)) found.push(`${file} invalid`);
+}
+fs.writeFileSync(process.argv[1], JSON.stringify(found));
+' "$WORK/$1.json")
+    truth "$1" names "$WORK/$1.json"
+}
+
+if want ajv && [[ -x "$NODE_TOOLS/node_modules/.bin/ajv" ]]; then
+    d="$WORK/ajv"
+    ajv_project "$d" yes
+    COMMAND="npx ajv validate -s catalog/product.schema.json -d 'catalog/products/*.json'"
+    run ajv-validate-errors "$d" "$COMMAND"
+    ajv_truth ajv-validate-errors "$d"
+    COMMAND="npx ajv validate --all-errors --errors=text -s catalog/product.schema.json -d 'catalog/products/*.json' 2>&1"
+    run ajv-validate-errors-text-merged "$d" "$COMMAND"
+    ajv_truth ajv-validate-errors-text-merged "$d"
+    COMMAND="npx ajv validate --all-errors --errors=json -s catalog/product.schema.json -d 'catalog/products/*.json'"
+    run ajv-validate-errors-json "$d" "$COMMAND"
+    ajv_truth ajv-validate-errors-json "$d"
+    d="$WORK/ajv-pass"
+    ajv_project "$d" no
+    COMMAND="npx ajv validate -s catalog/product.schema.json -d 'catalog/products/*.json'"
+    run ajv-validate-pass "$d" "$COMMAND"
+    truth ajv-validate-pass plain
 fi
 
 echo "corpus: $(ls "$LOGS"/*.truth | wc -l) cases, $(du -sh "$LOGS" | cut -f1)" >&2

@@ -36,7 +36,9 @@ report with the JUnit XML of pytest in its sessions, and the JavaScript APIs of
 rollup, vite and @babel/core; scan-build's SARIF, dialyzer's Erlang API and chktex's
 own format of its messages; proselint's and check-jsonschema's JSON, green's JUnit
 XML, and the Python APIs of doc8, rstcheck, gitlint, trial's runner and autopep8 on the
-same files), and from the log itself or the
+same files; QUnit's events through a required collector, the JSON of html-validate,
+textlint and dependency-cruiser, and the JavaScript APIs of dart-sass, less,
+@commitlint/lint and Ajv), and from the log itself or the
 project's design where it has none (pip, ld, Test::More's diagnostics, `php -l`,
 black, CMake, xmllint, shfmt, ward, Ruby's test-unit, mkdocs, the Erlang and OCaml
 compilers' errors, alcotest, uvu, tape's uncaught error, tap's coverage table; gfortran, nasm, `perl -c` and javac, each file compiled alone;
