@@ -13,8 +13,12 @@ fn main() {
     let filter = std::env::args().nth(1);
     let report = eval::evaluate();
     let mut out = std::io::stdout().lock();
-    writeln!(out, "| case | items shown | verdict | bytes | lines |").unwrap();
-    writeln!(out, "|---|---|---|---|---|").unwrap();
+    writeln!(
+        out,
+        "| case | items shown | verdict | bytes | lines | looks clean |"
+    )
+    .unwrap();
+    writeln!(out, "|---|---|---|---|---|---|").unwrap();
     for (name, seen, _) in &report.cases {
         let verdict = match seen.verdict_shown {
             Some(true) => "shown",
@@ -23,8 +27,12 @@ fn main() {
         };
         writeln!(
             out,
-            "| {name} | {}/{} | {verdict} | {} | {} |",
-            seen.items_shown, seen.items, seen.bytes, seen.lines
+            "| {name} | {}/{} | {verdict} | {} | {} | {} |",
+            seen.items_shown,
+            seen.items,
+            seen.bytes,
+            seen.lines,
+            if seen.looks_clean { "YES" } else { "" }
         )
         .unwrap();
     }
