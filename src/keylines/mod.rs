@@ -404,6 +404,9 @@ pub struct Summary {
     /// `Diff in x:3:`), each file once, in line order: a check's findings, whether it
     /// failed or not (`gofmt -d` exits 0).
     pub diff_files: Vec<Numbered>,
+    /// The places (`src/parse.c:12:5`) the lines the odd pass reads name, each once,
+    /// the rarest first (see the `places` module).
+    pub places: Vec<Place>,
 }
 
 /// One kind of diagnostic (its severity word and id, `warning [memleak]`), how many
@@ -546,6 +549,7 @@ impl Digest {
             named,
             pieces,
             diff_files,
+            places,
         } = std::mem::take(&mut self.odd).finish();
         self.named_tests(named);
         let tail_lines = memchr::memchr_iter(b'\n', &tail).count() as u64
@@ -564,6 +568,7 @@ impl Digest {
             odd,
             pieces,
             diff_files,
+            places,
         }
     }
 
@@ -1469,6 +1474,8 @@ pub fn collapse_repeats(lines: &[&str]) -> Vec<String> {
 
 mod long;
 mod odd;
+mod places;
+pub use places::Place;
 mod tally;
 use odd::Odd;
 use tally::Tally;

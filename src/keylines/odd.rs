@@ -22,6 +22,7 @@ use std::collections::HashMap;
 use std::hash::{BuildHasherDefault, Hasher};
 
 use super::long::{LONG_LINE, Long};
+use super::places::{Place, Places};
 use super::{KeyLine, Numbered, cut_middle, rules};
 
 /// Bytes of a stream read for odd lines: past them (or past [`ODD_LINES`]), a line
@@ -106,16 +107,19 @@ pub(super) struct Odd {
     diff_line: u64,
     /// A `--- ` line, the first header of a unified diff if `+++ ` follows it.
     diff_pending: Option<Numbered>,
+    /// The places lines name.
+    places: Places,
 }
 
 /// What the pass found: the odd lines, the failing tests a heading of failures'
-/// entries name, the odd records inside long lines, and the headers of the files a
-/// diff changes.
+/// entries name, the odd records inside long lines, the headers of the files a diff
+/// changes, and the places lines name.
 pub(super) struct Found {
     pub odd: Vec<KeyLine>,
     pub named: Vec<Numbered>,
     pub pieces: Vec<KeyLine>,
     pub diff_files: Vec<Numbered>,
+    pub places: Vec<Place>,
 }
 
 /// The lines of one indent, since a line less indented.
@@ -243,6 +247,7 @@ impl Odd {
         let signed = &bytes[..bytes.len().min(SIGNED_BYTES)];
         let clean = plain_text(signed);
         let clean = clean.trim_end();
+        self.places.read(clean, line);
         if line <= self.open_until && !self.open.is_empty() {
             self.place_after(clean, bytes, line);
         }
@@ -484,6 +489,7 @@ impl Odd {
             named,
             pieces,
             diff_files,
+            places: self.places.finish(),
         }
     }
 }

@@ -57,7 +57,13 @@ pub fn show(out: &Output, ms: u128, timeout_secs: u64, cap: u64, stderr: Stderr)
         } else {
             budget
         };
-        push_stdout(&mut body, &out.stdout, budget);
+        // What the other stream shows whole, beside stdout's view.
+        let beside = if shown && !out.stderr.overflows() {
+            shown_text(&out.stderr).len()
+        } else {
+            0
+        };
+        push_stdout(&mut body, &out.stdout, Budget { beside, ..budget });
         if out.stdout.capped || out.stderr.capped {
             body.push_str(&format!(
                 "\nOutput limit of {} reached; the command was stopped.",
@@ -66,7 +72,8 @@ pub fn show(out: &Output, ms: u128, timeout_secs: u64, cap: u64, stderr: Stderr)
         }
         if shown {
             body.push_str("\n--- stderr ---\n");
-            push_stderr(&mut body, &out.stderr, budget);
+            let beside = body.len();
+            push_stderr(&mut body, &out.stderr, Budget { beside, ..budget });
         }
     }
 
@@ -202,6 +209,9 @@ pub struct Budget {
     /// Bytes of the whole view, at most: the key lines get what the head and the
     /// tail leave (the tail at most what leaves them a third).
     pub view_bytes: usize,
+    /// Bytes the answer shows beside this view (the other stream), which the list of
+    /// places leaves room for.
+    pub beside: usize,
 }
 
 /// The budget of one stream shown alone. Its parts and markers stay well within
@@ -218,6 +228,7 @@ pub const BUDGET: Budget = Budget {
     odd_bytes: 4 * 1024,
     odd_warnings_only: false,
     view_bytes: 15 * 1024,
+    beside: 0,
 };
 
 impl Budget {
@@ -234,6 +245,7 @@ impl Budget {
             odd_bytes: self.odd_bytes / 2,
             odd_warnings_only: self.odd_warnings_only,
             view_bytes: self.view_bytes / 2,
+            beside: self.beside,
         }
     }
 
@@ -452,7 +464,60 @@ fn overflow_view(head_text: &str, captured: &Captured, budget: Budget) -> String
     }
     push_pieces(&mut out, captured, budget);
     push_diff_files(&mut out, captured, head_end + 1..tail_start);
+    if !budget.odd_warnings_only {
+        // Within the view of a stream shown alone, whatever the answer shows beside.
+        let room = PLACES_BYTES.min(BUDGET.view_bytes.saturating_sub(out.len() + budget.beside));
+        out.push_str(&places_line(captured, head_end + 1..tail_start, &out, room));
+    }
     out
+}
+
+/// Bytes of the list of places named only in the lines not shown, at most.
+const PLACES_BYTES: usize = 2 * 1024;
+
+/// The places (`src/parse.c:12:5`) a failing run named first in the lines not shown
+/// (`hidden`) that the view (`shown`) does not name, the rarest first, as one line
+/// within `room` bytes: where a tool no rule knows put its errors, whatever lines say
+/// so. Empty when there are none.
+fn places_line(
+    captured: &Captured,
+    hidden: std::ops::Range<u64>,
+    shown: &str,
+    room: usize,
+) -> String {
+    let places = &captured.summary.places;
+    let hidden: Vec<&keylines::Place> = places
+        .iter()
+        .filter(|p| hidden.contains(&p.first) && !names_place(shown, &p.text))
+        .collect();
+    let heading = "[... places named in the lines not shown, the rarest first: ";
+    let mut list = String::new();
+    let mut listed = 0;
+    for place in &hidden {
+        let entry = visible(&place.text);
+        if heading.len() + list.len() + entry.len() + 40 > room {
+            break;
+        }
+        if listed > 0 {
+            list.push_str(", ");
+        }
+        list.push_str(&entry);
+        listed += 1;
+    }
+    if listed == 0 {
+        return String::new();
+    }
+    let more = match hidden.len() - listed {
+        0 => String::new(),
+        n => format!(" … and {n} more"),
+    };
+    format!("{heading}{list}{more}]\n")
+}
+
+/// Whether `text` names `place` as a whole (`a.c:1` is not in `a.c:12`).
+fn names_place(text: &str, place: &str) -> bool {
+    text.match_indices(place)
+        .any(|(at, _)| !text[at + place.len()..].starts_with(|c: char| c.is_ascii_digit()))
 }
 
 /// Rows of the diff's file headers shown, at most.

@@ -836,3 +836,62 @@ fn a_diffs_files_are_listed_though_the_check_succeeded() {
         assert!(answer.contains(&header), "{n}: {answer}");
     }
 }
+
+/// A runner no rule knows (`nope N - …` for a failure) among 260 passing tests: its
+/// failures' lines are not shown, but the places their frames name are, the test's
+/// own before the runner's, which every failure names again. A run that succeeded
+/// lists none.
+#[test]
+fn a_failing_run_lists_the_places_named_only_in_lines_not_shown() {
+    let f = Fixture::new();
+    let mut log = String::new();
+    for n in 1..=260 {
+        match n {
+            100 | 150 => {
+                let (test, place) = if n == 100 {
+                    ("cart rounds the total", "test/cart.test.js:37:5")
+                } else {
+                    ("tax applies per line", "test/tax.test.js:12:9")
+                };
+                log.push_str(&format!("nope {n} - {test}\n"));
+                log.push_str(&format!("    at Object.<anonymous> ({place})\n"));
+                log.push_str("    at run (node_modules/runner/lib/run.js:120:10)\n");
+                log.push_str("    at next (node_modules/runner/lib/run.js:88:3)\n");
+            }
+            _ => log.push_str(&format!("ok {n} - case {n} holds\n")),
+        }
+    }
+    log.push_str("# pass 258, fail 2\n");
+    let answer = f.show(log.as_bytes(), b"", 1).text;
+    assert!(
+        answer.contains(
+            "[... places named in the lines not shown, the rarest first: \
+             test/cart.test.js:37:5, test/tax.test.js:12:9, \
+             node_modules/runner/lib/run.js:120:10, node_modules/runner/lib/run.js:88:3]\n"
+        ),
+        "{answer}"
+    );
+    assert!(!answer.contains("nope 100"), "{answer}");
+    let answer = f.show(log.as_bytes(), b"", 0).text;
+    assert!(!answer.contains("places named"), "{answer}");
+}
+
+/// A place the view shows already (in its last lines) is not listed again, nor is a
+/// place only a longer one holds taken for it (`a.c:1` is not in `a.c:12`).
+#[test]
+fn places_the_view_shows_are_not_listed_again() {
+    let f = Fixture::new();
+    let mut log = String::new();
+    for n in 1..=240 {
+        log.push_str(&format!("checked part {n}\n"));
+        if n == 120 {
+            log.push_str("bad part: src/a.c:1 and src/b.c:7\n");
+        }
+    }
+    log.push_str("first bad part was src/a.c:12, see src/b.c:7\n");
+    let answer = f.show(log.as_bytes(), b"", 1).text;
+    assert!(
+        answer.contains("[... places named in the lines not shown, the rarest first: src/a.c:1]\n"),
+        "{answer}"
+    );
+}
