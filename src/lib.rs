@@ -53,7 +53,6 @@ pub mod http;
 pub mod keylines;
 pub mod metrics;
 pub mod overflow;
-pub mod pattern;
 pub mod present;
 pub mod render;
 pub mod retention;

@@ -101,7 +101,7 @@ pub struct Query {
 }
 
 fn parse_regex(pattern: &str) -> Result<Regex, String> {
-    crate::pattern::regex(pattern).map_err(|e| e.to_string())
+    Regex::new(pattern).map_err(|e| e.to_string())
 }
 
 /// Why the view could not be shown.

@@ -40,8 +40,6 @@ use std::sync::OnceLock;
 use aho_corasick::{AhoCorasick, Input, MatchKind};
 use regex::Regex;
 
-use crate::pattern;
-
 /// Distinct key lines kept from the start; past them, the last [`LAST_KEYS`] are kept
 /// and the others counted.
 pub const MAX_KEYS: usize = 200;
@@ -1059,7 +1057,7 @@ impl Digest {
     /// The lines before the one being read, nearest first, at most `max`: the last
     /// lines of `before` (the text right before it in the same chunk), then the last
     /// lines read before that chunk.
-    /// Borrowed, not copied: a flood of key lines looks back from each.
+    /// Borrowed where a line fits its view: a flood of key lines looks back from each.
     fn lines_before<'a>(&'a self, before: &'a [u8], max: usize) -> Vec<(Cow<'a, [u8]>, usize)> {
         let mut found = Vec::with_capacity(max);
         let mut end = before.len();
@@ -1474,6 +1472,7 @@ pub fn collapse_repeats(lines: &[&str]) -> Vec<String> {
 
 mod long;
 mod odd;
+mod pattern;
 mod places;
 pub use places::Place;
 mod tally;

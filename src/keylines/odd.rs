@@ -247,7 +247,7 @@ impl Odd {
         let signed = &bytes[..bytes.len().min(SIGNED_BYTES)];
         let clean = plain_text(signed);
         let clean = clean.trim_end();
-        self.places.read(clean, line);
+        self.places.read(clean, line, bytes.len() > SIGNED_BYTES);
         if line <= self.open_until && !self.open.is_empty() {
             self.place_after(clean, bytes, line);
         }

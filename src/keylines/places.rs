@@ -3,18 +3,19 @@
 //!
 //! A tool no rule knows may print its errors in lines no rule picks, among many alike:
 //! what it still does, whatever it is, is name the file and line of each. The overflow
-//! view lists the places named only in lines it leaves out, the rarest first (see
-//! [`crate::present`]), so that a run's few errors among its many warnings are named
-//! even when their lines are not shown.
+//! view lists the places named only in lines it leaves out, the rarest first, so that
+//! a run's few errors among its many warnings are named even when their lines are not
+//! shown.
 //!
-//! Read in the lines the odd pass reads (its first lines), in bounded memory.
+//! Read in the start of the lines the odd pass reads (its first lines), in bounded
+//! memory.
 
 use std::collections::HashMap;
 use std::sync::OnceLock;
 
 use regex::Regex;
 
-use crate::pattern;
+use super::pattern;
 
 /// Distinct places kept, at most; past them, only those kept are counted.
 const MAX_PLACES: usize = 4096;
@@ -36,16 +37,18 @@ pub(super) struct Places {
 }
 
 impl Places {
-    /// Counts the places `text` (line `line`) names.
-    pub(super) fn read(&mut self, text: &str, line: u64) {
+    /// Counts the places `text` (line `line`) names. `text` is the start of a line
+    /// that goes on (`cut`): a place at its very end may be cut short, and is left out
+    /// (`a.js:1234` is not `a.js:12`).
+    pub(super) fn read(&mut self, text: &str, line: u64, cut: bool) {
         if !names_a_line(text.as_bytes()) {
             return;
         }
         for found in place().find_iter(text) {
-            let found = found.as_str();
-            if found.len() > PLACE_BYTES {
+            if found.len() > PLACE_BYTES || (cut && found.end() == text.len()) {
                 continue;
             }
+            let found = found.as_str();
             match self.index.get(found) {
                 Some(&at) => self.places[at].count += 1,
                 None if self.places.len() < MAX_PLACES => {
@@ -89,7 +92,7 @@ mod tests {
     fn read(lines: &[&str]) -> Vec<Place> {
         let mut places = Places::default();
         for (n, line) in lines.iter().enumerate() {
-            places.read(line, n as u64 + 1);
+            places.read(line, n as u64 + 1, false);
         }
         places.finish()
     }
@@ -135,9 +138,9 @@ mod tests {
     fn memory_is_bounded() {
         let mut places = Places::default();
         for n in 0..(MAX_PLACES as u64 + 100) {
-            places.read(&format!("src/m{n}.c:{n}: warning: unused"), n + 1);
+            places.read(&format!("src/m{n}.c:{n}: warning: unused"), n + 1, false);
         }
-        places.read("src/m1.c:1: warning: unused", 9999);
+        places.read("src/m1.c:1: warning: unused", 9999, false);
         let places = places.finish();
         assert_eq!(places.len(), MAX_PLACES);
         assert!(
@@ -145,5 +148,17 @@ mod tests {
                 .iter()
                 .any(|p| p.text == "src/m1.c:1" && p.count == 2)
         );
+    }
+
+    /// The start of a long line may end inside a place: that place is not taken for
+    /// a shorter one.
+    #[test]
+    fn a_place_cut_by_the_end_of_what_is_read_is_left_out() {
+        let mut places = Places::default();
+        places.read("at (test/cart.test.js:12", 1, true);
+        places.read("at (test/cart.test.js:12", 2, false);
+        places.read("see src/a.c:3 then (test/tax.test.js:4", 3, true);
+        let texts: Vec<String> = places.finish().into_iter().map(|p| p.text).collect();
+        assert_eq!(texts, ["test/cart.test.js:12", "src/a.c:3"]);
     }
 }

@@ -57,11 +57,12 @@ pub fn show(out: &Output, ms: u128, timeout_secs: u64, cap: u64, stderr: Stderr)
         } else {
             budget
         };
-        // What the other stream shows whole, beside stdout's view.
-        let beside = if shown && !out.stderr.overflows() {
-            shown_text(&out.stderr).len()
-        } else {
-            0
+        // What the stderr shown takes beside stdout's view: its view's budget, or
+        // all of it, shown whole.
+        let beside = match (shown, out.stderr.overflows()) {
+            (false, _) => 0,
+            (true, true) => budget.view_bytes,
+            (true, false) => visible(&shown_text(&out.stderr)).len(),
         };
         push_stdout(&mut body, &out.stdout, Budget { beside, ..budget });
         if out.stdout.capped || out.stderr.capped {
@@ -485,15 +486,20 @@ fn places_line(
     shown: &str,
     room: usize,
 ) -> String {
-    let places = &captured.summary.places;
-    let hidden: Vec<&keylines::Place> = places
+    let heading = "[... places named in the lines not shown, the rarest first: ";
+    // The heading, a place and the end: no room, no list.
+    if room < heading.len() + 80 {
+        return String::new();
+    }
+    let places: Vec<&keylines::Place> = captured
+        .summary
+        .places
         .iter()
         .filter(|p| hidden.contains(&p.first) && !names_place(shown, &p.text))
         .collect();
-    let heading = "[... places named in the lines not shown, the rarest first: ";
     let mut list = String::new();
     let mut listed = 0;
-    for place in &hidden {
+    for place in &places {
         let entry = visible(&place.text);
         if heading.len() + list.len() + entry.len() + 40 > room {
             break;
@@ -507,17 +513,21 @@ fn places_line(
     if listed == 0 {
         return String::new();
     }
-    let more = match hidden.len() - listed {
+    let more = match places.len() - listed {
         0 => String::new(),
         n => format!(" … and {n} more"),
     };
     format!("{heading}{list}{more}]\n")
 }
 
-/// Whether `text` names `place` as a whole (`a.c:1` is not in `a.c:12`).
+/// Whether `text` names `place` as a whole: `a.c:1` is not in `a.c:12`, nor
+/// `main.rs:10` in `domain.rs:10`.
 fn names_place(text: &str, place: &str) -> bool {
-    text.match_indices(place)
-        .any(|(at, _)| !text[at + place.len()..].starts_with(|c: char| c.is_ascii_digit()))
+    let path = |c: char| c.is_ascii_alphanumeric() || "_./-".contains(c);
+    text.match_indices(place).any(|(at, _)| {
+        !text[..at].ends_with(path)
+            && !text[at + place.len()..].starts_with(|c: char| c.is_ascii_digit())
+    })
 }
 
 /// Rows of the diff's file headers shown, at most.

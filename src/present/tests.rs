@@ -877,7 +877,8 @@ fn a_failing_run_lists_the_places_named_only_in_lines_not_shown() {
 }
 
 /// A place the view shows already (in its last lines) is not listed again, nor is a
-/// place only a longer one holds taken for it (`a.c:1` is not in `a.c:12`).
+/// place only a longer one holds taken for it (`a.c:1` is not in `a.c:12`, `main.rs:4`
+/// not in `domain.rs:4`).
 #[test]
 fn places_the_view_shows_are_not_listed_again() {
     let f = Fixture::new();
@@ -885,13 +886,39 @@ fn places_the_view_shows_are_not_listed_again() {
     for n in 1..=240 {
         log.push_str(&format!("checked part {n}\n"));
         if n == 120 {
-            log.push_str("bad part: src/a.c:1 and src/b.c:7\n");
+            log.push_str("bad part: src/a.c:1 and src/b.c:7, main.rs:4\n");
         }
     }
-    log.push_str("first bad part was src/a.c:12, see src/b.c:7\n");
+    log.push_str("first bad part was src/a.c:12, see src/b.c:7 and domain.rs:4\n");
     let answer = f.show(log.as_bytes(), b"", 1).text;
     assert!(
-        answer.contains("[... places named in the lines not shown, the rarest first: src/a.c:1]\n"),
+        answer.contains(
+            "[... places named in the lines not shown, the rarest first: src/a.c:1, main.rs:4]\n"
+        ),
         "{answer}"
+    );
+}
+
+/// Two streams too long to show whole, each naming hundreds of places in long lines:
+/// the lists of places keep the answer within the view of one stream shown alone.
+#[test]
+fn the_lists_of_places_keep_two_views_within_one() {
+    let f = Fixture::new();
+    let stream = |name: &str| {
+        (1..=600)
+            .map(|n| format!("{name}: error: step {n} failed at lib/{name}/part{n}.c:{n}:2\n"))
+            .collect::<String>()
+    };
+    let answer = f
+        .show(stream("out").as_bytes(), stream("err").as_bytes(), 1)
+        .text;
+    assert!(
+        answer.contains("places named in the lines not shown"),
+        "{answer}"
+    );
+    assert!(
+        answer.len() <= BUDGET.view_bytes + 1024,
+        "{} bytes:\n{answer}",
+        answer.len()
     );
 }

@@ -1,23 +1,23 @@
-//! Regular expressions with ASCII classes: `\w`, `\d`, `\s` and `\b` (and their
-//! negations) mean `[0-9A-Za-z_]`, `[0-9]`, `[\t\n\v\f\r ]` and the boundary of those
-//! words, as in JavaScript, whatever else the line holds. The key line rules and
-//! `forge-bash audit --grep` are written so.
+//! The rules' regular expressions, with ASCII classes: `\w`, `\d`, `\s` and `\b` (and
+//! their negations) mean `[0-9A-Za-z_]`, `[0-9]`, `[\t\n\v\f\r ]` and the boundary of
+//! those words, whatever else the line holds, as the rules were written for.
 //!
 //! The `regex` crate gives those classes their Unicode meaning; [`ascii`] spells them
-//! as its ASCII classes instead. Its engine matches a line in one pass of a lazy DFA:
-//! a flood of error lines, each of which the rules read, costs microseconds a line.
+//! as its ASCII classes instead. Its engine runs a lazy DFA over a line: a flood of
+//! error lines, each of which the rules read, costs microseconds a line.
 
 use regex::Regex;
 
 /// Compiles `pattern` with ASCII classes.
-pub fn regex(pattern: &str) -> Result<Regex, regex::Error> {
+pub(super) fn regex(pattern: &str) -> Result<Regex, regex::Error> {
     Regex::new(&ascii(pattern))
 }
 
 /// `pattern` with each Perl class spelled as an ASCII class: `\w` as `[[:word:]]`
-/// (`[:word:]` within a class), `\W` as `[^[:word:]]`, `\b` as `(?-u:\b)`. What the
-/// pattern means is unchanged where it names no such class.
-pub fn ascii(pattern: &str) -> String {
+/// (`[:word:]` within a class), `\W` as `[^[:word:]]`, `\b` as `(?-u:\b)`. For the
+/// rules' own patterns, which use neither `(?x)` comments nor `\b{…}`, `\<` or `\>`,
+/// and put no `[` at the end of a range.
+pub(super) fn ascii(pattern: &str) -> String {
     let mut out = String::with_capacity(pattern.len() + pattern.len() / 2);
     let mut chars = pattern.chars().peekable();
     let mut in_class = false;
