@@ -47,35 +47,7 @@ pub fn show(out: &Output, ms: u128, timeout_secs: u64, cap: u64, stderr: Stderr)
     if binary {
         body.push_str(&binary_notice(&out.stdout));
     } else {
-        let shown = shows_stderr(out, stderr);
-        let both = out.stdout.overflows() && shown && out.stderr.overflows();
-        let budget = if both { BUDGET.half() } else { BUDGET };
-        // A run that succeeded: what differs in it is no sign of what failed, but
-        // a warning may be (go vet's finding in a report of passing packages).
-        let budget = if out.code == 0 {
-            budget.warnings_only()
-        } else {
-            budget
-        };
-        // What the stderr shown takes beside stdout's view: its view's budget, or
-        // all of it, shown whole.
-        let beside = match (shown, out.stderr.overflows()) {
-            (false, _) => 0,
-            (true, true) => budget.view_bytes,
-            (true, false) => visible(&shown_text(&out.stderr)).len(),
-        };
-        push_stdout(&mut body, &out.stdout, Budget { beside, ..budget });
-        if out.stdout.capped || out.stderr.capped {
-            body.push_str(&format!(
-                "\nOutput limit of {} reached; the command was stopped.",
-                human_bytes(cap)
-            ));
-        }
-        if shown {
-            body.push_str("\n--- stderr ---\n");
-            let beside = body.len();
-            push_stderr(&mut body, &out.stderr, Budget { beside, ..budget });
-        }
+        push_streams(&mut body, out, cap, shows_stderr(out, stderr));
     }
 
     let headline = match out.ending {
@@ -106,6 +78,39 @@ pub fn show(out: &Output, ms: u128, timeout_secs: u64, cap: u64, stderr: Stderr)
         || out.out_of_memory.is_some()
         || !matches!(out.ending, Ending::Exited | Ending::Yielded);
     Answer { text, is_error }
+}
+
+/// Stdout, then the stderr shown (`shown`), each whole or as its overflow view, with
+/// the line that says the output cap stopped the command.
+fn push_streams(body: &mut String, out: &Output, cap: u64, shown: bool) {
+    let both = out.stdout.overflows() && shown && out.stderr.overflows();
+    let budget = if both { BUDGET.half() } else { BUDGET };
+    // A run that succeeded: what differs in it is no sign of what failed, but a
+    // warning may be (go vet's finding in a report of passing packages).
+    let budget = if out.code == 0 {
+        budget.warnings_only()
+    } else {
+        budget
+    };
+    // What the stderr shown takes beside stdout's view: its view's budget, or all of
+    // it, shown whole.
+    let beside = match (shown, out.stderr.overflows()) {
+        (false, _) => 0,
+        (true, true) => budget.view_bytes,
+        (true, false) => visible(&shown_text(&out.stderr)).len(),
+    };
+    push_stdout(body, &out.stdout, Budget { beside, ..budget });
+    if out.stdout.capped || out.stderr.capped {
+        body.push_str(&format!(
+            "\nOutput limit of {} reached; the command was stopped.",
+            human_bytes(cap)
+        ));
+    }
+    if shown {
+        body.push_str("\n--- stderr ---\n");
+        let beside = body.len();
+        push_stderr(body, &out.stderr, Budget { beside, ..budget });
+    }
 }
 
 /// The first line of the answer of a command the memory limit killed.
@@ -465,12 +470,24 @@ fn overflow_view(head_text: &str, captured: &Captured, budget: Budget) -> String
     }
     push_pieces(&mut out, captured, budget);
     push_diff_files(&mut out, captured, head_end + 1..tail_start);
-    if !budget.odd_warnings_only {
-        // Within the view of a stream shown alone, whatever the answer shows beside.
-        let room = PLACES_BYTES.min(BUDGET.view_bytes.saturating_sub(out.len() + budget.beside));
-        out.push_str(&places_line(captured, head_end + 1..tail_start, &out, room));
-    }
+    push_places(&mut out, captured, head_end + 1..tail_start, budget);
     out
+}
+
+/// The list of places of a failing run's lines not shown (`hidden`), within the view
+/// of a stream shown alone, whatever the answer shows beside it ([`places_line`]).
+fn push_places(
+    out: &mut String,
+    captured: &Captured,
+    hidden: std::ops::Range<u64>,
+    budget: Budget,
+) {
+    if budget.odd_warnings_only {
+        return;
+    }
+    let room = PLACES_BYTES.min(BUDGET.view_bytes.saturating_sub(out.len() + budget.beside));
+    let line = places_line(captured, hidden, out, room);
+    out.push_str(&line);
 }
 
 /// Bytes of the list of places named only in the lines not shown, at most.
