@@ -14,7 +14,7 @@ use tokio::sync::Notify;
 /// Bytes of answers waiting to be written past which input is not read and finished
 /// calls wait: a client that stops reading costs the server at most this much, plus
 /// one answer per running call.
-pub const BACKLOG_BYTES: usize = 16 * 1024 * 1024;
+pub const BACKLOG_BYTES: usize = 4 * 1024 * 1024;
 
 /// Bytes queued for the client and not yet written, shared by everything that queues
 /// lines and by the calls that wait for room.
