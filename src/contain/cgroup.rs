@@ -35,7 +35,7 @@ use std::os::fd::OwnedFd;
 use std::os::unix::fs::FileExt;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::sync::{Arc, Mutex, mpsc};
+use std::sync::{Arc, Mutex, OnceLock, mpsc};
 
 use super::limits::{self, Limits};
 use super::spawn;
@@ -191,6 +191,10 @@ pub struct CallCgroups {
     user: Option<Arc<User>>,
     /// Its v2 cgroup was killed: it serves no other call.
     killed: AtomicBool,
+    /// Whether the kernel killed a process of the call for memory, read as its slot
+    /// went back: the slot's cgroup, and its count, may be gone by the time the answer
+    /// asks.
+    oomed_when_released: OnceLock<bool>,
 }
 
 /// The v1 slots of a server: threads, each in a `pids` cgroup of its own.
@@ -550,6 +554,7 @@ impl Cgroups {
             slots: made.slots.clone(),
             user: Some(made),
             killed: AtomicBool::new(false),
+            oomed_when_released: OnceLock::new(),
         }
     }
 
@@ -662,6 +667,7 @@ impl CallCgroups {
         };
         // The slot's own thread is one of the tasks counted.
         if slot.tasks() == Some(1) {
+            let _ = self.oomed_when_released.set(self.counted_out_of_memory());
             *lock(&self.pids_v1) = None;
             *lock(&self.cpu_v1) = None;
             *lock(&self.memory_v1) = None;
@@ -701,6 +707,14 @@ impl CallCgroups {
     /// Whether the kernel killed a process of the call because the user's memory
     /// limit was reached, since the call began.
     pub fn out_of_memory(&self) -> bool {
+        match self.oomed_when_released.get() {
+            Some(&oomed) => oomed,
+            None => self.counted_out_of_memory(),
+        }
+    }
+
+    /// What the call's count of out-of-memory kills says now.
+    fn counted_out_of_memory(&self) -> bool {
         self.ooms
             .as_ref()
             .is_some_and(|(file, before)| oom_kills(file).is_some_and(|now| now > *before))
