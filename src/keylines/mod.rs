@@ -231,6 +231,8 @@ const KEY: &str = concat!(
     r"|^---- .+ stdout ----$",
     r"|^_{3,} .+ _{3,}$",
     r"|^\s*(✕|✗|×) ",
+    // a failure's mark opening a line: commitlint's `✖   type may not be empty`
+    r"|^\s*✖ ",
     r"|^\s*● ",
     r"|^E\s+\S",
     r"|^\s+\S+_test\.go:\d+: ",
@@ -971,6 +973,17 @@ impl Digest {
             self.failed_test_named(&title.text, title.line);
             locators.insert(0, title);
         }
+        // The line led by another symbol right above a failure led by one names what
+        // it fails: commitlint's `⧗   input: fix(auth) refresh tokens` over
+        // `✖   subject may not be empty [subject-empty]`.
+        if locators.is_empty()
+            && let Some(lead) = symbol_lead(text)
+            && let Some(subject) = self.nearest_before(before, line, true, |_| true)
+            && symbol_lead(&subject.text).is_some_and(|other| other != lead)
+            && classify(&subject.text) == Class::Plain
+        {
+            locators.push(subject);
+        }
         // The numbered entry that opens the failure (ExUnit's and Mocha's `  1) test
         // lists the codes (Shop.CouponsTest)` over its place and its assertion) names
         // the failing test.
@@ -1345,6 +1358,16 @@ fn wants_locator_before(text: &str) -> bool {
                     .expect("a valid rule")
             })
             .is_match(text)
+}
+
+/// The symbol a line is led by: a word of one to four characters, none a letter, a
+/// digit or ASCII (`✖`, `⧗`; not `-`, `*` or `#`).
+fn symbol_lead(text: &str) -> Option<&str> {
+    let first = text.trim_start().split(char::is_whitespace).next()?;
+    let symbol = !first.is_empty()
+        && first.chars().count() <= 4
+        && first.chars().all(|c| !c.is_alphanumeric() && !c.is_ascii());
+    symbol.then_some(first)
 }
 
 /// A failure marker that opens a block explaining it (doctest's `Failed example:`).

@@ -1622,3 +1622,46 @@ fn a_records_fields_are_told_apart_by_their_depth_and_its_file_comes_with_it() {
     // The rarest first, and of those, the lines of the family with fewest rare ones.
     assert!(odd[0].1.contains("T027"), "{odd:?}");
 }
+
+#[test]
+fn a_failure_led_by_a_mark_comes_with_the_line_led_by_a_symbol_above_it() {
+    // commitlint --verbose (tests/corpus/logs/commitlint-errors-verbose.out): a `⧗`
+    // line names each commit, a `✖` line each problem found in it.
+    let mut text = String::new();
+    for n in 1..=120 {
+        text.push_str(&format!(
+            "⧗   input: docs(ui): update step {n} of the rollout\n"
+        ));
+        if n == 77 {
+            text.push_str("✖   subject may not be empty [subject-empty]\n");
+            text.push_str("✖   type may not be empty [type-empty]\n\n");
+            text.push_str("✖   found 2 problems, 0 warnings\n");
+        } else {
+            text.push_str("✔   found 0 problems, 0 warnings\n");
+        }
+    }
+    assert_eq!(
+        keys_of(&text),
+        [
+            (
+                154,
+                "✖   subject may not be empty [subject-empty]".to_owned(),
+                vec![153]
+            ),
+            (
+                155,
+                "✖   type may not be empty [type-empty]".to_owned(),
+                vec![]
+            ),
+            (157, "✖   found 2 problems, 0 warnings".to_owned(), vec![]),
+        ]
+    );
+    // Without the mark, the line above travels with no key line.
+    let passing = text.replace("✖   subject", "✔   subject");
+    let kept = keys_of(&passing);
+    assert!(
+        kept.iter()
+            .all(|(line, _, locators)| *line != 154 && !locators.contains(&153)),
+        "{kept:?}"
+    );
+}
