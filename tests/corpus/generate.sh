@@ -49,7 +49,9 @@
 # qunit, sass, less, html-validate, textlint with textlint-rule-no-todo,
 # textlint-rule-max-comma and textlint-rule-terminology, dependency-cruiser,
 # @commitlint/cli with @commitlint/config-conventional, and ajv-cli from the npm
-# registry (in NODE_TOOLS), and make.
+# registry (in NODE_TOOLS), and make; for its twelfth pass, Debian's verilator,
+# iverilog, ghdl, doxygen, r-base-core with r-cran-testthat and r-cran-xml2, guile-3.0
+# and gettext.
 # Not run by CI: the logs are committed. Usage: bash tests/corpus/generate.sh [case-name-filter]
 set -euo pipefail
 
@@ -11438,6 +11440,918 @@ if want ajv && [[ -x "$NODE_TOOLS/node_modules/.bin/ajv" ]]; then
     COMMAND="npx ajv validate -s catalog/product.schema.json -d 'catalog/products/*.json'"
     run ajv-validate-pass "$d" "$COMMAND"
     truth ajv-validate-pass plain
+fi
+
+# ---------------------------------------------------- issue 40's twelfth pass
+# Verilator's lint over a Verilog design (through make), Icarus Verilog's compiler and
+# testbenches, GHDL's analysis and a VHDL testbench, doxygen's warnings over a C
+# project, R's testthat, Guile's SRFI-64 suites and gettext's `msgfmt -c` over many
+# catalogues: Debian's verilator, iverilog, ghdl, doxygen, r-base-core with
+# r-cran-testthat and r-cran-xml2, guile-3.0 and gettext.
+
+verilator_project() { # dir: 64 modules with -Wall warnings, 3 that do not lint (yes) or none (no)
+    local dir=$1 errors=$2 i m
+    mkdir -p "$dir/rtl"
+    cat >"$dir/Makefile" <<'EOF'
+VERILATOR = verilator
+VFLAGS = --lint-only -Wall -Wno-fatal
+MODULES = $(sort $(basename $(notdir $(wildcard rtl/stage*.sv))))
+STAMPS = $(patsubst %,build/%.lint,$(MODULES))
+
+lint: $(STAMPS)
+	@echo "lint: $(words $(STAMPS)) modules clean"
+
+build/%.lint: rtl/%.sv | build
+	$(VERILATOR) $(VFLAGS) --top-module $* $<
+	@touch $@
+
+build:
+	mkdir -p $@
+
+clean:
+	rm -rf build
+EOF
+    for i in $(seq 1 64); do
+        m=$(printf 'stage%02d' "$i")
+        {
+            echo "// Pipeline stage $i of the packet filter."
+            echo "module $m ("
+            echo '  input  logic       clk,'
+            echo '  input  logic       rst_n,'
+            echo '  input  logic [7:0] din,'
+            echo '  input  logic [7:0] mask,'
+            echo '  output logic [7:0] dout'
+            echo ');'
+            echo '  logic [15:0] acc;'
+            echo '  logic [3:0]  spare;'
+            echo '  always_ff @(posedge clk) begin'
+            echo '    if (!rst_n) begin'
+            echo "      dout <= 8'd0;"
+            echo '    end else begin'
+            if [[ $errors == yes && $i == 17 ]]; then
+                echo "      dout <= din + threshold_q;"
+            elif [[ $errors == yes && $i == 38 ]]; then
+                echo "      dout <= din ^ 8'h$i +;"
+            elif [[ $errors == yes && $i == 55 ]]; then
+                echo "      dout <= din & mask;"
+                echo "      mask <= din;"
+            else
+                echo "      dout <= din + 8'd$i;"
+            fi
+            echo '    end'
+            echo '    acc <= din;'
+            echo '  end'
+            echo 'endmodule'
+        } >"$dir/rtl/$m.sv"
+    done
+}
+
+# Verilator has no machine-readable form of its messages in this version: the errors
+# are taken from its own text form, each module linted alone (`%Error: FILE:LINE:COL:`).
+verilator_truth() { # NAME DIR [FIRST]
+    (cd "$2" && for f in rtl/stage*.sv; do
+        verilator --lint-only -Wall -Wno-fatal --top-module "$(basename "$f" .sv)" "$f"
+    done >/dev/null 2>"$WORK/$1.raw" || true)
+    python3 -c '
+import json, re, sys
+found = []
+for line in open(sys.argv[1]):
+    m = re.match(r"^%Error(?:-\w+)?: (\S+\.sv:\d+:\d+): ", line)
+    if m and m.group(1) not in found:
+        found.append(m.group(1))
+if sys.argv[3] == "first":
+    found = found[:1]
+json.dump(found, open(sys.argv[2], "w"))
+' "$WORK/$1.raw" "$WORK/$1.json" "${3:-all}"
+}
+
+if want verilator && command -v verilator >/dev/null; then
+    d="$WORK/verilator"
+    verilator_project "$d" yes
+    COMMAND='make -k lint'
+    verilator_truth verilator-make-errors "$d"
+    run verilator-make-errors "$d" "make clean >/dev/null; $COMMAND"
+    truth verilator-make-errors names "$WORK/verilator-make-errors.json" --verdict-regex "Target 'lint' not remade because of errors"
+    COMMAND='make -k lint 2>&1'
+    verilator_truth verilator-make-errors-merged "$d"
+    run verilator-make-errors-merged "$d" "make clean >/dev/null; $COMMAND"
+    truth verilator-make-errors-merged names "$WORK/verilator-make-errors-merged.json" --verdict-regex "Target 'lint' not remade because of errors"
+    # Without -k, make stops at the first module that does not lint.
+    COMMAND='make lint'
+    verilator_truth verilator-make-stop "$d" first
+    run verilator-make-stop "$d" "make clean >/dev/null; $COMMAND"
+    truth verilator-make-stop names "$WORK/verilator-make-stop.json" --verdict-regex '^make: \*\*\* \[Makefile:\d+: build/stage\d+\.lint\] Error 1'
+    d="$WORK/verilator-pass"
+    verilator_project "$d" no
+    COMMAND='make lint'
+    run verilator-make-warnings-pass "$d" "$COMMAND"
+    truth verilator-make-warnings-pass plain --verdict-regex '^lint: \d+ modules clean'
+fi
+
+iverilog_project() { # dir: 24 units with a testbench each: failing checks (fail), units that do not compile (broken) or neither (pass)
+    local dir=$1 mode=$2 i u k bug
+    mkdir -p "$dir/rtl" "$dir/tb"
+    cat >"$dir/Makefile" <<'EOF'
+IVERILOG = iverilog
+IVFLAGS = -g2012 -Wall
+UNITS = $(sort $(basename $(notdir $(wildcard rtl/unit*.v))))
+
+test: $(patsubst %,run-%,$(UNITS))
+	@echo "test: all $(words $(UNITS)) testbenches passed"
+
+run-%: build/tb_%.vvp
+	vvp -n $<
+
+build/tb_%.vvp: tb/tb_%.v rtl/%.v | build
+	$(IVERILOG) $(IVFLAGS) -o $@ $^
+
+build:
+	mkdir -p $@
+
+clean:
+	rm -rf build
+
+.PRECIOUS: build/tb_%.vvp
+EOF
+    for i in $(seq 1 24); do
+        u=$(printf 'unit%02d' "$i")
+        bug=''
+        if [[ $mode == fail ]]; then
+            case $i in
+            5) bug=' + (a == 8'"'"'d13)' ;;
+            11) bug=' - (b == 8'"'"'d36 || b == 8'"'"'d45)' ;;
+            19) bug=' ^ {7'"'"'d0, a == 8'"'"'d20}' ;;
+            esac
+        fi
+        {
+            echo "// Unit $i of the checksum datapath: y = a + b * $i."
+            echo "module $u ("
+            echo '  input  [7:0] a,'
+            echo '  input  [7:0] b,'
+            echo '  output [7:0] y'
+            echo ');'
+            echo '  wire [7:0] scaled;'
+            if [[ $mode == broken && $i == 8 ]]; then
+                echo "  assign scaled = b * 8'd$i + carry_in;"
+            elif [[ $mode == broken && $i == 15 ]]; then
+                echo "  assign scaled = b * 8'd$i"
+                echo '  wire [7:0] unused;'
+            elif [[ $mode == broken && $i == 21 ]]; then
+                echo "  scaler #(.K($i)) s0 (.b(b), .y(scaled));"
+            else
+                echo "  assign scaled = b * 8'd$i;"
+            fi
+            echo "  assign y = a + scaled$bug;"
+            echo 'endmodule'
+        } >"$dir/rtl/$u.v"
+        {
+            echo '`timescale 1ns/1ps'
+            echo "module tb_$u;"
+            echo '  reg  [7:0] a, b;'
+            echo '  wire [7:0] y;'
+            echo '  integer errors = 0, k;'
+            echo '  reg [7:0] want;'
+            echo "  $u dut (.a(a), .b(b), .y(y));"
+            echo '  initial begin'
+            echo '    for (k = 0; k < 25; k = k + 1) begin'
+            echo '      a = k + 1; b = k * 3;'
+            echo '      #1;'
+            echo "      want = a + b * 8'd$i;"
+            echo '      if (y !== want) begin'
+            echo '        errors = errors + 1;'
+            echo "        \$display(\"FAIL $u case %0d: expected %0d, got %0d\", k, want, y);"
+            echo '      end else begin'
+            echo "        \$display(\"PASS $u case %0d\", k);"
+            echo '      end'
+            echo '    end'
+            echo "    if (errors != 0) \$fatal(1, \"$u: %0d of 25 checks failed\", errors);"
+            echo "    \$display(\"$u: 25 checks passed\");"
+            echo '    $finish;'
+            echo '  end'
+            echo 'endmodule'
+        } >"$dir/tb/tb_$u.v"
+    done
+}
+
+# Icarus has no machine-readable report: the failing checks are taken from the design
+# of the testbenches, each run alone (`FAIL UNIT case K`), and the compile errors from
+# iverilog's own text, each unit compiled alone with its testbench (`FILE:LINE:`).
+iverilog_truth() { # NAME DIR
+    (cd "$2" && mkdir -p "$WORK/$1.sim" && for f in rtl/unit*.v; do
+        u=$(basename "$f" .v)
+        if iverilog -g2012 -o "$WORK/$1.sim/$u.vvp" "tb/tb_$u.v" "$f" 2>&1; then
+            vvp -n "$WORK/$1.sim/$u.vvp" 2>&1
+        fi
+    done >"$WORK/$1.raw" || true)
+    python3 -c '
+import json, re, sys
+found = []
+for line in open(sys.argv[1]):
+    m = re.match(r"^(FAIL unit\d+ case \d+:)", line) or re.match(r"^(\S+\.v:\d+:) (?:syntax error|error:)", line)
+    if m and m.group(1) not in found:
+        found.append(m.group(1))
+json.dump(found, open(sys.argv[2], "w"))
+' "$WORK/$1.raw" "$WORK/$1.json"
+}
+
+if want iverilog && command -v iverilog >/dev/null; then
+    d="$WORK/iverilog"
+    iverilog_project "$d" fail
+    COMMAND='make -k test'
+    iverilog_truth iverilog-make-test-fail "$d"
+    run iverilog-make-test-fail "$d" "make clean >/dev/null; $COMMAND"
+    truth iverilog-make-test-fail names "$WORK/iverilog-make-test-fail.json" --verdict-regex "Target 'test' not remade because of errors"
+    COMMAND='make -k test 2>&1'
+    iverilog_truth iverilog-make-test-fail-merged "$d"
+    run iverilog-make-test-fail-merged "$d" "make clean >/dev/null; $COMMAND"
+    truth iverilog-make-test-fail-merged names "$WORK/iverilog-make-test-fail-merged.json" --verdict-regex "Target 'test' not remade because of errors"
+    d="$WORK/iverilog-broken"
+    iverilog_project "$d" broken
+    COMMAND='make -k test'
+    iverilog_truth iverilog-make-compile-errors "$d"
+    run iverilog-make-compile-errors "$d" "make clean >/dev/null; $COMMAND"
+    truth iverilog-make-compile-errors names "$WORK/iverilog-make-compile-errors.json" --verdict-regex "Target 'test' not remade because of errors"
+    d="$WORK/iverilog-pass"
+    iverilog_project "$d" pass
+    COMMAND='make test'
+    run iverilog-make-test-pass "$d" "$COMMAND"
+    truth iverilog-make-test-pass plain --verdict-regex '^test: all \d+ testbenches passed'
+fi
+
+ghdl_project() { # dir: 72 entities with unused signals and a testbench of 600 checks: failing checks (fail), entities that do not analyse (broken) or neither (pass)
+    local dir=$1 mode=$2 i e
+    mkdir -p "$dir/src" "$dir/tb"
+    cat >"$dir/Makefile" <<'EOF'
+GHDL = ghdl
+GFLAGS = --std=08 --workdir=build -Wunused
+SRCS = $(sort $(wildcard src/*.vhd))
+STAMPS = $(patsubst src/%.vhd,build/%.stamp,$(SRCS))
+
+all: $(STAMPS)
+
+build/%.stamp: src/%.vhd | build
+	$(GHDL) -a $(GFLAGS) $<
+	@touch $@
+
+build/tb_datapath.stamp: tb/tb_datapath.vhd $(STAMPS)
+	$(GHDL) -a $(GFLAGS) $<
+	@touch $@
+
+test: build/tb_datapath.stamp
+	$(GHDL) -e $(GFLAGS) tb_datapath
+	$(GHDL) -r $(GFLAGS) tb_datapath
+
+build:
+	mkdir -p $@
+
+clean:
+	rm -rf build
+EOF
+    {
+        echo 'library ieee;'
+        echo 'use ieee.numeric_std.all;'
+        echo ''
+        echo 'package checks_pkg is'
+        echo '  function checksum(seed : natural; n : natural) return natural;'
+        echo 'end package;'
+        echo ''
+        echo 'package body checks_pkg is'
+        echo '  function checksum(seed : natural; n : natural) return natural is'
+        echo '  begin'
+        if [[ $mode == fail ]]; then
+            echo '    if (seed = 7 and n = 13) or (seed = 19 and n mod 11 = 4) or (seed = 23 and n = 0) then'
+            echo '      return (seed * 31 + n * 7) mod 251 + 1;'
+            echo '    end if;'
+        fi
+        echo '    return (seed * 31 + n * 7) mod 251;'
+        echo '  end function;'
+        echo 'end package body;'
+    } >"$dir/src/checks_pkg.vhd"
+    for i in $(seq 1 72); do
+        e=$(printf 'lane%02d' "$i")
+        {
+            echo 'library ieee;'
+            echo 'use ieee.std_logic_1164.all;'
+            echo 'use ieee.numeric_std.all;'
+            echo ''
+            echo "-- Lane $i of the checksum datapath."
+            echo "entity $e is"
+            echo '  port ('
+            echo '    clk  : in  std_logic;'
+            echo '    din  : in  unsigned(7 downto 0);'
+            echo '    dout : out unsigned(7 downto 0)'
+            echo '  );'
+            echo 'end entity;'
+            echo ''
+            echo "architecture rtl of $e is"
+            echo '  signal spare : std_logic;'
+            echo '  signal acc   : unsigned(7 downto 0) := (others => '"'"'0'"'"');'
+            echo 'begin'
+            echo '  process (clk) begin'
+            echo '    if rising_edge(clk) then'
+            if [[ $mode == broken && $i == 14 ]]; then
+                echo "      acc <= din + to_unsigned($i, 8)"
+            elif [[ $mode == broken && $i == 41 ]]; then
+                echo "      acc <= din + lane_offset;"
+            elif [[ $mode == broken && $i == 66 ]]; then
+                echo "      acc <= din + $i;"
+                echo "      dout <= \"0000\";"
+            else
+                echo "      acc <= din + to_unsigned($i, 8);"
+            fi
+            echo '    end if;'
+            echo '  end process;'
+            echo '  dout <= acc;'
+            echo 'end architecture;'
+        } >"$dir/src/$e.vhd"
+    done
+    cat >"$dir/tb/tb_datapath.vhd" <<'EOF'
+library work;
+use work.checks_pkg.all;
+
+entity tb_datapath is
+end entity;
+
+architecture sim of tb_datapath is
+begin
+  process
+    variable errors : natural := 0;
+    variable got    : natural;
+  begin
+    for seed in 1 to 24 loop
+      for n in 0 to 24 loop
+        wait for 10 ns;
+        got := checksum(seed, n);
+        if got /= (seed * 31 + n * 7) mod 251 then
+          report "check seed" & integer'image(seed) & "_n" & integer'image(n) & " failed: expected "
+            & integer'image((seed * 31 + n * 7) mod 251) & ", got " & integer'image(got) severity error;
+          errors := errors + 1;
+        else
+          report "check seed" & integer'image(seed) & "_n" & integer'image(n) & " ok" severity note;
+        end if;
+      end loop;
+    end loop;
+    assert errors = 0 report integer'image(errors) & " of 600 checks failed" severity failure;
+    report "all 600 checks passed" severity note;
+    std.env.finish;
+  end process;
+end architecture;
+EOF
+}
+
+# GHDL has no machine-readable report: the analysis errors are taken from its own text,
+# each file analysed alone (`FILE:LINE:COL:`), and the failing checks from the
+# testbench's reports of severity error in a run of its own (`check NAME failed`).
+ghdl_truth() { # NAME DIR
+    rm -rf "$WORK/$1.lib"
+    mkdir -p "$WORK/$1.lib"
+    (cd "$2" && for f in src/*.vhd; do
+        ghdl -a --std=08 --workdir="$WORK/$1.lib" "$f" 2>&1 || true
+    done >"$WORK/$1.raw"
+    if [[ ! -s "$WORK/$1.raw" ]]; then
+        ghdl -a --std=08 --workdir="$WORK/$1.lib" tb/tb_datapath.vhd
+        ghdl -r --std=08 --workdir="$WORK/$1.lib" tb_datapath 2>&1 | grep -F '(report error)' >>"$WORK/$1.raw"
+    fi || true)
+    python3 -c '
+import json, re, sys
+found = []
+for line in open(sys.argv[1]):
+    m = re.match(r"^(\S+\.vhd:\d+:\d+): (?!warning)", line) or re.search(r"\(report error\): (check \w+ failed)", line)
+    if m and m.group(1) not in found:
+        found.append(m.group(1))
+json.dump(found, open(sys.argv[2], "w"))
+' "$WORK/$1.raw" "$WORK/$1.json"
+}
+
+if want ghdl && command -v ghdl >/dev/null; then
+    d="$WORK/ghdl-broken"
+    ghdl_project "$d" broken
+    COMMAND='make -k'
+    ghdl_truth ghdl-make-analyse-errors "$d"
+    run ghdl-make-analyse-errors "$d" "make clean >/dev/null; $COMMAND"
+    truth ghdl-make-analyse-errors names "$WORK/ghdl-make-analyse-errors.json" --verdict-regex "Target 'all' not remade because of errors"
+    COMMAND='make -k 2>&1'
+    ghdl_truth ghdl-make-analyse-errors-merged "$d"
+    run ghdl-make-analyse-errors-merged "$d" "make clean >/dev/null; $COMMAND"
+    truth ghdl-make-analyse-errors-merged names "$WORK/ghdl-make-analyse-errors-merged.json" --verdict-regex "Target 'all' not remade because of errors"
+    d="$WORK/ghdl"
+    ghdl_project "$d" fail
+    COMMAND='make test'
+    ghdl_truth ghdl-make-test-fail "$d"
+    run ghdl-make-test-fail "$d" "make clean >/dev/null; $COMMAND"
+    truth ghdl-make-test-fail names "$WORK/ghdl-make-test-fail.json" --verdict-regex '^make: \*\*\* \[Makefile:\d+: test\] Error'
+    # The testbench run again by itself, once make has analysed and elaborated it.
+    COMMAND='ghdl -r --std=08 --workdir=build tb_datapath 2>&1'
+    cp "$WORK/ghdl-make-test-fail.json" "$WORK/ghdl-run-fail-merged.json"
+    run ghdl-run-fail-merged "$d" "$COMMAND"
+    truth ghdl-run-fail-merged names "$WORK/ghdl-run-fail-merged.json" --verdict-regex 'error: simulation failed'
+    d="$WORK/ghdl-pass"
+    ghdl_project "$d" pass
+    COMMAND='make test'
+    run ghdl-make-test-pass "$d" "$COMMAND"
+    truth ghdl-make-test-pass plain --verdict-regex 'all 600 checks passed'
+fi
+
+doxygen_project() { # dir: a C library of 68 documented files, 5 with doc warnings (yes) or none (no)
+    local dir=$1 errors=$2 i f area
+    local areas=(cart orders stock price user ship)
+    mkdir -p "$dir/src" "$dir/include/shop"
+    cat >"$dir/Doxyfile" <<'EOF'
+PROJECT_NAME           = "shop"
+PROJECT_BRIEF          = "The shop's order and stock library"
+OUTPUT_DIRECTORY       = build/docs
+INPUT                  = include src
+RECURSIVE              = YES
+FILE_PATTERNS          = *.c *.h
+EXTRACT_ALL            = NO
+EXTRACT_STATIC         = YES
+QUIET                  = NO
+WARNINGS               = YES
+WARN_IF_UNDOCUMENTED   = YES
+WARN_IF_DOC_ERROR      = YES
+WARN_NO_PARAMDOC       = YES
+WARN_AS_ERROR          = FAIL_ON_WARNINGS
+GENERATE_HTML          = YES
+GENERATE_LATEX         = NO
+HAVE_DOT               = NO
+SOURCE_BROWSER         = YES
+EOF
+    cat >"$dir/Makefile" <<'EOF'
+docs:
+	mkdir -p build
+	doxygen Doxyfile
+
+clean:
+	rm -rf build
+EOF
+    for i in $(seq 1 68); do
+        area=${areas[$((i % 6))]}
+        f=$(printf '%s%02d' "$area" "$i")
+        {
+            echo "/** @file $f.h"
+            echo " *  @brief The $area helpers, part $i. */"
+            echo "#ifndef SHOP_$(echo "$f" | tr a-z A-Z)_H"
+            echo "#define SHOP_$(echo "$f" | tr a-z A-Z)_H"
+            echo ''
+            echo "/** @brief A $area record of part $i. */"
+            echo "struct ${f}_rec {"
+            echo "    int id;      /**< The record's id. */"
+            echo "    long cents;  /**< Its amount, in cents. */"
+            echo '};'
+            echo ''
+            echo '/**'
+            echo " * @brief Totals the records of part $i."
+            echo ' * @param recs the records'
+            echo ' * @param n how many there are'
+            echo ' * @return the total, in cents'
+            echo ' */'
+            echo "long ${f}_total(const struct ${f}_rec *recs, int n);"
+            echo ''
+            echo "#endif"
+        } >"$dir/include/shop/$f.h"
+        {
+            echo "/** @file $f.c"
+            echo " *  @brief The $area helpers, part $i. */"
+            echo "#include \"shop/$f.h\""
+            echo ''
+            echo "long ${f}_total(const struct ${f}_rec *recs, int n)"
+            echo '{'
+            echo '    long sum = 0;'
+            echo '    for (int k = 0; k < n; k++) sum += recs[k].cents;'
+            echo '    return sum;'
+            echo '}'
+            echo ''
+            if [[ $errors == yes && $i == 9 ]]; then
+                echo "static long ${f}_round(long cents) { return cents / 5 * 5; }"
+            elif [[ $errors == yes && $i == 23 ]]; then
+                echo '/**'
+                echo ' * @brief Scales an amount.'
+                echo ' * @param amount the amount, in cents'
+                echo ' * @param factor_pct the factor, in percent'
+                echo ' * @return the scaled amount'
+                echo ' */'
+                echo "static long ${f}_scale(long amount, int factor) { return amount * factor / 100; }"
+            elif [[ $errors == yes && $i == 40 ]]; then
+                echo '/**'
+                echo ' * @brief Checks an amount; see \reflink{limits}.'
+                echo ' * @param cents the amount'
+                echo ' * @return whether it is below the limit'
+                echo ' */'
+                echo "static int ${f}_ok(long cents) { return cents < 100000; }"
+            elif [[ $errors == yes && $i == 57 ]]; then
+                echo '/**'
+                echo ' * @brief Splits an amount in parts.'
+                echo ' * @param cents the amount'
+                echo ' * @return the share of one part'
+                echo ' */'
+                echo "static long ${f}_split(long cents, int parts) { return cents / parts; }"
+            else
+                echo '/**'
+                echo ' * @brief Rounds an amount down to five cents.'
+                echo ' * @param cents the amount'
+                echo ' * @return the rounded amount'
+                echo ' */'
+                echo "static long ${f}_round(long cents) { return cents / 5 * 5; }"
+            fi
+        } >"$dir/src/$f.c"
+    done
+}
+
+# The warnings, from the warning log doxygen writes of the same run (WARN_LOGFILE): each
+# as the file under the project and its line (`src/FILE.c:LINE:`).
+doxygen_truth() { # NAME DIR [FIRST]
+    rm -rf "$WORK/$1.docs" "$WORK/$1.warnings"
+    (cd "$2" && { cat Doxyfile; echo "OUTPUT_DIRECTORY = $WORK/$1.docs"; echo "WARN_LOGFILE = $WORK/$1.warnings"; } \
+        | doxygen - >/dev/null 2>&1 || true)
+    python3 -c '
+import json, os, re, sys
+root = os.path.realpath(sys.argv[3]) + "/"
+found = []
+for line in open(sys.argv[1]):
+    m = re.match(r"^(/\S+?):(\d+): (?:warning|error): ", line)
+    if m:
+        item = "%s:%s:" % (os.path.realpath(m.group(1)).replace(root, ""), m.group(2))
+        if item not in found:
+            found.append(item)
+json.dump(found, open(sys.argv[2], "w"))
+' "$WORK/$1.warnings" "$WORK/$1.json" "$2"
+}
+
+if want doxygen && command -v doxygen >/dev/null; then
+    d="$WORK/doxygen"
+    doxygen_project "$d" yes
+    COMMAND='doxygen'
+    doxygen_truth doxygen-warnings "$d"
+    run doxygen-warnings "$d" "rm -rf build; mkdir -p build; $COMMAND"
+    truth doxygen-warnings names "$WORK/doxygen-warnings.json"
+    COMMAND='make docs 2>&1'
+    doxygen_truth doxygen-make-warnings-merged "$d"
+    run doxygen-make-warnings-merged "$d" "make clean >/dev/null; $COMMAND"
+    truth doxygen-make-warnings-merged names "$WORK/doxygen-make-warnings-merged.json" --verdict-regex '^make: \*\*\* \[Makefile:\d+: docs\] Error'
+    # The same tree with the warnings not made errors: doxygen succeeds.
+    COMMAND="sed 's/^WARN_AS_ERROR .*/WARN_AS_ERROR = NO/' Doxyfile | doxygen -"
+    run doxygen-warnings-pass "$d" "rm -rf build; mkdir -p build; $COMMAND"
+    truth doxygen-warnings-pass plain
+    d="$WORK/doxygen-pass"
+    doxygen_project "$d" no
+    COMMAND='make docs'
+    run doxygen-make-pass "$d" "$COMMAND"
+    truth doxygen-make-pass plain
+fi
+
+testthat_project() { # dir: an R project of 200 test files, 5 failing and 2 erroring tests among 600 (yes) or none (no)
+    local dir=$1 errors=$2 i f area
+    local areas=(cart orders stock prices users shipping invoices reports)
+    mkdir -p "$dir/R" "$dir/tests/testthat"
+    cat >"$dir/R/money.R" <<'EOF'
+# Amounts are kept in cents.
+add_cents <- function(a, b) a + b
+scale_cents <- function(x, pct) round(x * pct / 100)
+split_cents <- function(x, parts) {
+  if (parts < 1) stop("parts must be positive")
+  x %/% parts
+}
+EOF
+    cat >"$dir/tests/testthat/helper-load.R" <<'EOF'
+for (f in list.files(file.path("..", "..", "R"), full.names = TRUE)) source(f)
+EOF
+    for i in $(seq 1 200); do
+        area=${areas[$((i % 8))]}
+        f=$(printf '%s-%03d' "$area" "$i")
+        {
+            echo "test_that(\"$area $i adds amounts\", {"
+            echo "  expect_equal(add_cents($i, 100), $((i + 100)))"
+            echo "  expect_equal(add_cents(0, $i), $i)"
+            echo '})'
+            echo ''
+            echo "test_that(\"$area $i scales amounts\", {"
+            if [[ $errors == yes && ($i == 31 || $i == 118) ]]; then
+                echo "  expect_equal(scale_cents($((i * 100)), 15), $((i * 15 + 1)))"
+            else
+                echo "  expect_equal(scale_cents($((i * 100)), 15), $((i * 15)))"
+            fi
+            echo '})'
+            echo ''
+            echo "test_that(\"$area $i splits amounts\", {"
+            if [[ $errors == yes && $i == 64 ]]; then
+                echo "  expect_equal(split_cents($((i * 3)), 0), 0)"
+            elif [[ $errors == yes && $i == 150 ]]; then
+                echo "  expect_identical(split_cents($((i * 3)), 3), ${i}L)"
+            elif [[ $errors == yes && $i == 177 ]]; then
+                echo "  expect_equal(split_cents($((i * 3)), 3), $i)"
+                echo "  expect_true(split_cents($((i * 3)), 4) > $i)"
+            elif [[ $errors == yes && $i == 92 ]]; then
+                echo "  rates <- read.csv(\"fixtures/rates-$i.csv\")"
+                echo "  expect_equal(nrow(rates), 4)"
+            elif [[ $((i % 45)) == 0 ]]; then
+                echo "  skip(\"needs the payment sandbox\")"
+            else
+                echo "  expect_equal(split_cents($((i * 3)), 3), $i)"
+            fi
+            echo '})'
+            if [[ $errors == yes && $i == 140 ]]; then
+                echo ''
+                echo "test_that(\"$area $i keeps the currency\", {"
+                echo "  expect_match(format(add_cents(1, 2)), \"EUR\")"
+                echo '})'
+            fi
+        } >"$dir/tests/testthat/test-$f.R"
+    done
+}
+
+# The failing and erroring tests, from testthat's own results of the same tests (a
+# silent reporter's list): each test's name (as JUnit names it, where the log is its
+# report) and the place of its failed expectation (`test-FILE.R:LINE`).
+testthat_truth() { # NAME DIR FORM(console|junit)
+    (cd "$2" && Rscript -e '
+r <- testthat::test_dir("tests/testthat", reporter = "silent", stop_on_failure = FALSE)
+for (t in r) for (e in t$results) {
+  if (inherits(e, "expectation_failure") || inherits(e, "expectation_error")) {
+    s <- e$srcref
+    where <- if (is.null(s)) "" else paste0(basename(attr(s, "srcfile")$filename), ":", s[1])
+    cat(t$test, where, sep = "\t")
+    cat("\n")
+  }
+}' >"$WORK/$1.raw" 2>/dev/null || true)
+    python3 -c '
+import json, sys
+found = []
+for line in open(sys.argv[1]):
+    test, where = line.rstrip("\n").split("\t")
+    name = test.replace(" ", "_") if sys.argv[3] == "junit" else test
+    for item in (name, where):
+        if item and item not in found:
+            found.append(item)
+json.dump(found, open(sys.argv[2], "w"))
+' "$WORK/$1.raw" "$WORK/$1.json" "$3"
+}
+
+if want testthat && command -v Rscript >/dev/null && Rscript -e 'library(testthat)' >/dev/null 2>&1; then
+    d="$WORK/testthat"
+    testthat_project "$d" yes
+    COMMAND="Rscript -e 'testthat::test_dir(\"tests/testthat\")'"
+    testthat_truth testthat-fail "$d" console
+    run testthat-fail "$d" "$COMMAND"
+    truth testthat-fail names "$WORK/testthat-fail.json" --verdict-regex '^\[ FAIL \d+ \| WARN \d+ \| SKIP \d+ \| PASS \d+ \]'
+    COMMAND="Rscript -e 'testthat::test_dir(\"tests/testthat\")' 2>&1"
+    cp "$WORK/testthat-fail.json" "$WORK/testthat-fail-merged.json"
+    run testthat-fail-merged "$d" "$COMMAND"
+    truth testthat-fail-merged names "$WORK/testthat-fail-merged.json" --verdict-regex '^\[ FAIL \d+ \| WARN \d+ \| SKIP \d+ \| PASS \d+ \]'
+    COMMAND="Rscript -e 'testthat::test_dir(\"tests/testthat\", reporter = \"summary\")'"
+    cp "$WORK/testthat-fail.json" "$WORK/testthat-fail-summary.json"
+    run testthat-fail-summary "$d" "$COMMAND"
+    truth testthat-fail-summary names "$WORK/testthat-fail-summary.json" --verdict-regex '^══ DONE'
+    # JUnit XML as the output itself, as a CI step would write it.
+    COMMAND="Rscript -e 'testthat::test_dir(\"tests/testthat\", reporter = \"junit\")'"
+    testthat_truth testthat-fail-junit "$d" junit
+    run testthat-fail-junit "$d" "$COMMAND"
+    truth testthat-fail-junit names "$WORK/testthat-fail-junit.json"
+    d="$WORK/testthat-pass"
+    testthat_project "$d" no
+    COMMAND="Rscript -e 'testthat::test_dir(\"tests/testthat\")'"
+    run testthat-pass "$d" "$COMMAND"
+    truth testthat-pass plain --verdict-regex '^\[ FAIL \d+ \| WARN \d+ \| SKIP \d+ \| PASS \d+ \]'
+fi
+
+guile_project() { # dir: 96 SRFI-64 suites of 9 tests, 5 failing tests in 4 of them (yes) or none (no)
+    local dir=$1 errors=$2 i s area
+    local areas=(cart orders stock prices users shipping)
+    mkdir -p "$dir/shop" "$dir/tests"
+    cat >"$dir/shop/money.scm" <<'EOF'
+(define-module (shop money)
+  #:export (add-cents scale-cents split-cents parse-cents))
+
+(define (add-cents a b) (+ a b))
+(define (scale-cents x pct) (round (/ (* x pct) 100)))
+(define (split-cents x parts)
+  (if (< parts 1)
+      (error "split-cents: parts must be positive" parts)
+      (quotient x parts)))
+(define (parse-cents s) (string->number s))
+EOF
+    cat >"$dir/Makefile" <<'EOF'
+GUILE = guile --no-auto-compile -L .
+SUITES = $(sort $(basename $(notdir $(wildcard tests/*.scm))))
+
+check: $(patsubst %,check-%,$(SUITES))
+	@echo "check: all $(words $(SUITES)) suites passed"
+
+check-%: tests/%.scm
+	$(GUILE) $<
+
+.PHONY: check
+EOF
+    for i in $(seq 1 96); do
+        area=${areas[$((i % 6))]}
+        s=$(printf '%s-%02d' "$area" "$i")
+        {
+            echo '(use-modules (srfi srfi-64) (shop money))'
+            echo ''
+            echo "(test-begin \"$s\")"
+            echo "(test-equal \"adds $area amounts\" $((i + 100)) (add-cents $i 100))"
+            echo "(test-equal \"adds zero\" $i (add-cents 0 $i))"
+            if [[ $errors == yes && ($i == 17 || $i == 50) ]]; then
+                echo "(test-equal \"scales by 15 percent\" $((i * 15 + 1)) (scale-cents $((i * 100)) 15))"
+            else
+                echo "(test-equal \"scales by 15 percent\" $((i * 15)) (scale-cents $((i * 100)) 15))"
+            fi
+            echo "(test-equal \"splits in three\" $i (split-cents $((i * 3)) 3))"
+            if [[ $errors == yes && $i == 81 ]]; then
+                echo "(test-equal \"splits in no parts\" 0 (split-cents $((i * 3)) 0))"
+            else
+                echo "(test-error \"splits in no parts\" #t (split-cents $((i * 3)) 0))"
+            fi
+            echo "(test-eqv \"parses an amount\" $((i * 10)) (parse-cents \"$((i * 10))\"))"
+            if [[ $errors == yes && $i == 50 ]]; then
+                echo "(test-assert \"parses a blank amount\" (parse-cents \"\"))"
+            else
+                echo "(test-assert \"parses a blank amount\" (not (parse-cents \"\")))"
+            fi
+            echo "(test-assert \"keeps the sign\" (negative? (add-cents -$((i + 5)) 1)))"
+            if [[ $errors == yes && $i == 64 ]]; then
+                echo "(test-equal \"formats the total\" \"EUR $i.00\" (format #f \"EUR ~a\" $i))"
+            else
+                echo "(test-equal \"formats the total\" \"EUR $i\" (format #f \"EUR ~a\" $i))"
+            fi
+            echo ''
+            echo '(define failures (test-runner-fail-count (test-runner-current)))'
+            echo "(test-end \"$s\")"
+            echo '(exit (zero? failures))'
+        } >"$dir/tests/$s.scm"
+    done
+}
+
+# The failing tests, from the logs SRFI-64's runner writes of each suite of the same run
+# (`result-kind: fail`): each as the console reports it (`tests/SUITE.scm:LINE: FAIL NAME`).
+guile_truth() { # NAME DIR
+    (cd "$2" && rm -f ./*.log && for t in tests/*.scm; do guile --no-auto-compile -L . "$t" >/dev/null 2>&1 || true; done)
+    python3 -c '
+import glob, json, os, re, sys
+root = os.path.realpath(sys.argv[2]) + "/"
+found = []
+for log in sorted(glob.glob(os.path.join(sys.argv[2], "*.log"))):
+    text = open(log).read()
+    for test in text.split("Test begin:")[1:]:
+        name = re.search(r"test-name: \"(.*)\"", test).group(1)
+        where = re.search(r"source-file: \"(.*)\"", test).group(1)
+        line = re.search(r"source-line: (\d+)", test).group(1)
+        if re.search(r"result-kind: fail", test):
+            found.append("%s:%s: FAIL %s" % (where.replace(root, ""), line, name))
+json.dump(found, open(sys.argv[1], "w"))
+' "$WORK/$1.json" "$2"
+    rm -f "$2"/*.log
+}
+
+if want guile && command -v guile >/dev/null; then
+    d="$WORK/guile"
+    guile_project "$d" yes
+    COMMAND='make -k check'
+    guile_truth guile-srfi64-make-fail "$d"
+    run guile-srfi64-make-fail "$d" "$COMMAND"
+    truth guile-srfi64-make-fail names "$WORK/guile-srfi64-make-fail.json" --verdict-regex "Target 'check' not remade because of errors"
+    COMMAND='make -k check 2>&1'
+    cp "$WORK/guile-srfi64-make-fail.json" "$WORK/guile-srfi64-make-fail-merged.json"
+    run guile-srfi64-make-fail-merged "$d" "rm -f ./*.log; $COMMAND"
+    truth guile-srfi64-make-fail-merged names "$WORK/guile-srfi64-make-fail-merged.json" --verdict-regex "Target 'check' not remade because of errors"
+    # A shell loop over the suites: its status is the last suite's, which passes.
+    COMMAND='for t in tests/*.scm; do guile --no-auto-compile -L . "$t"; done'
+    cp "$WORK/guile-srfi64-make-fail.json" "$WORK/guile-srfi64-loop.json"
+    run guile-srfi64-loop "$d" "rm -f ./*.log; $COMMAND"
+    truth guile-srfi64-loop names "$WORK/guile-srfi64-loop.json"
+    d="$WORK/guile-pass"
+    guile_project "$d" no
+    COMMAND='make check'
+    run guile-srfi64-make-pass "$d" "$COMMAND"
+    truth guile-srfi64-make-pass plain --verdict-regex '^check: all \d+ suites passed'
+fi
+
+msgfmt_project() { # dir: 144 catalogues (6 domains, 24 languages) with header warnings and fuzzy entries, 4 that fail `msgfmt -c` (yes) or none (no)
+    local dir=$1 errors=$2 dom lang n i
+    local domains=(cart checkout account search emails admin)
+    local langs=(de fr es it nl pt pl sv da fi nb cs sk hu ro bg el tr ja ko zh_CN ru uk lt)
+    mkdir -p "$dir/po"
+    cat >"$dir/Makefile" <<'EOF'
+MSGFMT = msgfmt
+POS = $(sort $(wildcard po/*/*.po))
+MOS = $(patsubst po/%.po,build/%.mo,$(POS))
+
+all: $(MOS)
+	@echo "all: $(words $(MOS)) catalogues compiled"
+
+build/%.mo: po/%.po
+	@mkdir -p $(dir $@)
+	$(MSGFMT) -c --statistics -o $@ $<
+
+clean:
+	rm -rf build
+EOF
+    n=0
+    for dom in "${domains[@]}"; do
+        mkdir -p "$dir/po/$dom"
+        for lang in "${langs[@]}"; do
+            n=$((n + 1))
+            {
+                echo "# Translations of the shop's $dom screens."
+                echo 'msgid ""'
+                echo 'msgstr ""'
+                echo "\"Project-Id-Version: shop-$dom 2.4\\n\""
+                echo '"Report-Msgid-Bugs-To: i18n@example.com\n"'
+                echo '"POT-Creation-Date: 2026-10-01 09:00+0000\n"'
+                echo '"PO-Revision-Date: 2026-11-20 14:00+0000\n"'
+                if [[ $((n % 3)) != 0 ]]; then  # older exports: no translator, no language
+                    echo '"Last-Translator: Translation team <i18n@example.com>\n"'
+                    echo "\"Language: $lang\\n\""
+                fi
+                echo '"Language-Team: shop i18n <i18n@example.com>\n"'
+                echo '"MIME-Version: 1.0\n"'
+                echo '"Content-Type: text/plain; charset=UTF-8\n"'
+                echo '"Content-Transfer-Encoding: 8bit\n"'
+                echo '"Plural-Forms: nplurals=2; plural=(n != 1);\n"'
+                for i in $(seq 1 12); do
+                    echo ''
+                    echo "#: src/$dom/view.c:$((i * 17))"
+                    if [[ $((i % 5)) == 0 ]]; then
+                        echo '#, fuzzy, c-format'
+                    else
+                        echo '#, c-format'
+                    fi
+                    echo "msgid \"$dom: %d items in step $i\""
+                    if [[ $errors == yes && $dom == checkout && $lang == fr && $i == 7 ]]; then
+                        echo "msgstr \"[$lang] $dom : %s articles à l'étape $i\""
+                    else
+                        echo "msgstr \"[$lang] $dom: %d items in step $i\""
+                    fi
+                done
+                echo ''
+                echo "#: src/$dom/view.c:300"
+                echo '#, c-format'
+                echo 'msgid "%d file"'
+                echo 'msgid_plural "%d files"'
+                echo "msgstr[0] \"[$lang] %d file\""
+                if [[ ! ($errors == yes && $dom == emails && $lang == pl) ]]; then
+                    echo "msgstr[1] \"[$lang] %d files\""
+                fi
+                echo ''
+                echo "#: src/$dom/view.c:320"
+                if [[ $errors == yes && $dom == search && $lang == ja ]]; then
+                    echo 'msgid "Search results'
+                else
+                    echo 'msgid "Search results"'
+                fi
+                echo "msgstr \"[$lang] Search results\""
+                if [[ $errors == yes && $dom == admin && $lang == cs ]]; then
+                    echo ''
+                    echo "#: src/$dom/view.c:340"
+                    echo '#, c-format'
+                    echo "msgid \"$dom: %d items in step 3\""
+                    echo "msgstr \"[$lang] $dom: %d items in step 3 again\""
+                fi
+                echo ''
+                echo "#: src/$dom/view.c:360"
+                echo 'msgid "Untranslated yet"'
+                echo 'msgstr ""'
+            } >"$dir/po/$dom/$lang.po"
+        done
+    done
+}
+
+# msgfmt has no machine-readable form of its messages: the errors are taken from its
+# own text, each catalogue checked alone (`FILE:LINE:` of each message that is not a
+# warning, nor the pointer to a first definition).
+msgfmt_truth() { # NAME DIR
+    (cd "$2" && for f in po/*/*.po; do msgfmt -c -o /dev/null "$f" 2>&1 || true; done >"$WORK/$1.raw")
+    python3 -c '
+import json, re, sys
+found = []
+for line in open(sys.argv[1]):
+    m = re.match(r"^(\S+\.po:\d+:) (.*)", line)
+    if m and not m.group(2).startswith(("warning:", "...this is the location")) and m.group(1) not in found:
+        found.append(m.group(1))
+json.dump(found, open(sys.argv[2], "w"))
+' "$WORK/$1.raw" "$WORK/$1.json"
+}
+
+if want msgfmt && command -v msgfmt >/dev/null; then
+    d="$WORK/msgfmt"
+    msgfmt_project "$d" yes
+    msgfmt_truth msgfmt-make-errors "$d"
+    COMMAND='make -k'
+    run msgfmt-make-errors "$d" "make clean >/dev/null; $COMMAND"
+    truth msgfmt-make-errors names "$WORK/msgfmt-make-errors.json" --verdict-regex "Target 'all' not remade because of errors"
+    COMMAND='make -k 2>&1'
+    cp "$WORK/msgfmt-make-errors.json" "$WORK/msgfmt-make-errors-merged.json"
+    run msgfmt-make-errors-merged "$d" "make clean >/dev/null; $COMMAND"
+    truth msgfmt-make-errors-merged names "$WORK/msgfmt-make-errors-merged.json" --verdict-regex "Target 'all' not remade because of errors"
+    # A shell loop over the catalogues: its status is the last one's, which compiles.
+    COMMAND='for f in po/*/*.po; do echo "$f"; msgfmt -c --statistics -o /dev/null "$f"; done'
+    cp "$WORK/msgfmt-make-errors.json" "$WORK/msgfmt-loop-errors.json"
+    run msgfmt-loop-errors "$d" "$COMMAND"
+    truth msgfmt-loop-errors names "$WORK/msgfmt-loop-errors.json"
+    d="$WORK/msgfmt-pass"
+    msgfmt_project "$d" no
+    COMMAND='make'
+    run msgfmt-make-warnings-pass "$d" "$COMMAND"
+    truth msgfmt-make-warnings-pass plain --verdict-regex '^all: \d+ catalogues compiled'
 fi
 
 echo "corpus: $(ls "$LOGS"/*.truth | wc -l) cases, $(du -sh "$LOGS" | cut -f1)" >&2

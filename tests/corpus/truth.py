@@ -38,12 +38,15 @@ own format of its messages; proselint's and check-jsonschema's JSON, green's JUn
 XML, and the Python APIs of doc8, rstcheck, gitlint, trial's runner and autopep8 on the
 same files; QUnit's events through a required collector, the JSON of html-validate,
 textlint and dependency-cruiser, and the JavaScript APIs of dart-sass, less,
-@commitlint/lint and Ajv), and from the log itself or the
+@commitlint/lint and Ajv; doxygen's warning log, testthat's own results of the same
+tests and the logs SRFI-64's runner writes), and from the log itself or the
 project's design where it has none (pip, ld, Test::More's diagnostics, `php -l`,
 black, CMake, xmllint, shfmt, ward, Ruby's test-unit, mkdocs, the Erlang and OCaml
 compilers' errors, alcotest, uvu, tape's uncaught error, tap's coverage table; gfortran, nasm, `perl -c` and javac, each file compiled alone;
 shunit2 and tcltest; pre-commit; the sanitizers' reports written apart, Free
-Pascal's errors and HTML Tidy's, each file alone, checkbashisms on each script alone).
+Pascal's errors and HTML Tidy's, each file alone, checkbashisms on each script alone;
+Verilator's, iverilog's, GHDL's and msgfmt's errors, each file alone, and the failing
+checks of the Verilog and VHDL testbenches, each run alone).
 Every verdict and item
 is checked to be in the log as a
 terminal shows it.
