@@ -38,7 +38,10 @@ own format of its messages; proselint's and check-jsonschema's JSON, green's JUn
 XML, and the Python APIs of doc8, rstcheck, gitlint, trial's runner and autopep8 on the
 same files; QUnit's events through a required collector, the JSON of html-validate,
 textlint and dependency-cruiser, and the JavaScript APIs of dart-sass, less,
-@commitlint/lint and Ajv), and from the log itself or the
+@commitlint/lint and Ajv; the JSON of solhint, CSSLint's checkstyle XML, mocha's JSON
+with nyc's json-summary report, svelte-check's machine-verbose output, `tsc --pretty
+false` for TypeDoc, and the JavaScript APIs of alex, stylus and pug-lint), and from the
+log itself or the
 project's design where it has none (pip, ld, Test::More's diagnostics, `php -l`,
 black, CMake, xmllint, shfmt, ward, Ruby's test-unit, mkdocs, the Erlang and OCaml
 compilers' errors, alcotest, uvu, tape's uncaught error, tap's coverage table; gfortran, nasm, `perl -c` and javac, each file compiled alone;
