@@ -53,7 +53,9 @@
 # iverilog, ghdl, doxygen, r-base-core with r-cran-testthat and r-cran-xml2, guile-3.0
 # and gettext; semgrep, pylama, flake8 with darglint, ty, pyrefly, deptry and
 # zope.testrunner from PyPI (in PY_BIN), and pytest with hypothesis from PyPI in a
-# PY_BIN without pylama (whose pytest plugin stops pytest 9 from starting).
+# PY_BIN without pylama (whose pytest plugin stops pytest 9 from starting); solhint,
+# alex, csslint, nyc with mocha, stylus, pug-lint, typedoc with typescript, and
+# svelte-check with svelte from the npm registry (in NODE_TOOLS).
 # Not run by CI: the logs are committed. Usage: bash tests/corpus/generate.sh [case-name-filter]
 set -euo pipefail
 
@@ -13174,6 +13176,773 @@ if want hypothesis && [[ -x "$PY_BIN/pytest" ]] && "$PY_BIN/python" -c 'import h
     COMMAND='python -m pytest -v -p no:cacheprovider'
     pyvenv_run hypothesis-pytest-pass-verbose "$d"
     truth hypothesis-pytest-pass-verbose plain --verdict-regex '^=+ .*(failed|passed|errors?).* in [0-9.]+s'
+fi
+
+# ------------------------------------------------ issue 40's twelfth pass (held out)
+# solhint, alex, CSSLint, nyc --check-coverage over mocha, stylus through `make -k`,
+# pug-lint, TypeDoc and svelte-check (npm, in NODE_TOOLS).
+
+solhint_project() { # dir: 132 contracts with natspec and gas warnings, 5 errors (yes) or none (no)
+    local dir=$1 errors=$2 i sub name
+    mkdir -p "$dir/contracts/tokens" "$dir/contracts/vaults" "$dir/contracts/governance"
+    ln -sfn "$NODE_TOOLS/node_modules" "$dir/node_modules"
+    cat >"$dir/.solhint.json" <<'JSON'
+{
+  "extends": "solhint:recommended",
+  "rules": {
+    "compiler-version": ["error", "^0.8.20"],
+    "no-unused-vars": "error",
+    "no-empty-blocks": "error",
+    "state-visibility": "error",
+    "reason-string": ["warn", { "maxLength": 40 }],
+    "func-visibility": ["warn", { "ignoreConstructors": true }]
+  }
+}
+JSON
+    for i in $(seq 1 132); do
+        case $((i % 3)) in 0) sub=tokens name=Token ;; 1) sub=vaults name=Vault ;; 2) sub=governance name=Ballot ;; esac
+        {
+            echo '// SPDX-License-Identifier: MIT'
+            if [[ $errors == yes && $i == 18 ]]; then echo 'pragma solidity ^0.7.6;'; else echo 'pragma solidity ^0.8.20;'; fi
+            echo ''
+            echo "contract $name$i {"
+            echo '    uint256 public total;'
+            echo '    mapping(address => uint256) public balances;'
+            if [[ $errors == yes && $i == 61 ]]; then echo '    uint256 lastSnapshot61;'; fi
+            echo ''
+            echo '    function deposit(uint256 amount) public {'
+            echo "        require(amount > 0, \"the deposit amount of $name$i must be strictly positive\");"
+            if [[ $errors == yes && $i == 52 ]]; then echo '        uint256 pendingFee52 = amount / 100;'; fi
+            echo '        balances[msg.sender] += amount;'
+            echo '        total += amount;'
+            echo '    }'
+            echo ''
+            echo '    function owner() public view returns (address) {'
+            echo '        return tx.origin;'
+            echo '    }'
+            if [[ $errors == yes && $i == 97 ]]; then
+                echo ''
+                echo '    function sweep(address to) external {}'
+            fi
+            if [[ $errors == yes && $i == 125 ]]; then
+                echo ''
+                echo '    function quorum(uint256 votes) external pure returns (uint256) {'
+                echo '        uint256 staleQuorum125 = votes * 2;'
+                echo '        return votes;'
+                echo '    }'
+            fi
+            echo '}'
+        } >"$dir/contracts/$sub/$name$i.sol"
+    done
+}
+
+# solhint's errors (not its warnings), from its JSON formatter on the same files: by
+# message as its stylish report prints them, by place (`file:line:column`) as its unix
+# format does, or as the JSON itself writes the message.
+solhint_truth() { # NAME DIR FORM(stylish|unix|json)
+    (cd "$2" && npx solhint --disc --noPoster -f json 'contracts/**/*.sol' >"$WORK/$1.raw" 2>/dev/null || true)
+    python3 -c '
+import json, sys
+found = []
+for d in json.load(open(sys.argv[1])):
+    if d.get("severity") != "Error":
+        continue
+    if sys.argv[3] == "unix":
+        found.append("%s:%d:%d" % (d["filePath"], d["line"], d["column"]))
+    elif sys.argv[3] == "json":
+        found.append(json.dumps(d["message"])[1:-1])
+    else:
+        found.append(d["message"])
+json.dump(found, open(sys.argv[2], "w"))
+' "$WORK/$1.raw" "$WORK/$1.json" "$3"
+    if [[ $3 == json ]]; then
+        truth "$1" names "$WORK/$1.json"
+    else
+        truth "$1" names "$WORK/$1.json" --verdict-regex '\d+ problem'
+    fi
+}
+
+if want solhint && [[ -x "$NODE_TOOLS/node_modules/.bin/solhint" ]]; then
+    d="$WORK/solhint"
+    solhint_project "$d" yes
+    COMMAND="npx solhint --disc 'contracts/**/*.sol'"
+    run solhint-errors "$d" "$COMMAND"
+    solhint_truth solhint-errors "$d" stylish
+    COMMAND="npx solhint --disc -f unix 'contracts/**/*.sol' 2>&1"
+    run solhint-errors-unix-merged "$d" "$COMMAND"
+    solhint_truth solhint-errors-unix-merged "$d" unix
+    COMMAND="npx solhint --disc -f json 'contracts/**/*.sol'"
+    run solhint-errors-json "$d" "$COMMAND"
+    solhint_truth solhint-errors-json "$d" json
+    d="$WORK/solhint-pass"
+    solhint_project "$d" no
+    COMMAND="npx solhint --disc 'contracts/**/*.sol'"
+    run solhint-warnings-pass "$d" "$COMMAND"
+    truth solhint-warnings-pass plain --verdict-regex '\d+ problem'
+fi
+
+
+alex_project() { # dir: 240 markdown chapters, 6 with insensitive wording (yes) or none (no)
+    local dir=$1 errors=$2 i part
+    mkdir -p "$dir/docs/guide" "$dir/docs/api" "$dir/docs/ops"
+    ln -sfn "$NODE_TOOLS/node_modules" "$dir/node_modules"
+    for i in $(seq 1 240); do
+        case $((i % 3)) in 0) part=guide ;; 1) part=api ;; 2) part=ops ;; esac
+        {
+            echo "# Chapter $i: the $part notes"
+            echo ''
+            echo "This chapter covers step $i of the $part work. Read it after chapter $((i - 1))."
+            echo ''
+            echo '```sh'
+            echo "make step-$i"
+            echo '```'
+            echo ''
+            if [[ $errors == yes ]]; then
+                case $i in
+                11) echo 'The master server copies each change to the replicas within a second.' ;;
+                40) echo 'Add the address of each partner to the whitelist before the import starts.' ;;
+                74) echo 'A sanity check runs before each deploy and stops it on a bad config.' ;;
+                102) echo 'Do not let a crazy number of retries pile up in the queue.' ;;
+                137) echo 'The fix is a dummy value that the importer skips.' ;;
+                159) echo 'Each engineer should run the job on his own laptop first.' ;;
+                esac
+                echo ''
+            fi
+            echo "The next chapter, number $((i + 1)), explains what to check once this step is done."
+        } >"$dir/docs/$part/chapter$i.md"
+    done
+}
+
+# alex's warnings, from its JavaScript API on the same files: each by its message, as
+# its report words it.
+alex_truth() { # NAME DIR
+    (cd "$2" && node --input-type=module -e '
+import { markdown } from "alex";
+import { readFileSync, readdirSync, writeFileSync } from "node:fs";
+const found = [];
+for (const part of ["api", "guide", "ops"]) {
+  for (const f of readdirSync(`docs/${part}`).sort()) {
+    for (const m of markdown(readFileSync(`docs/${part}/${f}`, "utf8")).messages) found.push(m.reason);
+  }
+}
+writeFileSync(process.argv[1], JSON.stringify(found));
+' "$WORK/$1.json")
+    truth "$1" names "$WORK/$1.json" --verdict-regex '^[⚠✖] \d+ (warning|error)'
+}
+
+if want alex && [[ -x "$NODE_TOOLS/node_modules/.bin/alex" ]]; then
+    d="$WORK/alex"
+    alex_project "$d" yes
+    COMMAND='npx alex docs'
+    run alex-warnings "$d" "$COMMAND"
+    alex_truth alex-warnings "$d"
+    COMMAND='npx alex --why docs 2>&1'
+    run alex-warnings-why-merged "$d" "$COMMAND"
+    alex_truth alex-warnings-why-merged "$d"
+    COMMAND="npx alex 'docs/**/*.md' 2>&1 | tee alex.log"
+    run alex-warnings-tee "$d" "$COMMAND"
+    alex_truth alex-warnings-tee "$d"
+    d="$WORK/alex-pass"
+    alex_project "$d" no
+    COMMAND='npx alex docs'
+    run alex-pass "$d" "$COMMAND"
+    truth alex-pass plain
+fi
+
+
+csslint_project() { # dir: 190 stylesheets with warnings, 5 with errors (yes) or none (no)
+    local dir=$1 errors=$2 i
+    mkdir -p "$dir/css"
+    ln -sfn "$NODE_TOOLS/node_modules" "$dir/node_modules"
+    printf -- '--errors=errors,known-properties,duplicate-properties\n--ignore=order-alphabetical\n' >"$dir/.csslintrc"
+    for i in $(seq 1 190); do
+        {
+            echo "/* page $i */"
+            echo ".page-$i .card {"
+            echo '  color: #333;'
+            echo "  width: $((100 + i))px;"
+            echo '  padding: 4px;'
+            echo '}'
+            echo ''
+            if [[ $((i % 4)) == 0 ]]; then
+                echo "#header-$i .nav { margin: 0 !important; }"
+                echo ''
+            fi
+            if [[ $errors == yes ]]; then
+                case $i in
+                21) echo '.banner { colr: #fff; height: 40px; }' ;;
+                66) echo '.grid { display: flex;'; echo '' ;;
+                103) echo '.aside { float: left; margin: 2px; float: right; }' ;;
+                140) echo '.footer { widht: 100%; }' ;;
+                177) echo '@media screen and (max-width: 600px) {'; echo '  .card { width: auto; }'; echo '' ;;
+                esac
+            fi
+            echo "h2.page-$i-title { font-size: 1.5em; }"
+        } >"$dir/css/page$(printf %03d "$i").css"
+    done
+}
+
+# CSSLint's errors (not its warnings), from its checkstyle XML of the same run: by
+# message as its text format words them, by place as its compact format heads them, or
+# (where the log is that XML) each error element as written.
+csslint_truth() { # NAME DIR FORM(text|compact|xml)
+    (cd "$2" && npx csslint --format=checkstyle-xml css >"$WORK/$1.raw" 2>/dev/null || true)
+    python3 -c '
+import json, re, sys
+import xml.etree.ElementTree as ET
+raw = open(sys.argv[1]).read()
+work = sys.argv[4]
+found = []
+if sys.argv[3] == "xml":
+    found = re.findall(r"<error [^>]*severity=\"error\"[^>]*/>", raw)
+else:
+    for f in ET.fromstring(raw).iter("file"):
+        name = f.get("name").replace(work, "/home/dev/work")
+        for e in f.iter("error"):
+            if e.get("severity") != "error":
+                continue
+            if sys.argv[3] == "compact":
+                found.append("%s: line %s, col %s, Error - %s" % (name, e.get("line"), e.get("column"), e.get("message")))
+            else:
+                found.append(e.get("message"))
+json.dump(found, open(sys.argv[2], "w"))
+' "$WORK/$1.raw" "$WORK/$1.json" "$3" "$(realpath "$WORK")"
+    truth "$1" names "$WORK/$1.json"
+}
+
+if want csslint && [[ -x "$NODE_TOOLS/node_modules/.bin/csslint" ]]; then
+    d="$WORK/csslint"
+    csslint_project "$d" yes
+    COMMAND='npx csslint css'
+    run csslint-errors "$d" "$COMMAND"
+    csslint_truth csslint-errors "$d" text
+    COMMAND='npx csslint --format=compact css 2>&1'
+    run csslint-errors-compact-merged "$d" "$COMMAND"
+    csslint_truth csslint-errors-compact-merged "$d" compact
+    COMMAND='npx csslint --format=checkstyle-xml css'
+    run csslint-errors-checkstyle "$d" "$COMMAND"
+    csslint_truth csslint-errors-checkstyle "$d" xml
+    d="$WORK/csslint-pass"
+    csslint_project "$d" no
+    COMMAND='npx csslint css'
+    run csslint-warnings-pass "$d" "$COMMAND"
+    truth csslint-warnings-pass plain
+fi
+
+
+nyc_project() { # dir: 10 modules and 600 mocha tests; MODE fail (5 failing tests, low coverage), low (low coverage of three modules) or pass
+    local dir=$1 mode=$2 m i
+    mkdir -p "$dir/src" "$dir/test"
+    ln -sfn "$NODE_TOOLS/node_modules" "$dir/node_modules"
+    cat >"$dir/package.json" <<'JSON'
+{
+  "name": "ledger",
+  "version": "2.7.1",
+  "private": true,
+  "scripts": {
+    "test": "nyc --check-coverage --lines 90 mocha"
+  }
+}
+JSON
+    local modules=(accounts invoices taxes currency ledger payroll reports audit export budget)
+    for m in "${modules[@]}"; do
+        {
+            echo "exports.add = (a, b) => a + b;"
+            echo "exports.scale = (v, f) => Math.round(v * f * 100) / 100;"
+            echo "exports.label = (s) => '$m:' + String(s).trim().toLowerCase();"
+            echo "exports.parse = (s) => { const n = Number(s); if (Number.isNaN(n)) { throw new Error('$m: not a number: ' + s); } return n; };"
+            if [[ $mode != pass ]] && [[ $m == taxes || $m == export || $m == audit ]]; then
+                for i in $(seq 1 12); do
+                    echo "exports.rule$i = (v) => {"
+                    echo "  if (v > $((i * 10))) { return v - $i; }"
+                    echo "  if (v < 0) { throw new Error('$m rule $i: negative'); }"
+                    echo "  return v + $i;"
+                    echo "};"
+                done
+            fi
+        } >"$dir/src/$m.js"
+        {
+            echo "const assert = require('assert');"
+            echo "const mod = require('../src/$m.js');"
+            echo "describe('$m', function () {"
+            for i in $(seq 1 60); do
+                echo "  it('adds case $i', function () { assert.strictEqual(mod.add($i, 1), $((i + 1))); });"
+                if [[ $mode == fail ]]; then
+                    case "$m:$i" in
+                    invoices:14) echo "  it('rounds an invoice total to cents', function () { assert.strictEqual(mod.scale(1.005, 1), 1.01); });" ;;
+                    currency:37) echo "  it('labels a currency code in upper case', function () { assert.strictEqual(mod.label(' EUR '), 'currency:EUR'); });" ;;
+                    ledger:3) echo "  it('parses a signed amount', function () { assert.strictEqual(mod.parse('-12,50'), -12.5); });" ;;
+                    payroll:52) echo "  it('keeps the payslip fields', function () { assert.deepStrictEqual({ gross: 100, net: 80 }, { gross: 100, net: 78 }); });" ;;
+                    budget:29) echo "  it('reads the budget of a missing team', function () { const teams = {}; assert.strictEqual(teams.ops.total, 0); });" ;;
+                    esac
+                fi
+            done
+            echo "  it('labels a value', function () { assert.strictEqual(mod.label(' X '), '$m:x'); });"
+            echo "  it('parses a number', function () { assert.strictEqual(mod.parse('4'), 4); });"
+            echo "});"
+        } >"$dir/test/$m.test.js"
+    done
+}
+
+# The failing tests, from mocha's JSON reporter on the same tests; and each threshold
+# the run misses, from nyc's json-summary report of it, as nyc's check words it.
+nyc_truth() { # NAME DIR THRESHOLD-ARGS (e.g. "lines=90" or "per-file lines=85 functions=70")
+    local name=$1 dir=$2
+    shift 2
+    (cd "$dir" && npx mocha --reporter json >"$WORK/$name.mocha.json" 2>/dev/null || true)
+    (cd "$dir" && npx nyc report --reporter=json-summary --report-dir "$WORK/$name.summary" >/dev/null 2>&1)
+    python3 -c '
+import json, sys
+summary = json.load(open(sys.argv[1]))
+work = sys.argv[3]
+per_file = "per-file" in sys.argv[4:]
+limits = dict(a.split("=") for a in sys.argv[4:] if "=" in a)
+found = [t["title"] for t in json.load(open(sys.argv[2]))["failures"]]
+keys = ["lines", "functions", "branches", "statements"]
+fmt = lambda v: ("%s" % v) if v != int(v) else "%d" % v
+if per_file:
+    for path, data in summary.items():
+        if path == "total":
+            continue
+        for k in keys:
+            if k in limits and data[k]["pct"] < float(limits[k]):
+                found.append("ERROR: Coverage for %s (%s%%) does not meet threshold (%s%%) for %s"
+                             % (k, fmt(data[k]["pct"]), limits[k], path.replace(work, "/home/dev/work")))
+else:
+    for k in keys:
+        if k in limits and summary["total"][k]["pct"] < float(limits[k]):
+            found.append("ERROR: Coverage for %s (%s%%) does not meet global threshold (%s%%)"
+                         % (k, fmt(summary["total"][k]["pct"]), limits[k]))
+json.dump(found, open(sys.argv[1] + ".items", "w"))
+' "$WORK/$name.summary/coverage-summary.json" "$WORK/$name.mocha.json" "$(realpath "$WORK")" "$@"
+    if grep -q '"failures": \[\]' "$WORK/$name.mocha.json"; then
+        truth "$name" names "$WORK/$name.summary/coverage-summary.json.items" --verdict-regex '^\s*\d+ passing'
+    else
+        truth "$name" names "$WORK/$name.summary/coverage-summary.json.items" --verdict-regex '^\s*\d+ failing'
+    fi
+}
+
+if want nyc && [[ -x "$NODE_TOOLS/node_modules/.bin/nyc" && -x "$NODE_TOOLS/node_modules/.bin/mocha" ]]; then
+    d="$WORK/nyc"
+    nyc_project "$d" fail
+    COMMAND='npx nyc --check-coverage --lines 90 mocha'
+    run nyc-mocha-fail "$d" "$COMMAND"
+    nyc_truth nyc-mocha-fail "$d" lines=90
+    COMMAND='npm test 2>&1'
+    run nyc-mocha-fail-npm-test-merged "$d" "$COMMAND"
+    nyc_truth nyc-mocha-fail-npm-test-merged "$d" lines=90
+    d="$WORK/nyc-low"
+    nyc_project "$d" low
+    COMMAND='npx nyc --check-coverage --per-file --lines 85 --functions 70 mocha 2>&1'
+    run nyc-coverage-per-file-merged "$d" "$COMMAND"
+    nyc_truth nyc-coverage-per-file-merged "$d" per-file lines=85 functions=70
+    COMMAND='npx nyc --reporter=text-summary --check-coverage --lines 90 --branches 80 mocha'
+    run nyc-coverage-text-summary "$d" "$COMMAND"
+    nyc_truth nyc-coverage-text-summary "$d" lines=90 branches=80
+    d="$WORK/nyc-pass"
+    nyc_project "$d" pass
+    COMMAND='npx nyc --check-coverage --lines 90 mocha'
+    run nyc-pass "$d" "$COMMAND"
+    truth nyc-pass plain --verdict-regex '^\s*\d+ passing'
+fi
+
+
+stylus_project() { # dir: 150 pages built by make, 4 that fail to compile (yes) or none (no)
+    local dir=$1 errors=$2 i
+    mkdir -p "$dir/styl/pages"
+    ln -sfn "$NODE_TOOLS/node_modules" "$dir/node_modules"
+    cat >"$dir/Makefile" <<'MAKE'
+STYLUS ?= node_modules/.bin/stylus
+STYLFLAGS ?= --include styl
+SRC := $(sort $(wildcard styl/pages/*.styl))
+CSS := $(patsubst styl/pages/%.styl,css/%.css,$(SRC))
+
+all: $(CSS)
+
+css/%.css: styl/pages/%.styl styl/theme.styl
+	@mkdir -p css
+	$(STYLUS) $(STYLFLAGS) $< --out css
+
+clean:
+	rm -rf css
+.PHONY: all clean
+MAKE
+    cat >"$dir/styl/theme.styl" <<'STYL'
+brand = #3366cc
+gutter = 12px
+card(pad = gutter)
+  padding pad
+  border-radius 4px
+  box-shadow 0 1px 2px rgba(0, 0, 0, 0.2)
+rem(px)
+  unit(px / 16, 'rem')
+STYL
+    for i in $(seq 1 150); do
+        {
+            echo '@import "theme"'
+            echo ''
+            echo ".page-$i"
+            echo '  card()'
+            echo "  color darken(brand, $((i % 30))%)"
+            echo "  margin ${i}px auto"
+            echo '  .title'
+            echo '    font-size rem(24)'
+            if [[ $errors == yes ]]; then
+                case $i in
+                12) echo '  .banner'; echo '    width calc(100% - (sidebar-width'; echo '' ;;
+                57) echo '  .grid'; echo '    @extend .columns-three' ;;
+                98) echo '  @import "partials/pricing"' ;;
+                131) echo '  .footer'; echo '    height = (10px +' ;;
+                esac
+            fi
+            echo '  &__link'
+            echo '    text-decoration none'
+        } >"$dir/styl/pages/page$(printf %03d "$i").styl"
+    done
+}
+
+# Each page that fails to compile, from stylus's JavaScript API on the same files: the
+# place its error names (`FILE:LINE:COLUMN`), as the CLI heads its message.
+stylus_truth() { # NAME DIR
+    (cd "$2" && node -e '
+const stylus = require("stylus");
+const fs = require("fs");
+const path = require("path");
+const found = [];
+for (const f of fs.readdirSync("styl/pages").sort()) {
+  const file = path.join("styl/pages", f);
+  try { stylus(fs.readFileSync(file, "utf8"), { filename: file, paths: ["styl"] }).render(); } catch (e) {
+    found.push(e.message.split("\n")[0]);
+  }
+}
+fs.writeFileSync(process.argv[1], JSON.stringify(found));
+' "$WORK/$1.json")
+    truth "$1" names "$WORK/$1.json" --verdict-regex "^make: (\*\*\* \[|Target .all. not remade)"
+}
+
+if want stylus && [[ -x "$NODE_TOOLS/node_modules/.bin/stylus" ]] && command -v make >/dev/null; then
+    d="$WORK/stylus"
+    stylus_project "$d" yes
+    COMMAND='make -k'
+    run stylus-make-errors "$d" "$COMMAND"
+    stylus_truth stylus-make-errors "$d"
+    (cd "$d" && make -s clean)
+    COMMAND='make -k 2>&1'
+    run stylus-make-errors-merged "$d" "$COMMAND"
+    stylus_truth stylus-make-errors-merged "$d"
+    (cd "$d" && make -s clean)
+    COMMAND='make -k -j2 STYLFLAGS="--include styl --line-numbers" 2>&1'
+    run stylus-make-errors-jobs-merged "$d" "$COMMAND"
+    stylus_truth stylus-make-errors-jobs-merged "$d"
+    d="$WORK/stylus-pass"
+    stylus_project "$d" no
+    COMMAND='make'
+    run stylus-make-pass "$d" "$COMMAND"
+    truth stylus-make-pass plain
+fi
+
+
+pug_lint_project() { # dir: 160 templates, 12 of them with 30 violations (yes) or none (no)
+    local dir=$1 errors=$2 i part
+    mkdir -p "$dir/views/shop" "$dir/views/blog" "$dir/views/account" "$dir/views/mixins"
+    ln -sfn "$NODE_TOOLS/node_modules" "$dir/node_modules"
+    cat >"$dir/package.json" <<'JSON'
+{
+  "name": "storefront-views",
+  "version": "1.9.0",
+  "private": true,
+  "scripts": {
+    "lint:views": "pug-lint views"
+  }
+}
+JSON
+    cat >"$dir/.pug-lintrc.json" <<'JSON'
+{
+  "disallowIdLiterals": true,
+  "disallowDuplicateAttributes": true,
+  "disallowMultipleLineBreaks": true,
+  "requireLowerCaseTags": true,
+  "requireLowerCaseAttributes": true,
+  "requireStrictEqualityOperators": true,
+  "requireClassLiteralsBeforeAttributes": true,
+  "validateAttributeQuoteMarks": "\"",
+  "validateAttributeSeparator": { "separator": ", ", "multiLineSeparator": ",\n  " },
+  "disallowHtmlText": true
+}
+JSON
+    for i in $(seq 1 160); do
+        case $((i % 3)) in 0) part=shop ;; 1) part=blog ;; 2) part=account ;; esac
+        {
+            echo 'extends ../layout'
+            echo ''
+            echo 'block content'
+            echo "  section.page(data-page=\"$i\", data-part=\"$part\")"
+            echo "    h1.title Page $i of the $part section"
+            echo '    ul.items'
+            echo '      each item in items'
+            echo '        li.item(data-id=item.id)= item.name'
+            echo '    if user.isAdmin === true'
+            echo '      a.button(href="/admin") Admin'
+            if [[ $errors == yes ]]; then
+                case $i in
+                7) echo '    div#sidebar Sidebar' ;;
+                19) echo '    if items.length == 0'; echo '      P(class="empty") Nothing here' ;;
+                33) echo "    img(src='/hero.png', alt='Hero')"; echo '    a(href="/a", href="/b") Twice' ;;
+                46) echo '    div(CLASS="legacy") Old'; echo '    <b>bold</b>' ;;
+                61) echo '    span(class="x" title="y") No comma'; echo ''; echo ''; echo '    p after gap' ;;
+                78) echo '    button(type="submit").primary Buy'; echo '    if count != 1'; echo '      p plural' ;;
+                92) echo '    #cart-total= total'; echo '    INPUT(type="text")' ;;
+                105) echo "    a(href='/help', target='_blank') Help"; echo '    if status == "done"'; echo '      p Done' ;;
+                117) echo '    div(id="x", id="y") Dup'; echo '    <hr>' ;;
+                128) echo '    #promo Promo'; echo '    SPAN Sale' ;;
+                143) echo '    p(data-a="1" data-b="2") Data'; echo '    if a == b'; echo '      p Same'; echo '    LABEL(For="q") Query' ;;
+                156) echo '    form(method="post").inline'; echo '    <br>'; echo '    #footer-note Note' ;;
+                esac
+            fi
+            echo "    p.note See page $((i + 1)) next."
+        } >"$dir/views/$part/page$(printf %03d "$i").pug"
+    done
+    printf 'doctype html\nhtml(lang="en")\n  body\n    block content\n' >"$dir/views/layout.pug"
+}
+
+# pug-lint's errors, from its JavaScript API on the same files with the same
+# configuration: each place (`file:line:column`, or `file:line` where it has no column)
+# as its console reporter heads it.
+pug_lint_truth() { # NAME DIR
+    (cd "$2" && node -e '
+const Linter = require("pug-lint");
+const fs = require("fs");
+const path = require("path");
+const linter = new Linter();
+linter.configure(JSON.parse(fs.readFileSync(".pug-lintrc.json", "utf8")));
+const found = [];
+for (const part of ["account", "blog", "shop"]) {
+  for (const f of fs.readdirSync(path.join("views", part)).sort()) {
+    for (const e of linter.checkFile(path.join("views", part, f))) found.push(`${e.filename}:${e.line}` + (e.column ? `:${e.column}` : ""));
+  }
+}
+fs.writeFileSync(process.argv[1], JSON.stringify(found));
+' "$WORK/$1.json")
+    truth "$1" names "$WORK/$1.json"
+}
+
+if want pug-lint && [[ -x "$NODE_TOOLS/node_modules/.bin/pug-lint" ]]; then
+    d="$WORK/pug-lint"
+    pug_lint_project "$d" yes
+    COMMAND='npx pug-lint views'
+    run pug-lint-errors "$d" "$COMMAND"
+    pug_lint_truth pug-lint-errors "$d"
+    COMMAND='npx pug-lint views 2>&1'
+    run pug-lint-errors-merged "$d" "$COMMAND"
+    pug_lint_truth pug-lint-errors-merged "$d"
+    COMMAND='npm run lint:views'
+    run pug-lint-errors-npm "$d" "$COMMAND"
+    pug_lint_truth pug-lint-errors-npm "$d"
+    d="$WORK/pug-lint-pass"
+    pug_lint_project "$d" no
+    COMMAND='npm run lint:views'
+    run pug-lint-pass "$d" "$COMMAND"
+    truth pug-lint-pass plain
+fi
+
+
+typedoc_project() { # dir: a TypeScript library of 224 modules, 3 with type errors (yes) or none (no)
+    local dir=$1 errors=$2 i part
+    mkdir -p "$dir/src/models" "$dir/src/services" "$dir/src/utils" "$dir/src/api"
+    ln -sfn "$NODE_TOOLS/node_modules" "$dir/node_modules"
+    cat >"$dir/package.json" <<'JSON'
+{
+  "name": "fleet-sdk",
+  "version": "0.14.2",
+  "private": true,
+  "scripts": {
+    "docs": "typedoc --logLevel Verbose"
+  }
+}
+JSON
+    cat >"$dir/tsconfig.json" <<'JSON'
+{
+  "compilerOptions": { "strict": true, "target": "es2022", "module": "commonjs", "declaration": true, "outDir": "dist" },
+  "include": ["src"]
+}
+JSON
+    cat >"$dir/typedoc.json" <<'JSON'
+{
+  "entryPoints": ["src/**/*.ts"],
+  "entryPointStrategy": "expand",
+  "out": "docs",
+  "name": "fleet-sdk"
+}
+JSON
+    for i in $(seq 1 224); do
+        case $((i % 4)) in 0) part=models ;; 1) part=services ;; 2) part=utils ;; 3) part=api ;; esac
+        {
+            echo "/** A record of the $part layer, number $i. */"
+            echo "export interface Record$i {"
+            echo '  /** Its key. */'
+            echo '  id: string;'
+            echo '  size: number;'
+            echo '}'
+            echo ''
+            echo "/** Builds record $i. */"
+            echo "export function make$i(id: string, size = $i): Record$i {"
+            echo '  return { id, size };'
+            echo '}'
+            echo ''
+            echo "export const LIMIT_$i = $((i * 10));"
+            echo ''
+            echo "export function total$i(records: Record$i[]): number {"
+            echo '  return records.reduce((sum, r) => sum + r.size, 0);'
+            echo '}'
+            if [[ $errors == yes ]]; then
+                case $i in
+                37) echo ''; echo "export function label37(r: Record37): number {"; echo '  return `#${r.id}`;'; echo '}' ;;
+                118) echo ''; echo 'export function first118(rs: Record118[]): Record118 {'; echo '  return rs.find((r) => r.size > 3);'; echo '}' ;;
+                203) echo ''; echo 'export const DEFAULT_203: Record203 = { id: 203, size: 1 };' ;;
+                esac
+            fi
+        } >"$dir/src/$part/record$(printf %03d "$i").ts"
+    done
+}
+
+# The type errors TypeDoc stops on, from `tsc --noEmit --pretty false` on the same
+# project: each place as TypeDoc prints it (`file:line:column`).
+typedoc_truth() { # NAME DIR
+    (cd "$2" && npx tsc --noEmit --pretty false -p . >"$WORK/$1.tsc" 2>&1 || true)
+    truth "$1" tsc "$WORK/$1.tsc" --pretty --verdict-regex 'Found \d+ errors and \d+ warnings'
+}
+
+if want typedoc && [[ -x "$NODE_TOOLS/node_modules/.bin/typedoc" ]]; then
+    d="$WORK/typedoc"
+    typedoc_project "$d" yes
+    COMMAND='npx typedoc --logLevel Verbose'
+    run typedoc-errors-verbose "$d" "$COMMAND"
+    typedoc_truth typedoc-errors-verbose "$d"
+    COMMAND='npx typedoc --logLevel Verbose 2>&1'
+    run typedoc-errors-verbose-merged "$d" "$COMMAND"
+    typedoc_truth typedoc-errors-verbose-merged "$d"
+    COMMAND='npm run docs'
+    run typedoc-errors-npm "$d" "$COMMAND"
+    typedoc_truth typedoc-errors-npm "$d"
+    d="$WORK/typedoc-pass"
+    typedoc_project "$d" no
+    COMMAND='npx typedoc --validation.notDocumented'
+    run typedoc-warnings-pass "$d" "$COMMAND"
+    truth typedoc-warnings-pass plain --verdict-regex 'Found \d+ errors and \d+ warnings'
+fi
+
+
+svelte_check_project() { # dir: 112 components with a11y and CSS warnings, 4 with type errors (yes) or none (no)
+    local dir=$1 errors=$2 i part
+    mkdir -p "$dir/src/lib/cart" "$dir/src/lib/catalog" "$dir/src/lib/account" "$dir/src/lib/ui"
+    ln -sfn "$NODE_TOOLS/node_modules" "$dir/node_modules"
+    cat >"$dir/package.json" <<'JSON'
+{
+  "name": "storefront-ui",
+  "version": "0.9.0",
+  "private": true,
+  "type": "module",
+  "scripts": {
+    "check": "svelte-check --tsconfig ./tsconfig.json"
+  }
+}
+JSON
+    cat >"$dir/tsconfig.json" <<'JSON'
+{
+  "compilerOptions": {
+    "strict": true,
+    "target": "es2022",
+    "module": "esnext",
+    "moduleResolution": "bundler",
+    "verbatimModuleSyntax": true,
+    "types": []
+  },
+  "include": ["src/**/*.svelte", "src/**/*.ts"]
+}
+JSON
+    for i in $(seq 1 112); do
+        case $((i % 4)) in 0) part=cart ;; 1) part=catalog ;; 2) part=account ;; 3) part=ui ;; esac
+        {
+            echo '<script lang="ts">'
+            echo "  let { title = 'Card $i', price = $i }: { title?: string; price?: number } = \$props();"
+            if [[ $errors == yes ]]; then
+                case $i in
+                9) echo '  const total: string = price * 2;' ;;
+                44) echo '  const parts = title.split(","); parts.push(price);' ;;
+                71) echo '  function badge(t: string): number { return t.toUpperCase(); }' ;;
+                106) echo '  const rounded = Math.round(title);' ;;
+                esac
+            fi
+            echo '</script>'
+            echo ''
+            echo "<section class=\"card card-$i\">"
+            echo "  <img src=\"/img/item-$i.png\">"
+            echo '  <h2>{title}</h2>'
+            echo '  <p class="price">{price} EUR</p>'
+            echo '</section>'
+            echo ''
+            echo '<style>'
+            echo "  .card { padding: ${i}px; }"
+            echo '  .price { font-weight: bold; }'
+            echo "  .legacy-$i { color: gray; }"
+            echo '</style>'
+        } >"$dir/src/lib/$part/Card$(printf %03d "$i").svelte"
+    done
+}
+
+# svelte-check's errors (not its warnings), from its machine-verbose output of the same
+# check: each place as its human output (`file:line:column`) or its machine output
+# (`ERROR "file" line:column`) writes it, or (where the log is that JSON) as it opens
+# the diagnostic.
+svelte_check_truth() { # NAME DIR FORM(human|machine|json)
+    (cd "$2" && npx svelte-check --output machine-verbose >"$WORK/$1.raw" 2>/dev/null || true)
+    python3 -c '
+import json, sys
+found = []
+for line in open(sys.argv[1]):
+    stamp, _, rest = line.partition(" ")
+    if not rest.startswith("{"):
+        continue
+    d = json.loads(rest)
+    if d["type"] != "ERROR":
+        continue
+    row, col = d["start"]["line"] + 1, d["start"]["character"] + 1
+    if sys.argv[3] == "human":
+        found.append("%s:%d:%d" % (d["filename"], row, col))
+    elif sys.argv[3] == "machine":
+        found.append("ERROR \"%s\" %d:%d" % (d["filename"], row, col))
+    else:
+        found.append("{\"type\":\"ERROR\",\"filename\":\"%s\",\"start\":{\"line\":%d,\"character\":%d}" % (
+            d["filename"], d["start"]["line"], d["start"]["character"]))
+json.dump(found, open(sys.argv[2], "w"))
+' "$WORK/$1.raw" "$WORK/$1.json" "$3"
+    if [[ $3 == human ]]; then
+        truth "$1" names "$WORK/$1.json" --verdict-prefix 'svelte-check found'
+    else
+        truth "$1" names "$WORK/$1.json" --verdict-regex ' COMPLETED \d+ FILES'
+    fi
+}
+
+if want svelte-check && [[ -x "$NODE_TOOLS/node_modules/.bin/svelte-check" ]]; then
+    d="$WORK/svelte-check"
+    svelte_check_project "$d" yes
+    COMMAND='npx svelte-check'
+    run svelte-check-errors "$d" "$COMMAND"
+    svelte_check_truth svelte-check-errors "$d" human
+    COMMAND='npx svelte-check --output machine 2>&1'
+    run svelte-check-errors-machine-merged "$d" "$COMMAND"
+    svelte_check_truth svelte-check-errors-machine-merged "$d" machine
+    COMMAND='npx svelte-check --output machine-verbose'
+    run svelte-check-errors-machine-verbose "$d" "$COMMAND"
+    svelte_check_truth svelte-check-errors-machine-verbose "$d" json
+    COMMAND='npm run check 2>&1'
+    run svelte-check-errors-npm-merged "$d" "$COMMAND"
+    svelte_check_truth svelte-check-errors-npm-merged "$d" human
+    d="$WORK/svelte-check-pass"
+    svelte_check_project "$d" no
+    COMMAND='npx svelte-check'
+    run svelte-check-warnings-pass "$d" "$COMMAND"
+    truth svelte-check-warnings-pass plain --verdict-prefix 'svelte-check found'
 fi
 
 echo "corpus: $(ls "$LOGS"/*.truth | wc -l) cases, $(du -sh "$LOGS" | cut -f1)" >&2

@@ -41,7 +41,9 @@ textlint and dependency-cruiser, and the JavaScript APIs of dart-sass, less,
 @commitlint/lint and Ajv; doxygen's warning log, testthat's own results of the same
 tests and the logs SRFI-64's runner writes; the JSON of semgrep, pylama, pyrefly and deptry, ty's GitLab
 report, the JUnit XML of zope.testrunner and of pytest running hypothesis's properties,
-and darglint's findings through flake8's parsable format or its own message template), and from the log itself or the
+and darglint's findings through flake8's parsable format or its own message template; the JSON of solhint, CSSLint's checkstyle XML, mocha's JSON
+with nyc's json-summary report, svelte-check's machine-verbose output, `tsc --pretty
+false` for TypeDoc, and the JavaScript APIs of alex, stylus and pug-lint), and from the log itself or the
 project's design where it has none (pip, ld, Test::More's diagnostics, `php -l`,
 black, CMake, xmllint, shfmt, ward, Ruby's test-unit, mkdocs, the Erlang and OCaml
 compilers' errors, alcotest, uvu, tape's uncaught error, tap's coverage table; gfortran, nasm, `perl -c` and javac, each file compiled alone;
