@@ -1497,6 +1497,7 @@ mod long;
 mod odd;
 mod pattern;
 mod places;
+pub use odd::record_says_error;
 pub use places::Place;
 mod tally;
 use odd::Odd;

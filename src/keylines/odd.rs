@@ -434,7 +434,10 @@ impl Odd {
     fn place_after(&mut self, clean: &str, bytes: &[u8], line: u64) {
         let field_file =
             || field_name(clean).is_some() && super::long::record_file(clean).is_some();
-        if !rules().location.is_match(clean) && !field_file() {
+        // A record's severity of error travels with its odd fields too: what makes the
+        // finding of a report that exits 0 worth showing.
+        let severity = record_says_error(clean);
+        if !rules().location.is_match(clean) && !field_file() && !severity {
             return;
         }
         let place = numbered(bytes, line);
@@ -447,6 +450,9 @@ impl Odd {
             else {
                 continue;
             };
+            if severity && field_name(&candidate.line.text).is_none() {
+                continue;
+            }
             if candidate.after.len() < PLACES && self.kept_bytes + place.text.len() <= KEPT_BYTES {
                 self.kept_bytes += place.text.len();
                 candidate.after.push(place.clone());
@@ -957,6 +963,20 @@ fn field_name(text: &str) -> Option<&str> {
         .unwrap_or(text.len())];
     let after = text[name.len()..].trim_start_matches(['"', '\'']);
     (!name.is_empty() && after.starts_with(':')).then_some(name)
+}
+
+/// Whether a record's line gives its severity as error or worse: `"severity": "error",`.
+pub fn record_says_error(text: &str) -> bool {
+    let text = text.trim();
+    is_severity_field(text)
+        && text
+            .split_once(':')
+            .map(|(_, value)| value.trim().trim_end_matches(',').trim_matches(['"', '\'']))
+            .is_some_and(|value| {
+                ["error", "fatal", "critical", "blocker"]
+                    .iter()
+                    .any(|w| w.eq_ignore_ascii_case(value))
+            })
 }
 
 /// Whether a record's line gives its severity.

@@ -1126,7 +1126,14 @@ fn odd_shown<'a>(
     };
     // An odd line that is a key line shown adds the lines that locate it.
     for odd in &summary.odd {
-        if budget.odd_warnings_only && !keylines::warns(&odd.first.text) {
+        // Of a run that succeeded, the odd lines that warn, or whose record says error.
+        if budget.odd_warnings_only
+            && !keylines::warns(&odd.first.text)
+            && !odd
+                .locators
+                .iter()
+                .any(|l| keylines::record_says_error(&l.text))
+        {
             continue;
         }
         if (view.from..=view.to).contains(&odd.first.line) {

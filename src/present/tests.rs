@@ -773,6 +773,48 @@ fn a_passing_runs_odd_lines_are_shown_when_they_warn() {
 }
 
 #[test]
+fn a_passing_runs_odd_record_is_shown_when_its_record_says_error() {
+    // dependency-cruiser's JSON report (tests/corpus/logs/depcruise-errors-json.out):
+    // it exits 0, and five of its 240 violations are errors, whose `"from"` names an
+    // unusual file; their severity is a field some lines below it, less rare than the
+    // thirty files imported once each.
+    let f = Fixture::new();
+    let mut out = String::from("{\n  \"violations\": [\n");
+    for n in 1..=240 {
+        let (from, severity) = match n {
+            60 => ("src/core/total.js".to_owned(), "error"),
+            _ if n % 40 == 0 => ("src/features/f1/part1.js".to_owned(), "error"),
+            _ => (format!("src/features/f{}/part{n}.js", n % 7), "warn"),
+        };
+        let to = if n % 8 == 0 {
+            // A name of letters alone, unlike any other.
+            let once: String = [n / 26, n % 26]
+                .iter()
+                .map(|&c| char::from(b'a' + c as u8))
+                .collect();
+            format!("src/vendor/{once}.js")
+        } else {
+            format!("src/legacy/helper{}.js", n % 9)
+        };
+        out.push_str(&format!(
+            "    {{\n      \"type\": \"dependency\",\n      \"from\": \"{from}\",\n      \
+             \"to\": \"{to}\",\n      \"rule\": {{\n        \
+             \"severity\": \"{severity}\",\n        \"name\": \"no-legacy\"\n      }}\n    }},\n"
+        ));
+    }
+    out.push_str("  ]\n}\n");
+    let answer = f.show(out.as_bytes(), b"", 0).text;
+    assert!(
+        answer.contains(":      \"from\": \"src/core/total.js\","),
+        "{answer}"
+    );
+    // A field as rare, whose record says only warn, stays hidden.
+    let warned = out.replace("\"severity\": \"error\"", "\"severity\": \"warn\"");
+    let answer = f.show(warned.as_bytes(), b"", 0).text;
+    assert!(!answer.contains("src/core/total.js"), "{answer}");
+}
+
+#[test]
 fn a_one_line_json_reports_odd_records_are_shown_under_its_ends() {
     // RuboCop's `--format json` (tests/corpus/logs/rubocop-offenses-json.out): one
     // line of 85 KB, its view its ends; the one `"error"` record is in its middle.
