@@ -550,7 +550,18 @@ impl Digest {
             pieces,
             diff_files,
             places,
+            out_of_place,
         } = std::mem::take(&mut self.odd).finish();
+        // Where no line is a key line, the lines out of place are odd too, after the
+        // others.
+        let mut odd = odd;
+        if keys.is_empty() {
+            for line in out_of_place {
+                if !odd.iter().any(|o| o.first.line == line.first.line) {
+                    odd.push(line);
+                }
+            }
+        }
         self.named_tests(named);
         let tail_lines = memchr::memchr_iter(b'\n', &tail).count() as u64
             + u64::from(tail.last().is_some_and(|&b| b != b'\n'));

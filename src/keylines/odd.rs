@@ -73,6 +73,14 @@ const PLACES: usize = 2;
 const PLACE_AFTER_FIELD: u64 = 12;
 /// Lines before an odd line within which the file it belongs to is kept.
 const HEADER_WITHIN: u64 = 200;
+/// Lines after the opening of a block within which an odd line of it comes with it,
+/// and the opening's length at most.
+const OPENING_WITHIN: u64 = 12;
+const OPENING_BYTES: usize = 200;
+/// Pairs of families (one after the other) counted, at most, and the bytes of the lines
+/// out of place kept, with the lines after them.
+const MAX_TRANSITIONS: usize = 1024;
+const TRANSITION_BYTES: usize = 64 * 1024;
 /// Bytes of a line that make its family and signature.
 const SIGNED_BYTES: usize = 512;
 
@@ -85,6 +93,12 @@ pub(super) struct Odd {
     kept_bytes: usize,
     /// The last line that is only a file's path.
     header: Option<Numbered>,
+    /// The line that opened the current block (the lines since a blank one), when it
+    /// ends with `:` (gitlint's `Commit ed297bf781:`); `None` past a blank line or
+    /// another opening.
+    opening: Option<Numbered>,
+    /// The last line read was blank (or none was read yet).
+    after_blank: bool,
     /// For each indent less than or equal to the last line's, nearest last: the lines
     /// a line belongs to (see [`Level`]).
     outline: Vec<Level>,
@@ -109,6 +123,140 @@ pub(super) struct Odd {
     diff_pending: Option<Numbered>,
     /// The places lines name.
     places: Places,
+    /// What follows what: the lines of each family after those of another.
+    transitions: Transitions,
+}
+
+/// Lines out of place: a line of a family seldom seen after the family of the line
+/// before it, where that family is almost always followed by one other (gitlint's
+/// `Commit ed297bf781:` after its `-----` rule, where 147 of 150 are followed by a
+/// `DEBUG:` record), and of a family of a few lines in all. What a failing run shows
+/// when no line is a key line.
+#[derive(Debug, Default)]
+struct Transitions {
+    /// The family of the last line read.
+    last: Option<u64>,
+    /// For each family, the families after it, and the lines of each while few.
+    after: HashMap<u64, HashMap<u64, Outs, Hashed>, Hashed>,
+    entries: usize,
+    kept_bytes: usize,
+    /// The line kept last, whose next line may travel with it.
+    pending: Option<(u64, u64, usize)>,
+}
+
+#[derive(Debug, Default)]
+struct Outs {
+    count: u64,
+    lines: Vec<Out>,
+}
+
+/// A line that may be out of place, and the line after it, with its family.
+#[derive(Debug)]
+struct Out {
+    line: Numbered,
+    next: Option<(Numbered, u64)>,
+}
+
+impl Out {
+    fn bytes(&self) -> usize {
+        self.line.text.len() + self.next.as_ref().map_or(0, |(n, _)| n.text.len())
+    }
+}
+
+impl Transitions {
+    /// Line `line` (`bytes`), of `family`, was read.
+    fn read(&mut self, family: u64, bytes: &[u8], line: u64) {
+        if let Some((before, now, index)) = self.pending.take()
+            && let Some(out) = self
+                .after
+                .get_mut(&before)
+                .and_then(|next| next.get_mut(&now))
+                .and_then(|outs| outs.lines.get_mut(index))
+            && self.kept_bytes + bytes.len() <= TRANSITION_BYTES
+        {
+            self.kept_bytes += bytes.len();
+            out.next = Some((numbered(bytes, line), family));
+        }
+        let Some(before) = self.last.replace(family) else {
+            return;
+        };
+        let known = self
+            .after
+            .get(&before)
+            .is_some_and(|next| next.contains_key(&family));
+        if !known {
+            if self.entries >= MAX_TRANSITIONS {
+                return;
+            }
+            self.entries += 1;
+        }
+        let outs = self
+            .after
+            .entry(before)
+            .or_default()
+            .entry(family)
+            .or_default();
+        outs.count += 1;
+        if outs.count > FEW_COUNT {
+            if !outs.lines.is_empty() {
+                self.kept_bytes -= outs.lines.iter().map(Out::bytes).sum::<usize>();
+                outs.lines = Vec::new();
+            }
+            return;
+        }
+        if self.kept_bytes + bytes.len() > TRANSITION_BYTES {
+            return;
+        }
+        self.kept_bytes += bytes.len();
+        outs.lines.push(Out {
+            line: numbered(bytes, line),
+            next: None,
+        });
+        self.pending = Some((before, family, outs.lines.len() - 1));
+    }
+
+    /// A line of no family counted was read: the next follows none.
+    fn forget(&mut self) {
+        self.last = None;
+        self.pending = None;
+    }
+
+    /// The lines out of place, the rarest first, [`MAX_ODD`] at most, each with the
+    /// line after it when that one is of a family of a few lines too (gitlint's
+    /// violation under its `Commit …:`). A family of many lines (`families`' totals)
+    /// is a new part of the output (the tests after the build), not out of place.
+    fn finish(self, families: &HashMap<u64, Family, Hashed>) -> Vec<KeyLine> {
+        let few = |family: &u64| families.get(family).is_some_and(|f| f.total <= FEW_COUNT);
+        let mut found = Vec::new();
+        for next in self.after.into_values() {
+            let total: u64 = next.values().map(|outs| outs.count).sum();
+            let most = next.values().map(|outs| outs.count).max().unwrap_or(0);
+            if total < MIN_FAMILY || most * 10 < total * COMMON_TENTHS {
+                continue;
+            }
+            for (family, outs) in next {
+                if rare(outs.count, total) && few(&family) {
+                    found.extend(outs.lines.into_iter().map(|out| (outs.count, out)));
+                }
+            }
+        }
+        found.sort_by_key(|(count, out)| (*count, out.line.line));
+        found.truncate(MAX_ODD);
+        found
+            .into_iter()
+            .map(|(_, out)| KeyLine {
+                last_line: out.line.line,
+                locators: out
+                    .next
+                    .filter(|(_, family)| few(family))
+                    .map(|(next, _)| next)
+                    .into_iter()
+                    .collect(),
+                first: out.line,
+                count: 1,
+            })
+            .collect()
+    }
 }
 
 /// What the pass found: the odd lines, the failing tests a heading of failures'
@@ -120,6 +268,8 @@ pub(super) struct Found {
     pub pieces: Vec<KeyLine>,
     pub diff_files: Vec<Numbered>,
     pub places: Vec<Place>,
+    /// Lines out of place (see [`Transitions`]).
+    pub out_of_place: Vec<KeyLine>,
 }
 
 /// The lines of one indent, since a line less indented.
@@ -253,7 +403,13 @@ impl Odd {
         }
         let trimmed = clean.trim_start();
         if trimmed.is_empty() {
+            self.opening = None;
+            self.after_blank = true;
             return;
+        }
+        if std::mem::take(&mut self.after_blank) || line == 1 {
+            self.opening = (trimmed.ends_with(':') && trimmed.len() <= OPENING_BYTES)
+                .then(|| numbered(bytes, line));
         }
         self.failing_entry(trimmed, line);
         if trimmed.len() == clean.len() {
@@ -286,6 +442,12 @@ impl Odd {
         }
         let (family, signature, placed) = sign(clean);
         self.count(family, signature, bytes, line);
+        // Only the families counted: what follows what stays within their number.
+        if self.families.contains_key(&family) {
+            self.transitions.read(family, bytes, line);
+        } else {
+            self.transitions.forget();
+        }
         if placed && let Some(family) = self.families.get_mut(&family) {
             family.placed = true;
         }
@@ -342,9 +504,15 @@ impl Odd {
         let siblings = field_name(&text.text).is_some();
         let json = siblings && text.text.trim_start().starts_with('"');
         let parent = belongs_to(&self.outline, indent_of(&text.text), line, siblings);
+        // Else the line that opened its block names what it is of.
         let header = parent
             .or_else(|| self.header.clone())
-            .filter(|h| h.line + HEADER_WITHIN >= line);
+            .filter(|h| h.line + HEADER_WITHIN >= line)
+            .or_else(|| {
+                self.opening
+                    .clone()
+                    .filter(|o| o.line < line && o.line + OPENING_WITHIN >= line)
+            });
         let candidate = Candidate {
             line: text,
             header,
@@ -467,6 +635,7 @@ impl Odd {
         let named = self.named;
         let pieces = self.long.finish();
         let diff_files = self.diff_files;
+        let out_of_place = self.transitions.finish(&self.families);
         let mut found: Vec<(u64, Candidate)> = Vec::new();
         for family in self.families.into_values() {
             found.extend(family.odd_lines());
@@ -496,6 +665,7 @@ impl Odd {
             pieces,
             diff_files,
             places: self.places.finish(),
+            out_of_place,
         }
     }
 }

@@ -1665,3 +1665,67 @@ fn a_failure_led_by_a_mark_comes_with_the_line_led_by_a_symbol_above_it() {
         "{kept:?}"
     );
 }
+
+#[test]
+fn an_odd_line_comes_with_the_line_that_opened_its_block() {
+    // gitlint (tests/corpus/logs/gitlint-commits.err): a block per commit, opened by
+    // its `Commit <sha>:`; one `T3` among many `B6`.
+    let mut text = String::new();
+    for n in 1..=120 {
+        text.push_str(&format!("Commit {:010x}:\n", 0x5a00_0000_u64 + n * 7919));
+        if n == 70 {
+            text.push_str("1: T3 Title has trailing punctuation (!): \"Release 2.288!\"\n\n");
+        } else {
+            text.push_str("3: B6 Body message is missing\n\n");
+        }
+    }
+    let odd = odd_of(&text, 4096);
+    assert_eq!(
+        odd,
+        [(
+            209,
+            "1: T3 Title has trailing punctuation (!): \"Release 2.288!\"".to_owned(),
+            vec![208]
+        )]
+    );
+}
+
+#[test]
+fn a_line_out_of_place_is_odd_where_no_line_is_a_key_line() {
+    // gitlint --debug (tests/corpus/logs/gitlint-commits-debug-ignore.err): each commit
+    // logged in the same lines, a rule after them; after three of those rules, the
+    // commit's violation instead of the next commit's first record.
+    let mut text = String::new();
+    for n in 1..=150 {
+        text.push_str(&format!(
+            "DEBUG: gitlint.lint Linting commit {n:040x}\n--- Commit Message ----\n\
+             Add the handler of route {n}\n--- Meta info ---------\n\
+             Author: Dana Dev <dana@example.org>\n-----------------------\n"
+        ));
+        if n % 50 == 25 {
+            text.push_str(&format!(
+                "Commit {n:010x}:\n1: T8 Title is too short (3<5): \"fix\"\n"
+            ));
+        }
+    }
+    let odd = odd_of(&text, 4096);
+    let out_of_place: Vec<(u64, String, Vec<u64>)> = odd
+        .into_iter()
+        .filter(|(_, text, _)| text.starts_with("Commit"))
+        .collect();
+    assert_eq!(
+        out_of_place,
+        [
+            (151, "Commit 0000000019:".to_owned(), vec![152]),
+            (453, "Commit 000000004b:".to_owned(), vec![454]),
+            (755, "Commit 000000007d:".to_owned(), vec![756]),
+        ]
+    );
+    // Beside a key line, they are not odd.
+    let failing = format!("{text}error: 3 violations\n");
+    assert!(
+        odd_of(&failing, 4096)
+            .iter()
+            .all(|(_, text, _)| !text.starts_with("Commit"))
+    );
+}

@@ -880,9 +880,9 @@ fn a_diffs_files_are_listed_though_the_check_succeeded() {
 }
 
 /// A runner no rule knows (`nope N - …` for a failure) among 260 passing tests: its
-/// failures' lines are not shown, but the places their frames name are, the test's
-/// own before the runner's, which every failure names again. A run that succeeded
-/// lists none.
+/// failures' lines are shown as lines out of place, each with the frame under it
+/// that names the test's place, and the places the other frames name are listed, the
+/// rarest first. A run that succeeded shows and lists none.
 #[test]
 fn a_failing_run_lists_the_places_named_only_in_lines_not_shown() {
     let f = Fixture::new();
@@ -907,15 +907,21 @@ fn a_failing_run_lists_the_places_named_only_in_lines_not_shown() {
     let answer = f.show(log.as_bytes(), b"", 1).text;
     assert!(
         answer.contains(
+            "100:nope 100 - cart rounds the total\n\
+             101:    at Object.<anonymous> (test/cart.test.js:37:5)\n"
+        ),
+        "{answer}"
+    );
+    assert!(
+        answer.contains(
             "[... places named in the lines not shown, the rarest first: \
-             test/cart.test.js:37:5, test/tax.test.js:12:9, \
              node_modules/runner/lib/run.js:120:10, node_modules/runner/lib/run.js:88:3]\n"
         ),
         "{answer}"
     );
-    assert!(!answer.contains("nope 100"), "{answer}");
     let answer = f.show(log.as_bytes(), b"", 0).text;
     assert!(!answer.contains("places named"), "{answer}");
+    assert!(!answer.contains("nope 100"), "{answer}");
 }
 
 /// A place the view shows already (in its last lines) is not listed again, nor is a
@@ -931,7 +937,8 @@ fn places_the_view_shows_are_not_listed_again() {
             log.push_str("bad part: src/a.c:1 and src/b.c:7, main.rs:4\n");
         }
     }
-    log.push_str("first bad part was src/a.c:12, see src/b.c:7 and domain.rs:4\n");
+    // A key line: the line out of place is not shown for it.
+    log.push_str("error: first bad part was src/a.c:12, see src/b.c:7 and domain.rs:4\n");
     let answer = f.show(log.as_bytes(), b"", 1).text;
     assert!(
         answer.contains(
