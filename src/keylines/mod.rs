@@ -933,6 +933,18 @@ impl Digest {
         // A count of warnings sums up what came before: no locator is its own.
         let summary = rules().warnings.is_match(&text);
         let waits = opens_block(&text) || (!has_location(&text) && locators.is_empty() && !summary);
+        // The line led by another symbol right above a `✖` names what it fails:
+        // commitlint's `⧗   input: fix(auth) refresh tokens` over `✖   subject may not
+        // be empty [subject-empty]` (not a passing test's `✓` above it, nor the `→`
+        // message of the failure before it).
+        if locators.is_empty()
+            && symbol_lead(&text) == Some("✖")
+            && let Some(subject) = self.nearest_before(before, line, true, |_| true)
+            && symbol_lead(&subject.text).is_some_and(|other| !MARKS.contains(&other))
+            && classify(&subject.text) == Class::Plain
+        {
+            locators.push(subject);
+        }
         // A row that names no file: the file it belongs to, the nearest less indented
         // line above it that names one (phpcs's `FILE: src/a.php` over `  7 | ERROR |`).
         if !odd::names_file(&text)
@@ -983,17 +995,6 @@ impl Digest {
         {
             self.failed_test_named(&title.text, title.line);
             locators.insert(0, title);
-        }
-        // The line led by another symbol right above a failure led by one names what
-        // it fails: commitlint's `⧗   input: fix(auth) refresh tokens` over
-        // `✖   subject may not be empty [subject-empty]`.
-        if locators.is_empty()
-            && let Some(lead) = symbol_lead(text)
-            && let Some(subject) = self.nearest_before(before, line, true, |_| true)
-            && symbol_lead(&subject.text).is_some_and(|other| other != lead)
-            && classify(&subject.text) == Class::Plain
-        {
-            locators.push(subject);
         }
         // The numbered entry that opens the failure (ExUnit's and Mocha's `  1) test
         // lists the codes (Shop.CouponsTest)` over its place and its assertion) names
@@ -1370,6 +1371,9 @@ fn wants_locator_before(text: &str) -> bool {
             })
             .is_match(text)
 }
+
+/// The marks of an outcome, a failure's message or a place, which name no subject.
+const MARKS: &[&str] = &["✖", "✓", "✔", "√", "✗", "✘", "×", "✕", "→", "›", "❯", "●"];
 
 /// The symbol a line is led by: a word of one to four characters, none a letter, a
 /// digit or ASCII (`✖`, `⧗`; not `-`, `*` or `#`).

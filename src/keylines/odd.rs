@@ -97,7 +97,7 @@ pub(super) struct Odd {
     /// ends with `:` (gitlint's `Commit ed297bf781:`); `None` past a blank line or
     /// another opening.
     opening: Option<Numbered>,
-    /// The last line read was blank (or none was read yet).
+    /// The last line read was blank (the first line opens a block too).
     after_blank: bool,
     /// For each indent less than or equal to the last line's, nearest last: the lines
     /// a line belongs to (see [`Level`]).
@@ -130,8 +130,8 @@ pub(super) struct Odd {
 /// Lines out of place: a line of a family seldom seen after the family of the line
 /// before it, where that family is almost always followed by one other (gitlint's
 /// `Commit ed297bf781:` after its `-----` rule, where 147 of 150 are followed by a
-/// `DEBUG:` record), and of a family of a few lines in all. What a failing run shows
-/// when no line is a key line.
+/// `DEBUG:` record), and of a family of a few lines in all. What a run shows when no
+/// line is a key line (of a run that succeeded, only those that warn).
 #[derive(Debug, Default)]
 struct Transitions {
     /// The family of the last line read.
@@ -172,10 +172,13 @@ impl Transitions {
                 .get_mut(&before)
                 .and_then(|next| next.get_mut(&now))
                 .and_then(|outs| outs.lines.get_mut(index))
-            && self.kept_bytes + bytes.len() <= TRANSITION_BYTES
+            && line <= out.line.line + 2
         {
-            self.kept_bytes += bytes.len();
-            out.next = Some((numbered(bytes, line), family));
+            let next = numbered(bytes, line);
+            if self.kept_bytes + next.text.len() <= TRANSITION_BYTES {
+                self.kept_bytes += next.text.len();
+                out.next = Some((next, family));
+            }
         }
         let Some(before) = self.last.replace(family) else {
             return;
@@ -204,12 +207,13 @@ impl Transitions {
             }
             return;
         }
-        if self.kept_bytes + bytes.len() > TRANSITION_BYTES {
+        let kept = numbered(bytes, line);
+        if self.kept_bytes + kept.text.len() > TRANSITION_BYTES {
             return;
         }
-        self.kept_bytes += bytes.len();
+        self.kept_bytes += kept.text.len();
         outs.lines.push(Out {
-            line: numbered(bytes, line),
+            line: kept,
             next: None,
         });
         self.pending = Some((before, family, outs.lines.len() - 1));
@@ -597,11 +601,27 @@ impl Odd {
         self.diff_files.push(header);
     }
 
-    /// A line right after odd lines: kept with them when it names a place, or a
-    /// record's file (`"uri": "templates/a.html"`).
+    /// A line right after odd lines: kept with them when it names a place, a record's
+    /// file (`"uri": "templates/a.html"`) or a record's severity of error, until their
+    /// record closes.
     fn place_after(&mut self, clean: &str, bytes: &[u8], line: u64) {
         let field_file =
             || field_name(clean).is_some() && super::long::record_file(clean).is_some();
+        // A record closed (`}` less indented than an odd field of it): what follows is
+        // another record's.
+        let trimmed = clean.trim_start();
+        if trimmed.starts_with(['}', ']']) {
+            let indent = clean.len() - trimmed.len();
+            let families = &self.families;
+            self.open.retain(|&(family, signature, index)| {
+                families
+                    .get(&family)
+                    .and_then(|f| f.signatures.get(&signature))
+                    .and_then(|s| s.lines.get(index))
+                    .is_some_and(|c| indent_of(&c.line.text) <= indent)
+            });
+            return;
+        }
         // A record's severity of error travels with its odd fields too: what makes the
         // finding of a report that exits 0 worth showing.
         let severity = record_says_error(clean);

@@ -1656,13 +1656,23 @@ fn a_failure_led_by_a_mark_comes_with_the_line_led_by_a_symbol_above_it() {
             (157, "✖   found 2 problems, 0 warnings".to_owned(), vec![]),
         ]
     );
-    // Without the mark, the line above travels with no key line.
+    // A mark of an outcome above names no subject: a passing check's, a test's.
     let passing = text.replace("✖   subject", "✔   subject");
-    let kept = keys_of(&passing);
-    assert!(
-        kept.iter()
-            .all(|(line, _, locators)| *line != 154 && !locators.contains(&153)),
-        "{kept:?}"
+    assert_eq!(
+        keys_of(&passing),
+        [
+            (
+                155,
+                "✖   type may not be empty [type-empty]".to_owned(),
+                vec![]
+            ),
+            (157, "✖   found 2 problems, 0 warnings".to_owned(), vec![]),
+        ]
+    );
+    let jest = "  ✓ totals 50 items (1 ms)\n  ✖ finds a missing item (3 ms)\n";
+    assert_eq!(
+        keys_of(jest),
+        [(2, "  ✖ finds a missing item (3 ms)".to_owned(), vec![])]
     );
 }
 
@@ -1728,4 +1738,23 @@ fn a_line_out_of_place_is_odd_where_no_line_is_a_key_line() {
             .iter()
             .all(|(_, text, _)| !text.starts_with("Commit"))
     );
+}
+
+#[test]
+fn lines_out_of_place_are_counted_by_the_bytes_kept() {
+    // Two families in turn, their lines of Latin-1 (each byte kept as three) or longer
+    // than a key line (kept cut): what is let go is what was counted.
+    for line in [
+        b"caf\xe9 cr\xe8me br\xfbl\xe9e \xe0 la carte".to_vec(),
+        vec![b'x'; 410],
+    ] {
+        let mut text = Vec::new();
+        for n in 0..200 {
+            text.extend_from_slice(if n % 2 == 0 { b"alpha " } else { b"beta " });
+            text.extend_from_slice(&line);
+            text.push(b'\n');
+        }
+        let summary = tail_of(&text, 4096);
+        assert_eq!(summary.lines, 200);
+    }
 }

@@ -210,7 +210,8 @@ pub struct Budget {
     /// the lines that locate them, shown of a run that failed besides its key lines.
     pub odd_lines: usize,
     pub odd_bytes: usize,
-    /// Only the odd lines that warn or name a place (of a run that succeeded).
+    /// Only the odd lines that warn or name a place, or whose record says error (of a
+    /// run that succeeded).
     pub odd_warnings_only: bool,
     /// Bytes of the whole view, at most: the key lines get what the head and the
     /// tail leave (the tail at most what leaves them a third).

@@ -783,6 +783,8 @@ fn a_passing_runs_odd_record_is_shown_when_its_record_says_error() {
     for n in 1..=240 {
         let (from, severity) = match n {
             60 => ("src/core/total.js".to_owned(), "error"),
+            // An error right after a record whose `"to"` is rare (96's).
+            97 => (format!("src/features/f{}/part{n}.js", n % 7), "error"),
             _ if n % 40 == 0 => ("src/features/f1/part1.js".to_owned(), "error"),
             _ => (format!("src/features/f{}/part{n}.js", n % 7), "warn"),
         };
@@ -808,6 +810,8 @@ fn a_passing_runs_odd_record_is_shown_when_its_record_says_error() {
         answer.contains(":      \"from\": \"src/core/total.js\","),
         "{answer}"
     );
+    // The next record's error is not the one before's.
+    assert!(!answer.contains("src/vendor/ds.js"), "{answer}");
     // A field as rare, whose record says only warn, stays hidden.
     let warned = out.replace("\"severity\": \"error\"", "\"severity\": \"warn\"");
     let answer = f.show(warned.as_bytes(), b"", 0).text;
