@@ -517,16 +517,7 @@ impl Digest {
 
     /// Ends the stream.
     pub fn finish(mut self) -> Summary {
-        let mut tail = std::mem::take(&mut self.tail);
-        tail.rotate_left(self.tail_start);
-        // A full ring starts mid-line: its first whole line starts after a `\n`
-        // (unless it holds none: then it is the end of one huge line).
-        let start = if tail.len() == TAIL_KEEP {
-            memchr::memchr(b'\n', &tail[..tail.len() - 1]).map_or(0, |i| i + 1)
-        } else {
-            0
-        };
-        let tail = tail.split_off(start);
+        let tail = self.whole_tail();
         let mut lines = self.lines;
         if self.partial_len > 0 {
             let (line, omitted) = self.partial_view();
@@ -552,16 +543,12 @@ impl Digest {
             places,
             out_of_place,
         } = std::mem::take(&mut self.odd).finish();
-        // Where no line is a key line, the lines out of place are odd too, after the
-        // others.
-        let mut odd = odd;
-        if keys.is_empty() {
-            for line in out_of_place {
-                if !odd.iter().any(|o| o.first.line == line.first.line) {
-                    odd.push(line);
-                }
-            }
-        }
+        // Where no line is a key line, the lines out of place are odd too.
+        let odd = if keys.is_empty() {
+            with_out_of_place(odd, out_of_place)
+        } else {
+            odd
+        };
         self.named_tests(named);
         let tail_lines = memchr::memchr_iter(b'\n', &tail).count() as u64
             + u64::from(tail.last().is_some_and(|&b| b != b'\n'));
@@ -581,6 +568,20 @@ impl Digest {
             diff_files,
             places,
         }
+    }
+
+    /// The tail's whole lines, in order: a full ring starts mid-line, so its first
+    /// whole line starts after a `\n` (unless it holds none: then it is the end of one
+    /// huge line).
+    fn whole_tail(&mut self) -> Vec<u8> {
+        let mut tail = std::mem::take(&mut self.tail);
+        tail.rotate_left(self.tail_start);
+        let start = if tail.len() == TAIL_KEEP {
+            memchr::memchr(b'\n', &tail[..tail.len() - 1]).map_or(0, |i| i + 1)
+        } else {
+            0
+        };
+        tail.split_off(start)
     }
 
     /// Whole lines read so far.
@@ -1370,6 +1371,16 @@ fn wants_locator_before(text: &str) -> bool {
                     .expect("a valid rule")
             })
             .is_match(text)
+}
+
+/// The odd lines, then the lines out of place that are not among them.
+fn with_out_of_place(mut odd: Vec<KeyLine>, out_of_place: Vec<KeyLine>) -> Vec<KeyLine> {
+    for line in out_of_place {
+        if !odd.iter().any(|o| o.first.line == line.first.line) {
+            odd.push(line);
+        }
+    }
+    odd
 }
 
 /// The marks of an outcome, a failure's message or a place, which name no subject.

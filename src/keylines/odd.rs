@@ -419,7 +419,20 @@ impl Odd {
         if trimmed.len() == clean.len() {
             self.diff_header(clean, bytes, line);
         }
-        let indent = clean.len() - trimmed.len();
+        self.outline_line(clean.len() - trimmed.len(), trimmed, bytes, line);
+        if trimmed.len() < 3 {
+            return;
+        }
+        if trimmed.len() < 300 && super::is_bare_path(trimmed) {
+            self.header = Some(numbered(bytes, line));
+            return;
+        }
+        self.sign_and_count(clean, bytes, line);
+    }
+
+    /// Places line `line` (`trimmed`, at `indent`) in the outline of indents: the
+    /// file each level names.
+    fn outline_line(&mut self, indent: usize, trimmed: &str, bytes: &[u8], line: u64) {
         while self.outline.last().is_some_and(|l| l.indent > indent) {
             self.outline.pop();
         }
@@ -437,13 +450,11 @@ impl Odd {
                 file,
             }),
         }
-        if trimmed.len() < 3 {
-            return;
-        }
-        if trimmed.len() < 300 && super::is_bare_path(trimmed) {
-            self.header = Some(numbered(bytes, line));
-            return;
-        }
+    }
+
+    /// Counts line `line` (`clean`) in its family, by its signature, and by what
+    /// follows what.
+    fn sign_and_count(&mut self, clean: &str, bytes: &[u8], line: u64) {
         let (family, signature, placed) = sign(clean);
         self.count(family, signature, bytes, line);
         // Only the families counted: what follows what stays within their number.
