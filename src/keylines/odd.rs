@@ -47,6 +47,9 @@ const FEW_SHARE: u64 = 40;
 /// An odd line's rank: how many lines give its signature, then how many rare
 /// signatures its family has (below this).
 const RANK: u64 = 1 << 16;
+/// A family with more rare signatures than this is a catalog (a report's rules, each
+/// said once): its odd lines rank after all the others.
+const CATALOG: u64 = 12;
 /// A signature is common from this many lines on...
 const COMMON_COUNT: u64 = 5;
 /// ... and a family is regular when this share of it (in tenths) is of common ones.
@@ -83,6 +86,8 @@ const MAX_TRANSITIONS: usize = 1024;
 const TRANSITION_BYTES: usize = 64 * 1024;
 /// Bytes of a line that make its family and signature.
 const SIGNED_BYTES: usize = 512;
+/// A record's message travels with its odd severity from this many lines above it.
+const MESSAGE_BEFORE: u64 = 4;
 
 #[derive(Debug, Default)]
 pub(super) struct Odd {
@@ -125,6 +130,8 @@ pub(super) struct Odd {
     places: Places,
     /// What follows what: the lines of each family after those of another.
     transitions: Transitions,
+    /// The last record's field that says what a finding is (`"description": …`).
+    message: Option<Numbered>,
 }
 
 /// Lines out of place: a line of a family seldom seen after the family of the line
@@ -284,6 +291,9 @@ struct Level {
     last: Option<Numbered>,
     /// The last line of this indent that named a file.
     file: Option<Numbered>,
+    /// The first record's field of this indent that named a file, since a line less
+    /// indented: a record's own file (`"from": "src/a.js"`, before its `"to"`).
+    field_file: Option<Numbered>,
 }
 
 #[derive(Debug, Default)]
@@ -325,9 +335,14 @@ impl Family {
             .values()
             .filter(|s| rare(s.count, total))
             .count() as u64;
+        let catalog = if rares > CATALOG {
+            (FEW_COUNT + 1) * RANK
+        } else {
+            0
+        };
         for signature in self.signatures.into_values() {
             if rare(signature.count, total) {
-                let rank = signature.count * RANK + rares.min(RANK - 1);
+                let rank = catalog + signature.count * RANK + rares.min(RANK - 1);
                 found.extend(signature.lines.into_iter().map(|c| (rank, c)));
             }
         }
@@ -428,6 +443,9 @@ impl Odd {
             return;
         }
         self.sign_and_count(clean, bytes, line);
+        if field_name(trimmed).is_some_and(is_message_field) {
+            self.message = Some(numbered(bytes, line));
+        }
     }
 
     /// Places line `line` (`trimmed`, at `indent`) in the outline of indents: the
@@ -437,10 +455,14 @@ impl Odd {
             self.outline.pop();
         }
         let file = names_file(trimmed).then(|| numbered(bytes, line));
+        let field_file = file.clone().filter(|_| field_name(trimmed).is_some());
         match self.outline.last_mut() {
             Some(level) if level.indent == indent => {
                 if file.is_some() {
                     level.file.clone_from(&file);
+                }
+                if level.field_file.is_none() {
+                    level.field_file = field_file;
                 }
                 level.last = file;
             }
@@ -448,6 +470,7 @@ impl Odd {
                 indent,
                 last: file.clone(),
                 file,
+                field_file,
             }),
         }
     }
@@ -528,10 +551,21 @@ impl Odd {
                     .clone()
                     .filter(|o| o.line < line && o.line + OPENING_WITHIN >= line)
             });
+        // A record's odd severity comes with what its record says, said just above it
+        // (`"description": …` over `"severity": "major"`).
+        let said = self
+            .message
+            .as_ref()
+            .filter(|m| {
+                is_severity_field(&text.text)
+                    && m.line + MESSAGE_BEFORE >= line
+                    && indent_of(&m.text) == indent_of(&text.text)
+            })
+            .cloned();
         let candidate = Candidate {
             line: text,
             header,
-            after: Vec::new(),
+            after: said.into_iter().collect(),
         };
         self.kept_bytes += candidate.bytes();
         entry.kept += 1;
@@ -675,7 +709,8 @@ impl Odd {
         found.sort_by_key(|(count, c)| (c.line.line, *count));
         found.dedup_by_key(|(_, c)| c.line.line);
         let mut found = records(found);
-        found.sort_by_key(|(count, c)| (*count, c.line.line));
+        // A record's severity of error first: what the report itself calls an error.
+        found.sort_by_key(|(count, c)| (!record_says_error(&c.line.text), *count, c.line.line));
         found.truncate(MAX_ODD);
         let odd = found
             .into_iter()
@@ -736,6 +771,21 @@ fn records(found: Vec<(u64, Candidate)>) -> Vec<(u64, Candidate)> {
     out
 }
 
+/// Whether a record's field of this name says what its finding is.
+fn is_message_field(name: &str) -> bool {
+    [
+        "message",
+        "msg",
+        "description",
+        "text",
+        "title",
+        "reason",
+        "summary",
+    ]
+    .iter()
+    .any(|f| f.eq_ignore_ascii_case(name))
+}
+
 /// Whether a line tells what or where: a code, a severity word, a file, a record's
 /// severity or message.
 fn tells(text: &str) -> bool {
@@ -770,8 +820,9 @@ fn numbered(bytes: &[u8], line: u64) -> Numbered {
 /// The line naming a file that a line of `indent` (numbered `line`) belongs to: the
 /// last line of a lesser indent, the nearest first, if it names one (htmlhint's
 /// path over its rows); else the last line naming one at a lesser indent (or at
-/// its own, with `siblings`: a JSON record's `"fileName"` field) since a line less
-/// indented (phpcs's `FILE:` over its table). Within [`HEADER_WITHIN`] lines.
+/// its own, with `siblings`: a JSON record's `"fileName"` field, the first of its
+/// record's fields naming one) since a line less indented (phpcs's `FILE:` over its
+/// table). Within [`HEADER_WITHIN`] lines.
 fn belongs_to(outline: &[Level], indent: usize, line: u64, siblings: bool) -> Option<Numbered> {
     let above = |l: &&Level| l.indent < indent || (siblings && l.indent == indent);
     let levels = || outline.iter().rev().filter(above);
@@ -780,7 +831,13 @@ fn belongs_to(outline: &[Level], indent: usize, line: u64, siblings: bool) -> Op
         .find_map(|l| l.last.as_ref())
         .or_else(|| {
             levels()
-                .filter_map(|l| l.file.as_ref())
+                .filter_map(|l| {
+                    if siblings {
+                        l.field_file.as_ref().or(l.file.as_ref())
+                    } else {
+                        l.file.as_ref()
+                    }
+                })
                 .find(|f| f.line != line)
         })
         .filter(|f| f.line + HEADER_WITHIN >= line && f.line != line)
@@ -922,7 +979,28 @@ fn sign(line: &str) -> (u64, u64, bool) {
     };
     let word = &word[..crate::render::floor_char_boundary(word, 32)];
     alike(word, &mut family);
-    (family.0, signature(&trimmed[word.len()..]), false)
+    let rest = &trimmed[word.len()..];
+    (
+        family.0,
+        field_signature(trimmed).unwrap_or_else(|| signature(rest)),
+        false,
+    )
+}
+
+/// The signature of a record's quoted field, `"fingerprint": "ca8c92ab",`: its name,
+/// and its value's signature (the value alone: the name's quotes do not pair with the
+/// value's). A severity is signed as [`signature`] signs it, even a number.
+fn field_signature(trimmed: &str) -> Option<u64> {
+    if !trimmed.starts_with(['"', '\'']) || is_severity_field(trimmed) {
+        return None;
+    }
+    let name = field_name(trimmed)?;
+    let (_, value) = trimmed.split_once(':')?;
+    let mut hash = Fnv::new();
+    hash.bytes(name.as_bytes());
+    hash.byte(b':');
+    hash.bytes(&signature(value).to_le_bytes());
+    Some(hash.0)
 }
 
 /// A line's depth in its family: a record's fields by their exact depth (a SARIF
@@ -1132,6 +1210,10 @@ fn signature(rest: &str) -> u64 {
             severities.byte(b' ');
         }
     }
+    // A record's severity inside it, even a number (`{"ruleId":…,"severity":2,…`).
+    if let Some(value) = inner_severity(rest) {
+        severities.bytes(value.as_bytes());
+    }
     // With a code, the severities said beside it (`"severity":"error"`).
     codes.bytes(&severities.0.to_le_bytes());
     if let Some(id) = closing_id(rest) {
@@ -1151,8 +1233,25 @@ fn signature(rest: &str) -> u64 {
         text.bytes(field.as_bytes());
         return text.0;
     }
-    alike(&unquoted(cut), &mut text);
+    alike(&unquoted(cut, cut.len() < rest.len()), &mut text);
+    // The severities it says past the cut too (a one-line record's `"severity":"ERROR"`
+    // after its fields).
+    text.bytes(&severities.0.to_le_bytes());
     text.0
+}
+
+/// The value of the first severity field inside a record's text
+/// (`{"ruleId":"x","severity":2,` gives `2`).
+fn inner_severity(text: &str) -> Option<&str> {
+    ["\"severity\":", "\"level\":", "\"priority\":"]
+        .iter()
+        .filter_map(|field| text.find(field).map(|at| at + field.len()))
+        .min()
+        .map(|at| {
+            let value = &text[at..];
+            let end = value.find([',', '}']).unwrap_or(value.len()).min(24);
+            value[..crate::render::floor_char_boundary(value, end)].trim()
+        })
 }
 
 /// The name of the field a record's line opens with (`"severity": 0,` and
@@ -1260,8 +1359,9 @@ fn alike(text: &str, hash: &mut Fnv) {
 
 /// `text` with each quoted word (`'x'`, `"x"`, `` `x` ``, closed on the line, up to
 /// 80 bytes) as `Q`, but a severity or an outcome (`"error"`, `'High'`): what a
-/// record's field says of it.
-fn unquoted(text: &str) -> std::borrow::Cow<'_, str> {
+/// record's field says of it. Of a text `cut` short, a word whose quote the cut left
+/// open is `Q` too.
+fn unquoted(text: &str, cut: bool) -> std::borrow::Cow<'_, str> {
     if !text.contains(['\'', '"', '`']) {
         return std::borrow::Cow::Borrowed(text);
     }
@@ -1279,6 +1379,10 @@ fn unquoted(text: &str) -> std::borrow::Cow<'_, str> {
             Some(n) => {
                 out.push('Q');
                 rest = &after[n + 1..];
+            }
+            None if cut && after.len() <= 80 => {
+                out.push('Q');
+                rest = "";
             }
             None => {
                 out.push(quote);

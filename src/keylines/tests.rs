@@ -1758,3 +1758,175 @@ fn lines_out_of_place_are_counted_by_the_bytes_kept() {
         assert_eq!(summary.lines, 200);
     }
 }
+
+#[test]
+fn a_records_field_is_signed_by_its_name_and_value_and_its_message_travels_with_its_severity() {
+    // ty's GitLab report (tests/corpus/logs/ty-check-errors-gitlab.out): a field a
+    // line, each record's `fingerprint` its own, three `"major"` among many
+    // `"minor"`; the finding's words are in the `description` above its severity.
+    let mut text = String::from("[\n");
+    for n in 1..=120 {
+        let (check, description, severity) = if n % 40 == 17 {
+            (
+                "missing-attribute",
+                "missing-attribute: Object of type `int` has no attribute `upper`",
+                "major",
+            )
+        } else if n % 2 == 0 {
+            (
+                "redundant-cast",
+                "redundant-cast: Value is already of type `float`",
+                "minor",
+            )
+        } else {
+            (
+                "possibly-unresolved-reference",
+                "possibly-unresolved-reference: Name `name` used when possibly not defined",
+                "minor",
+            )
+        };
+        text.push_str(&format!(
+            "  {{\n    \"check_name\": \"{check}\",\n    \"description\": \"{description}\",\n    \
+             \"severity\": \"{severity}\",\n    \"fingerprint\": \"{:x}\",\n    \"location\": \
+             {{\n      \"path\": \"billing/invoice_{n:03}.py\",\n      \"positions\": {{\n        \
+             \"begin\": {{\n          \"line\": 16,\n          \"column\": 12\n        }}\n      \
+             }}\n    }}\n  }},\n",
+            0xca8c_92ab_aefc_1270_u64.wrapping_mul(n * 7919)
+        ));
+    }
+    text.push_str("]\n");
+    let odd = odd_of(&text, 4096);
+    let major: Vec<&(u64, String, Vec<u64>)> = odd
+        .iter()
+        .filter(|(_, t, _)| t.contains("\"major\""))
+        .collect();
+    assert_eq!(major.len(), 3, "{odd:?}");
+    for (line, _, kept) in major {
+        // The description right above it, and the file its record names.
+        assert_eq!(kept, &[line - 1, line + 3], "{odd:?}");
+    }
+    assert!(
+        odd.iter().all(|(_, t, _)| !t.contains("fingerprint")),
+        "{odd:?}"
+    );
+}
+
+#[test]
+fn a_records_severity_of_error_comes_first_with_the_first_file_its_record_names() {
+    // dependency-cruiser's JSON report (tests/corpus/logs/depcruise-errors-json.out):
+    // modules with odd fields of their own, then violations, each `from` a file and
+    // `to` another, its rule's severity nested; three `"error"` among many `"warn"`.
+    let mut text = String::from("{\n  \"modules\": [\n");
+    for n in 1..=240 {
+        // Odd fields at three depths, eleven of each.
+        let field = |at: u32, name: &str, value: &str| {
+            if n % 22 == at {
+                format!("\"{name}{n}\": {value}")
+            } else {
+                format!("\"{name}\": {value}")
+            }
+        };
+        text.push_str(&format!(
+            "    {{\n      \"source\": \"src/m{n}.js\",\n      {},\n      \"dependencies\": [\n        \
+             {{\n          \"module\": \"./d{n}.js\",\n          {},\n          \"rules\": {{\n            \
+             {}\n          }}\n        }}\n      ]\n    }},\n",
+            field(3, "orphan", "false"),
+            field(5, "dynamic", "false"),
+            field(7, "kind", "\"local\""),
+        ));
+    }
+    text.push_str("  ],\n  \"summary\": {\n    \"violations\": [\n");
+    for n in 1..=240 {
+        let severity = if n % 80 == 40 { "error" } else { "warn" };
+        text.push_str(&format!(
+            "      {{\n        \"type\": \"dependency\",\n        \"from\": \"src/features/f{n}/cart.js\",\n        \
+             \"to\": \"src/core/total{n}.js\",\n        \"rule\": {{\n          \"severity\": \"{severity}\",\n          \
+             \"name\": \"no-cross-feature\"\n        }}\n      }},\n"
+        ));
+    }
+    text.push_str("    ]\n  }\n}\n");
+    let odd = odd_of(&text, 4096);
+    assert!(odd.len() > 3, "{odd:?}");
+    for (line, text, kept) in &odd[..3] {
+        assert!(text.contains("\"severity\": \"error\""), "{odd:?}");
+        // Its record's `from`, not its `to`.
+        assert_eq!(kept, &[line - 3], "{odd:?}");
+    }
+}
+
+#[test]
+fn a_catalog_of_rules_ranks_after_a_finding_seen_twice() {
+    // djLint's SARIF report (tests/corpus/logs/djlint-lint-sarif.out): its catalog of
+    // rules, each id once, then its results: `H025` twice among many `H013`.
+    let mut text =
+        String::from("{\n  \"runs\": [\n    {\n      \"tool\": {\n        \"rules\": [\n");
+    for n in 1..=30 {
+        text.push_str(&format!(
+            "          {{\n            \"id\": \"H{n:03}\",\n            \"name\": \"rule\",\n            \
+             \"helpUri\": \"https://djlint.com\",\n            \"enabled\": true,\n            \
+             \"kind\": \"lint\"\n          }},\n"
+        ));
+    }
+    text.push_str("        ]\n      },\n      \"results\": [\n");
+    for n in 1..=140 {
+        let rule = match n {
+            50 | 90 => "H025",
+            _ if n % 2 == 0 => "H013",
+            _ => "H021",
+        };
+        text.push_str(&format!(
+            "        {{\n          \"ruleId\": \"{rule}\",\n          \"level\": \"warning\",\n          \
+             \"uri\": \"templates/page{n:03}.html\"\n        }},\n"
+        ));
+    }
+    text.push_str("      ]\n    }\n  ]\n}\n");
+    let odd = odd_of(&text, 4096);
+    let found: Vec<&str> = odd.iter().map(|(_, t, _)| t.trim()).collect();
+    assert_eq!(
+        &found[..2],
+        ["\"ruleId\": \"H025\",", "\"ruleId\": \"H025\","]
+    );
+}
+
+#[test]
+fn a_one_line_records_severity_signs_it_past_its_first_fields() {
+    // semgrep's JSON report (tests/corpus/logs/semgrep-scan-errors-json.out): one
+    // line, its severity far into each record; html-validate's
+    // (tests/corpus/logs/html-validate-errors-json.out), its severity a number.
+    for (severities, rare) in [(["WARNING", "ERROR"], "\"ERROR\""), (["1", "2"], ":2,")] {
+        let mut text = String::from("{\"results\":[");
+        for n in 1..=200 {
+            let severity = if n % 50 == 7 {
+                severities[1]
+            } else {
+                severities[0]
+            };
+            let quoted = severity
+                .parse::<u8>()
+                .map_or(format!("\"{severity}\""), |_| severity.to_owned());
+            text.push_str(&format!(
+                "{}{{\"check_id\":\"print-in-service-code\",\"path\":\"shop/carts/view_{n}.py\",\
+                 \"start\":{{\"line\":{},\"col\":5,\"offset\":{}}},\"end\":{{\"line\":10,\"col\":36}},\
+                 \"extra\":{{\"message\":\"print() left in service code; use the logger\",\
+                 \"metadata\":{{}},\"severity\":{quoted},\"fingerprint\":\"requires login\"}}}}",
+                if n == 1 { "" } else { "," },
+                n % 30,
+                n * 37
+            ));
+        }
+        text.push_str("]}\n");
+        for chunk in [7, 4096] {
+            let pieces = digest(&text, chunk).pieces;
+            let records: Vec<&str> = pieces
+                .iter()
+                .map(|p| p.first.text.as_str())
+                .filter(|t| t.contains("check_id"))
+                .collect();
+            assert_eq!(records.len(), 4, "{rare}, chunk {chunk}: {pieces:?}");
+            assert!(
+                records.iter().all(|t| t.contains(rare)),
+                "{rare}, chunk {chunk}: {pieces:?}"
+            );
+        }
+    }
+}
