@@ -199,8 +199,9 @@ const KEY: &str = concat!(
     r"\S:\d+(:\d+)?:? \[?[EF](\d{3,4}\b|: )",
     // rustc, gcc, clang, tsc, pip, npm, yarn, go and the generic forms
     // and a severity word with an error code after it: tsc's `error TS2322:`, the
-    // .NET compilers' `error CS1002:`, msbuild's `error MSB3073:`
-    r"|(^|[\s:(\[])(error|ERROR|fatal error)(\[[\w-]+\])?(:|!| [A-Z]{1,4}\d{2,5}:)",
+    // .NET compilers' `error CS1002:`, msbuild's `error MSB3073:`; its rule's id in
+    // brackets or parentheses (semgrep's `a.py:17:16:error(eval-of-request-data):`)
+    r"|(^|[\s:(\[])(error|ERROR|fatal error)(\[[\w-]+\]|\([\w./-]+\))?(:|!| [A-Z]{1,4}\d{2,5}:)",
     r"|^\s*(error|ERROR)\s",
     // a stylish report's error rows, the severity a word, a symbol or a letter:
     // `  5:10  error  'x' is not defined  no-undef`, `  5:3  ✖  Unknown unit "pz"`
@@ -543,6 +544,18 @@ impl Digest {
             places,
             out_of_place,
         } = std::mem::take(&mut self.odd).finish();
+        // An odd diagnostic with its code (`a.py:7:1: DAR101 …` among many `E501`) is a
+        // key line, as the rare kinds the tally finds are.
+        let (coded, odd): (Vec<KeyLine>, Vec<KeyLine>) = odd
+            .into_iter()
+            .partition(|o| has_location(&o.first.text) && error_code(&o.first.text).is_some());
+        let rare = rare + coded.len() as u64;
+        for key in coded {
+            if !keys.iter().any(|k| k.first.line == key.first.line) {
+                let at = keys.partition_point(|k| k.first.line < key.first.line);
+                keys.insert(at, key);
+            }
+        }
         // Where no line is a key line, the lines out of place are odd too.
         let odd = if keys.is_empty() {
             with_out_of_place(odd, out_of_place)
@@ -1245,6 +1258,8 @@ fn is_library_frame(text: &str) -> bool {
         "/rustc/",
         "/.cargo/registry/",
         "/site-packages/",
+        // Python's standard library (`/usr/lib/python3.11/unittest/case.py`)
+        "/lib/python3.",
     ]
     .iter()
     .any(|part| text.contains(part))

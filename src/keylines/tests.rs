@@ -1116,9 +1116,14 @@ fn a_line_led_by_a_rare_code_is_odd_whatever_code_leads_the_others() {
             );
         }
     }
-    let odd = odd_of(&text, 64);
-    assert_eq!(odd.len(), 1, "{odd:?}");
-    assert!(odd[0].1.contains(":E3012:"), "{odd:?}");
+    // Led by its place, with its code, the odd diagnostic is a key line.
+    let summary = digest(&text, 64);
+    assert!(summary.odd.is_empty(), "{:?}", summary.odd);
+    let keys: Vec<&str> = summary.keys.iter().map(|k| k.first.text.as_str()).collect();
+    assert_eq!(
+        keys,
+        ["templates/stack6.yaml:76:7:76:24:E3012:'soon' is not of type 'integer'"]
+    );
 }
 
 #[test]
@@ -1929,4 +1934,66 @@ fn a_one_line_records_severity_signs_it_past_its_first_fields() {
             );
         }
     }
+}
+
+#[test]
+fn an_error_with_its_rules_id_in_parentheses_is_a_key_line() {
+    // semgrep's `--emacs` form (tests/corpus/logs/semgrep-scan-errors-emacs-merged.out).
+    is(
+        Class::Key,
+        &[
+            "shop/payments/view_31.py:17:16:error(eval-of-request-data):    discount = eval(x):eval() on request data runs arbitrary code",
+        ],
+    );
+    assert!(!is_key(
+        "shop/carts/view_01.py:10:5:warning(print-in-service-code):    print(\"carts 1\"):print() left in service code"
+    ));
+}
+
+#[test]
+fn a_traceback_is_located_by_its_first_frame_past_pythons_own_library() {
+    // zope.testrunner (tests/corpus/logs/zope-testrunner-fail-vv.out): unittest's
+    // frames first, then the test's own.
+    let text = "Error in test test_net_of_italian_salary (payroll.tests.test_countries.CountriesTests.test_net_of_italian_salary)\n\
+        Traceback (most recent call last):\n  \
+        File \"/root/.pyenv/versions/3.11.7/lib/python3.11/unittest/case.py\", line 57, in testPartExecutor\n    \
+        yield\n  \
+        File \"/usr/lib/python3.11/unittest/case.py\", line 623, in run\n    \
+        self._callTestMethod(testMethod)\n  \
+        File \"/work/src/payroll/tests/test_countries.py\", line 369, in test_net_of_italian_salary\n    \
+        self.assertEqual(net(1000, \"IT\"), 780)\n  \
+        File \"/work/src/payroll/__init__.py\", line 7, in net\n    \
+        return round(gross * (1 - RATES[country]), 2)\n\
+        KeyError: 'IT'\n";
+    let keys = keys_of(text);
+    let traceback = keys
+        .iter()
+        .find(|(_, t, _)| t.starts_with("Traceback"))
+        .unwrap_or_else(|| panic!("{keys:?}"));
+    assert_eq!(traceback.2, [7], "{keys:?}");
+}
+
+#[test]
+fn an_odd_diagnostic_with_its_code_is_a_key_line_among_many() {
+    // flake8 with darglint (tests/corpus/logs/darglint-flake8-errors.out): 300 lines
+    // too long before and after the one `DAR101`, which holds no word of an error.
+    let mut text = String::new();
+    for n in 1..=300 {
+        text.push_str(&format!(
+            "src/weather/station_{n:03}.py:15:89: E501 line too long (105 > 88 characters)\n"
+        ));
+        if n == 220 {
+            text.push_str("src/weather/pricing/station_041.py:10:1: DAR102 Excess parameter(s) in Docstring: + station\n");
+        }
+    }
+    let summary = digest(&text, 4096);
+    assert!(summary.keys.len() < 260, "{}", summary.keys.len());
+    assert!(
+        summary
+            .keys
+            .iter()
+            .any(|k| k.first.line == 221 && k.first.text.contains("DAR102")),
+        "{:?}",
+        &summary.keys[190..]
+    );
 }
