@@ -55,7 +55,10 @@
 # zope.testrunner from PyPI (in PY_BIN), and pytest with hypothesis from PyPI in a
 # PY_BIN without pylama (whose pytest plugin stops pytest 9 from starting); solhint,
 # alex, csslint, nyc with mocha, stylus, pug-lint, typedoc with typescript, and
-# svelte-check with svelte from the npm registry (in NODE_TOOLS).
+# svelte-check with svelte from the npm registry (in NODE_TOOLS); for its thirteenth
+# pass, cspell with @cspell/cspell-json-reporter, madge, type-coverage with typescript,
+# xo, jscpd, coffeescript and jsdoc from the npm registry (in NODE_TOOLS), make, and npm
+# with node's own test runner.
 # Not run by CI: the logs are committed. Usage: bash tests/corpus/generate.sh [case-name-filter]
 set -euo pipefail
 
@@ -13943,6 +13946,792 @@ if want svelte-check && [[ -x "$NODE_TOOLS/node_modules/.bin/svelte-check" ]]; t
     COMMAND='npx svelte-check'
     run svelte-check-warnings-pass "$d" "$COMMAND"
     truth svelte-check-warnings-pass plain --verdict-prefix 'svelte-check found'
+fi
+
+cspell_project() { # dir: 210 docs chapters with project words, 7 misspellings in 6 of them (yes) or none (no)
+    local dir=$1 errors=$2 i part topic
+    mkdir -p "$dir/docs/guide" "$dir/docs/reference" "$dir/docs/operations"
+    ln -sfn "$NODE_TOOLS/node_modules" "$dir/node_modules"
+    cat >"$dir/cspell.json" <<'JSON'
+{
+  "version": "0.2",
+  "language": "en",
+  "words": ["kubectl", "configmap", "configmaps", "tenantd", "sharded", "upserts", "idempotency", "runbook", "runbooks", "failover", "backoff", "webhook", "webhooks", "healthcheck", "Grafana", "Prometheus", "PgBouncer", "autoscaler", "nodepool", "keyspace"],
+  "flagWords": ["blacklist", "whitelist"],
+  "ignorePaths": ["node_modules/**"]
+}
+JSON
+    for i in $(seq 1 210); do
+        case $((i % 3)) in 0) part=guide ;; 1) part=reference ;; 2) part=operations ;; esac
+        case $((i % 5)) in 0) topic=failover ;; 1) topic=webhooks ;; 2) topic=sharding ;; 3) topic=backups ;; 4) topic=autoscaling ;; esac
+        {
+            echo "# $topic, part $i"
+            echo ''
+            echo "This chapter explains how tenantd handles $topic in a sharded cluster. Every request"
+            echo 'carries an idempotency key, so retried upserts never write the same row twice.'
+            echo ''
+            echo '## Before you start'
+            echo ''
+            echo '- You need kubectl access to the nodepool that runs the service.'
+            echo '- The configmap named `tenantd-settings` must exist in the namespace.'
+            echo "- Read the runbook for step $i before you change anything in production."
+            echo ''
+            echo '## Steps'
+            echo ''
+            if [[ $errors == yes && $i == 14 ]]; then
+                echo 'When the primary fails, the replica will recieve the write traffic after the failover.'
+            else
+                echo 'When the primary fails, the replica will receive the write traffic after the failover.'
+            fi
+            echo 'Watch the Grafana board and the Prometheus alerts while the autoscaler adds nodes.'
+            if [[ $errors == yes && $i == 47 ]]; then
+                echo 'Keep each keyspace on a seperate volume, so that a full disk stops one tenant only.'
+            else
+                echo 'Keep each keyspace on a separate volume, so that a full disk stops one tenant only.'
+            fi
+            echo ''
+            echo '```sh'
+            echo "kubectl rollout restart deployment/tenantd-$topic"
+            echo '```'
+            echo ''
+            if [[ $errors == yes && $i == 88 ]]; then
+                echo 'If an error occured during the backoff, the webhook is queued again.'
+            else
+                echo 'If an error occurs during the backoff, the webhook is queued again.'
+            fi
+            if [[ $errors == yes && $i == 121 ]]; then
+                echo 'Add the address of the caller to the blacklist of the gateway.'
+                echo 'The enviroment variable `PGBOUNCER_POOL` sets the size of the PgBouncer pool.'
+            else
+                echo 'Add the address of the caller to the deny list of the gateway.'
+                echo 'The environment variable `PGBOUNCER_POOL` sets the size of the PgBouncer pool.'
+            fi
+            if [[ $errors == yes && $i == 160 ]]; then
+                echo 'The healthcheck is definately the first thing to look at.'
+            else
+                echo 'The healthcheck is the first thing to look at.'
+            fi
+            if [[ $errors == yes && $i == 203 ]]; then
+                echo 'Persistant volumes keep their data when a pod moves to another node.'
+            else
+                echo 'Persistent volumes keep their data when a pod moves to another node.'
+            fi
+        } >"$dir/docs/$part/$(printf %03d "$i")-$topic.md"
+    done
+}
+
+# cspell's issues (each one an error: an unknown or a flagged word), from its JSON
+# reporter on the same files: each place as `file:line:column`.
+cspell_truth() { # NAME DIR
+    (cd "$2" && npx cspell --no-progress --reporter @cspell/cspell-json-reporter 'docs/**/*.md' >"$WORK/$1.raw" 2>/dev/null || true)
+    python3 -c '
+import json, os, sys
+root = "file://" + os.path.realpath(sys.argv[3]) + "/"
+found = []
+for d in json.load(open(sys.argv[1]))["issues"]:
+    found.append("%s:%d:%d" % (d["uri"].replace(root, ""), d["row"], d["col"]))
+json.dump(found, open(sys.argv[2], "w"))
+' "$WORK/$1.raw" "$WORK/$1.json" "$2"
+    truth "$1" names "$WORK/$1.json" --verdict-prefix 'CSpell: Files checked'
+}
+
+if want cspell && [[ -x "$NODE_TOOLS/node_modules/.bin/cspell" ]]; then
+    d="$WORK/cspell"
+    cspell_project "$d" yes
+    COMMAND="npx cspell 'docs/**/*.md'"
+    run cspell-docs "$d" "$COMMAND"
+    cspell_truth cspell-docs "$d"
+    COMMAND="npx cspell --no-color 'docs/**/*.md' 2>&1"
+    run cspell-docs-merged "$d" "$COMMAND"
+    cspell_truth cspell-docs-merged "$d"
+    COMMAND="npx cspell --show-context --show-suggestions 'docs/**/*.md'"
+    run cspell-docs-context "$d" "$COMMAND"
+    cspell_truth cspell-docs-context "$d"
+    d="$WORK/cspell-pass"
+    cspell_project "$d" no
+    COMMAND="npx cspell 'docs/**/*.md'"
+    run cspell-docs-pass "$d" "$COMMAND"
+    truth cspell-docs-pass plain --verdict-prefix 'CSpell: Files checked'
+fi
+
+madge_project() { # dir: 240 modules importing unresolved path aliases, 4 import cycles among them (yes) or none (no)
+    local dir=$1 cycles=$2 i area
+    mkdir -p "$dir/src"
+    ln -sfn "$NODE_TOOLS/node_modules" "$dir/node_modules"
+    echo '{"name": "storefront", "private": true, "type": "module"}' >"$dir/package.json"
+    for area in catalog orders billing shipping accounts search; do
+        mkdir -p "$dir/src/$area"
+    done
+    for i in $(seq 1 240); do
+        case $((i % 6)) in 0) area=catalog ;; 1) area=orders ;; 2) area=billing ;; 3) area=shipping ;; 4) area=accounts ;; 5) area=search ;; esac
+        {
+            echo "import {logger} from '@app/platform/logger-$area';"
+            echo "import type$i from '@app/schemas/$area/model-$i.js';"
+            if ((i > 6)); then echo "import {helper$((i - 6))} from '../$area/helper-$((i - 6)).js';"; fi
+            echo ''
+            echo "export function helper$i(input) {"
+            echo "  logger.debug('helper$i', input);"
+            echo "  return type$i.parse(input);"
+            echo '}'
+        } >"$dir/src/$area/helper-$i.js"
+    done
+    {
+        echo "import {helper1} from './orders/helper-1.js';"
+        echo "import {helper2} from './billing/helper-2.js';"
+        echo "import {createOrder} from './orders/service.js';"
+        echo "import {charge} from './billing/invoice.js';"
+        echo "import {ship} from './shipping/dispatch.js';"
+        echo "import {login} from './accounts/session.js';"
+        echo 'export {helper1, helper2, createOrder, charge, ship, login};'
+    } >"$dir/src/index.js"
+    {
+        echo "import {charge} from '../billing/invoice.js';"
+        echo "export function createOrder(cart) { return charge(cart.total); }"
+        echo "export const ORDER_PREFIX = 'ord_';"
+    } >"$dir/src/orders/service.js"
+    {
+        if [[ $cycles == yes ]]; then echo "import {ORDER_PREFIX} from '../orders/service.js';"; else echo "const ORDER_PREFIX = 'ord_';"; fi
+        echo "export function charge(amount) { return ORDER_PREFIX + amount; }"
+    } >"$dir/src/billing/invoice.js"
+    {
+        echo "import {quote} from './rates.js';"
+        echo "export function ship(order) { return quote(order.weight); }"
+        echo "export const CARRIERS = ['dhl', 'ups'];"
+    } >"$dir/src/shipping/dispatch.js"
+    {
+        echo "import {zoneOf} from './zones.js';"
+        echo "export function quote(weight) { return weight * zoneOf('eu'); }"
+    } >"$dir/src/shipping/rates.js"
+    {
+        if [[ $cycles == yes ]]; then echo "import {CARRIERS} from './dispatch.js';"; else echo "const CARRIERS = ['dhl', 'ups'];"; fi
+        echo "export function zoneOf(name) { return CARRIERS.length + name.length; }"
+    } >"$dir/src/shipping/zones.js"
+    {
+        echo "import {profileOf} from './profile.js';"
+        echo "export function login(user) { return profileOf(user.id); }"
+    } >"$dir/src/accounts/session.js"
+    {
+        if [[ $cycles == yes ]]; then echo "import {login} from './session.js';"; fi
+        echo "export function profileOf(id) { return {id}; }"
+        if [[ $cycles == yes ]]; then echo "export const relogin = (user) => login(user);"; fi
+    } >"$dir/src/accounts/profile.js"
+    {
+        echo "import {indexProducts} from './indexer.js';"
+        echo "export function searchProducts(query) { return indexProducts().filter((p) => p.includes(query)); }"
+    } >"$dir/src/search/query.js"
+    {
+        if [[ $cycles == yes ]]; then echo "import {searchProducts} from './query.js';"; fi
+        echo "export function indexProducts() { return ['a', 'b']; }"
+        if [[ $cycles == yes ]]; then echo "export const warm = () => searchProducts('');"; fi
+    } >"$dir/src/search/indexer.js"
+}
+
+# madge's cycles, from its JSON (`--circular --json`) on the same tree: each cycle as
+# its list prints it, `a.js > b.js`.
+madge_truth() { # NAME DIR
+    (cd "$2" && npx madge --circular --json src >"$WORK/$1.raw" 2>/dev/null || true)
+    python3 -c '
+import json, sys
+json.dump([" > ".join(c) for c in json.load(open(sys.argv[1]))], open(sys.argv[2], "w"))
+' "$WORK/$1.raw" "$WORK/$1.json"
+    truth "$1" names "$WORK/$1.json" --verdict-regex 'circular dependenc'
+}
+
+if want madge && [[ -x "$NODE_TOOLS/node_modules/.bin/madge" ]]; then
+    d="$WORK/madge"
+    madge_project "$d" yes
+    COMMAND='npx madge --circular --warning src'
+    run madge-circular-warning "$d" "$COMMAND"
+    madge_truth madge-circular-warning "$d"
+    COMMAND='npx madge --circular --warning src 2>&1'
+    run madge-circular-warning-merged "$d" "$COMMAND"
+    madge_truth madge-circular-warning-merged "$d"
+    COMMAND='npx madge --circular --warning --no-color --no-spinner --extensions js,mjs src/'
+    run madge-circular-warning-nocolor "$d" "$COMMAND"
+    madge_truth madge-circular-warning-nocolor "$d"
+    d="$WORK/madge-pass"
+    madge_project "$d" no
+    COMMAND='npx madge --circular --warning src'
+    run madge-circular-warning-pass "$d" "$COMMAND"
+    madge_truth madge-circular-warning-pass "$d"
+fi
+
+type_coverage_project() { # dir: 150 TypeScript modules, a legacy part with many anys (MODE low) or fewer (MODE high)
+    local dir=$1 mode=$2 i part
+    mkdir -p "$dir/src/api" "$dir/src/domain" "$dir/src/legacy"
+    ln -sfn "$NODE_TOOLS/node_modules" "$dir/node_modules"
+    cat >"$dir/tsconfig.json" <<'JSON'
+{
+  "compilerOptions": {"strict": true, "target": "es2020", "module": "commonjs", "noEmit": true},
+  "include": ["src"]
+}
+JSON
+    for i in $(seq 1 150); do
+        case $((i % 3)) in 0) part=api ;; 1) part=domain ;; 2) part=legacy ;; esac
+        {
+            echo "export interface Record$i { id: number; name: string; tags: string[] }"
+            echo ''
+            echo "export function normalize$i(r: Record$i): Record$i {"
+            echo '  const tags = r.tags.map((t) => t.trim().toLowerCase());'
+            echo '  return { ...r, name: r.name.trim(), tags };'
+            echo '}'
+            echo ''
+            echo "export function total$i(rows: Record$i[]): number {"
+            echo '  let n = 0;'
+            echo '  for (const row of rows) {'
+            echo '    n += row.tags.length + row.id;'
+            echo '  }'
+            echo '  return n;'
+            echo '}'
+            if [[ $part == legacy ]] && { [[ $mode == low ]] || ((i % 4 == 2)); }; then
+                echo ''
+                echo "export function fromWire$i(payload: string) {"
+                echo '  const body = JSON.parse(payload);'
+                echo '  const meta: any = body.meta;'
+                echo "  return { id: body.id, name: meta.name, tags: meta.tags, source: meta.origin.host };"
+                echo '}'
+            fi
+        } >"$dir/src/$part/record-$i.ts"
+    done
+}
+
+# type-coverage's verdict, from its JSON output (`--json-output`) on the same project:
+# the error it gives when the rate is under the target, or (where the log is that
+# JSON) the flag and the error as it writes them.
+type_coverage_truth() { # NAME DIR AT-LEAST FORM(text|json)
+    (cd "$2" && npx type-coverage --at-least "$3" --json-output >"$WORK/$1.raw" 2>/dev/null || true)
+    python3 -c '
+import json, sys
+d = json.load(open(sys.argv[1]))
+found = []
+if not d["succeeded"]:
+    if sys.argv[3] == "text":
+        found.append(d["error"])
+    else:
+        found += ["\"atLeastFailed\": true", "\"error\": " + json.dumps(d["error"])]
+json.dump(found, open(sys.argv[2], "w"))
+' "$WORK/$1.raw" "$WORK/$1.json" "$4"
+    if [[ $4 == text ]]; then
+        truth "$1" names "$WORK/$1.json" --verdict-regex '^\(\d+ / \d+\) [\d.]+%'
+    else
+        truth "$1" names "$WORK/$1.json"
+    fi
+}
+
+if want type-coverage && [[ -x "$NODE_TOOLS/node_modules/.bin/type-coverage" ]]; then
+    d="$WORK/type-coverage"
+    type_coverage_project "$d" low
+    COMMAND='npx type-coverage --at-least 97 --detail'
+    run type-coverage-detail "$d" "$COMMAND"
+    type_coverage_truth type-coverage-detail "$d" 97 text
+    COMMAND='npx type-coverage --at-least 97 --detail --show-relative-path 2>&1'
+    run type-coverage-detail-relative-merged "$d" "$COMMAND"
+    type_coverage_truth type-coverage-detail-relative-merged "$d" 97 text
+    COMMAND='npx type-coverage --at-least 97 --detail --json-output'
+    run type-coverage-json "$d" "$COMMAND"
+    type_coverage_truth type-coverage-json "$d" 97 json
+    d="$WORK/type-coverage-pass"
+    type_coverage_project "$d" high
+    COMMAND='npx type-coverage --at-least 95 --detail'
+    run type-coverage-detail-pass "$d" "$COMMAND"
+    type_coverage_truth type-coverage-detail-pass "$d" 95 text
+fi
+
+xo_project() { # dir: 180 modules with warnings (console, todo comments, complexity), 5 errors (yes) or none (no)
+    local dir=$1 errors=$2 i part
+    mkdir -p "$dir/src/orders" "$dir/src/billing" "$dir/src/shipping"
+    ln -sfn "$NODE_TOOLS/node_modules" "$dir/node_modules"
+    echo '{"name": "fulfilment", "private": true, "type": "module"}' >"$dir/package.json"
+    cat >"$dir/xo.config.js" <<'JS'
+const config = [
+	{
+		rules: {
+			'no-console': 'warn',
+			'no-warning-comments': 'warn',
+			complexity: ['warn', 4],
+		},
+	},
+];
+
+export default config;
+JS
+    for i in $(seq 1 180); do
+        case $((i % 3)) in 0) part=orders ;; 1) part=billing ;; 2) part=shipping ;; esac
+        {
+            echo "import process from 'node:process';"
+            echo ''
+            echo "const LIMIT_$i = Number(process.env.LIMIT_$i ?? '10');"
+            echo ''
+            if ((i % 2 == 0)); then echo "// TODO: move the limit of module $i into the settings file"; fi
+            echo "export function pick$i(orders) {"
+            if ((i % 3 != 1)); then echo "	console.log('picking orders', orders.length);"; fi
+            echo '	const picked = [];'
+            echo '	for (const order of orders) {'
+            if ((i % 4 == 0)); then
+                echo "		if (order.total > LIMIT_$i && order.paid && !order.cancelled && order.items.length > 0 && order.region) {"
+            else
+                echo "		if (order.total > LIMIT_$i) {"
+            fi
+            echo '			picked.push(order);'
+            echo '		}'
+            echo '	}'
+            echo ''
+            if [[ $errors == yes && $i == 23 ]]; then echo '	return picked.slice(0, retryBudget23);'; else echo '	return picked;'; fi
+            echo '}'
+            echo ''
+            echo "export function summarize$i(orders) {"
+            if [[ $errors == yes && $i == 71 ]]; then echo '	const staleCursor71 = orders.at(-1);'; fi
+            if [[ $errors == yes && $i == 104 ]]; then
+                echo '	return orders.reduce((sum, order) => sum + order.total, 0;'
+            else
+                echo '	return orders.reduce((sum, order) => sum + order.total, 0);'
+            fi
+            echo '}'
+            if [[ $errors == yes && $i == 139 ]]; then
+                echo ''
+                echo "export async function refresh$i(order) {"
+                echo '	const rates = await fetchRates139(order.region);'
+                echo '	return rates.standard;'
+                echo '}'
+            fi
+            if [[ $errors == yes && $i == 166 ]]; then
+                echo ''
+                echo "export function label$i(order) {"
+                echo '	const carrierCode166 = order.carrier;'
+                echo '	return `${order.id}`;'
+                echo '}'
+            fi
+        } >"$dir/src/$part/pick-$i.js"
+    done
+}
+
+# xo's errors (not its warnings), from its JSON reporter on the same files: each
+# message as its report prints it (quotes taken out), or (where the log is that JSON)
+# as the JSON writes it.
+xo_truth() { # NAME DIR FORM(pretty|json)
+    (cd "$2" && npx xo --reporter json >"$WORK/$1.raw" 2>/dev/null || true)
+    python3 -c '
+import json, sys
+found = []
+for f in json.load(open(sys.argv[1])):
+    for m in f["messages"]:
+        if m["severity"] != 2:
+            continue
+        if sys.argv[3] == "json":
+            found.append(json.dumps(m["message"])[1:-1])
+        else:
+            found.append(m["message"].replace("\x27", "").rstrip("."))
+json.dump(found, open(sys.argv[2], "w"))
+' "$WORK/$1.raw" "$WORK/$1.json" "$3"
+    if [[ $3 == json ]]; then
+        truth "$1" names "$WORK/$1.json"
+    else
+        truth "$1" names "$WORK/$1.json" --verdict-regex '^\s*\d+ (errors?|warnings?)\s*$'
+    fi
+}
+
+if want xo && [[ -x "$NODE_TOOLS/node_modules/.bin/xo" ]]; then
+    d="$WORK/xo"
+    xo_project "$d" yes
+    COMMAND='npx xo'
+    run xo-errors "$d" "$COMMAND"
+    xo_truth xo-errors "$d" pretty
+    COMMAND="npx xo 'src/**/*.js' 2>&1"
+    run xo-errors-merged "$d" "$COMMAND"
+    xo_truth xo-errors-merged "$d" pretty
+    COMMAND='npx xo --reporter json'
+    run xo-errors-json "$d" "$COMMAND"
+    xo_truth xo-errors-json "$d" json
+    d="$WORK/xo-pass"
+    xo_project "$d" no
+    COMMAND='npx xo'
+    run xo-warnings-pass "$d" "$COMMAND"
+    truth xo-warnings-pass plain --verdict-regex '^\s*\d+ warnings?\s*$'
+fi
+
+jscpd_project() { # dir: 200 modules, 6 copied blocks (MODE many) or 1 (MODE few)
+    local dir=$1 mode=$2 i part pair
+    mkdir -p "$dir/src/api" "$dir/src/jobs" "$dir/src/ui" "$dir/src/lib"
+    ln -sfn "$NODE_TOOLS/node_modules" "$dir/node_modules"
+    for i in $(seq 1 200); do
+        case $((i % 4)) in 0) part=api ;; 1) part=jobs ;; 2) part=ui ;; 3) part=lib ;; esac
+        {
+            echo "// Module $i of the $part layer."
+            echo "import { config$i } from '../config/module-$i.js';"
+            echo ''
+            echo "export function load$i(store$i, key$i) {"
+            echo "  const raw$i = store$i.get(key$i) ?? config$i.fallback$i;"
+            echo "  if (raw$i === undefined) throw new Error('module $i: no value for ' + key$i);"
+            echo "  return JSON.parse(raw$i);"
+            echo '}'
+            echo ''
+            echo "export function save$i(store$i, key$i, value$i) {"
+            echo "  const text$i = JSON.stringify(value$i, null, $((i % 3 + 1)));"
+            echo "  store$i.set(key$i, text$i);"
+            echo "  return text$i.length + $i;"
+            echo '}'
+            for pair in "12 57 a" "30 91 b" "44 150 c" "8 120 d" "77 180 e" "63 199 f"; do
+                set -- $pair
+                [[ $mode == few && $3 != c ]] && continue
+                if [[ $i == "$1" || $i == "$2" ]]; then
+                    echo ''
+                    echo "export function validate_$3(payload) {"
+                    for f in id name email region currency total status createdAt updatedAt owner; do
+                        echo "  if (payload.$f === undefined || payload.$f === null) {"
+                        echo "    return { ok: false, field: '$f', reason: 'missing $f in payload $3' };"
+                        echo '  }'
+                    done
+                    echo '  return { ok: true };'
+                    echo '}'
+                fi
+            done
+        } >"$dir/src/$part/module-$i.js"
+    done
+}
+
+# jscpd's clones and its verdict on the threshold, from its JSON report on the same
+# tree: each clone's first place as its console report writes it (`file [line:column -
+# line:column]`) and the error it gives when the share of duplicated lines is over the
+# threshold (with the run's own detection options).
+jscpd_truth() { # NAME DIR THRESHOLD [DETECTION OPTIONS]
+    rm -rf "$WORK/$1.report"
+    (cd "$2" && npx jscpd --threshold "$3" ${4:-} --silent --reporters json --output "$WORK/$1.report" src >/dev/null 2>&1 || true)
+    python3 -c '
+import json, sys
+d = json.load(open(sys.argv[1]))
+found = []
+for c in d["duplicates"]:
+    f = c["firstFile"]
+    found.append("%s [%d:%d - %d:%d]" % (f["name"], f["startLoc"]["line"], f["startLoc"]["column"] + 1,
+                                         f["endLoc"]["line"], f["endLoc"]["column"] + 1))
+share, limit = d["statistics"]["total"]["percentage"], float(sys.argv[3])
+if share > limit:
+    found.append("jscpd found too many duplicates (%.1f%%) over threshold (%.1f%%)" % (share, limit))
+json.dump(found, open(sys.argv[2], "w"))
+' "$WORK/$1.report/jscpd-report.json" "$WORK/$1.json" "$3"
+    truth "$1" names "$WORK/$1.json" --verdict-regex '^Found \d+ clones?\.'
+}
+
+if want jscpd && [[ -x "$NODE_TOOLS/node_modules/.bin/jscpd" ]]; then
+    d="$WORK/jscpd"
+    jscpd_project "$d" many
+    COMMAND='npx jscpd --threshold 3 --reporters console-full src'
+    run jscpd-threshold-full "$d" "$COMMAND"
+    jscpd_truth jscpd-threshold-full "$d" 3
+    COMMAND='npx jscpd --threshold 3 --reporters console-full src 2>&1'
+    run jscpd-threshold-full-merged "$d" "$COMMAND"
+    jscpd_truth jscpd-threshold-full-merged "$d" 3
+    COMMAND='npx jscpd --threshold 3 --min-lines 3 --min-tokens 30 --reporters console-full,json --output report src'
+    run jscpd-threshold-full-min "$d" "$COMMAND"
+    jscpd_truth jscpd-threshold-full-min "$d" 3 '--min-lines 3 --min-tokens 30'
+    d="$WORK/jscpd-pass"
+    jscpd_project "$d" few
+    COMMAND='npx jscpd --threshold 3 --reporters console-full src'
+    run jscpd-threshold-pass "$d" "$COMMAND"
+    truth jscpd-threshold-pass plain --verdict-regex '^Found \d+ clones?\.'
+fi
+
+coffee_project() { # dir: 220 CoffeeScript files built by make, 4 that fail to compile (yes) or none (no)
+    local dir=$1 errors=$2 i part
+    mkdir -p "$dir/src/models" "$dir/src/views" "$dir/src/routes"
+    ln -sfn "$NODE_TOOLS/node_modules" "$dir/node_modules"
+    printf '%s\n' \
+        "SRC := \$(shell find src -name '*.coffee' | sort)" \
+        'OUT := $(patsubst src/%.coffee,lib/%.js,$(SRC))' \
+        'COFFEE := node_modules/.bin/coffee' \
+        '' \
+        'all: $(OUT)' \
+        '' \
+        'lib/%.js: src/%.coffee' \
+        '	@mkdir -p $(dir $@)' \
+        '	$(COFFEE) -c -o $(dir $@) $<' \
+        '' \
+        'clean:' \
+        '	rm -rf lib' \
+        '.PHONY: all clean' >"$dir/Makefile"
+    for i in $(seq 1 220); do
+        case $((i % 3)) in 0) part=models ;; 1) part=views ;; 2) part=routes ;; esac
+        {
+            echo "class Item$i"
+            echo '  constructor: (@id, @name) ->'
+            echo '    @tags = []'
+            if [[ $errors == yes && $i == 19 ]]; then echo '    @limits = [1, 2'; fi
+            echo ''
+            echo '  addTag: (tag) ->'
+            echo '    @tags.push tag unless tag in @tags'
+            if [[ $errors == yes && $i == 77 ]]; then echo '    function = tag.length'; fi
+            echo '    this'
+            echo ''
+            echo '  toJSON: ->'
+            echo '    id: @id'
+            echo '    name: @name'
+            echo '    tags: @tags.slice()'
+            echo ''
+            echo '  removeTag: (tag) ->'
+            if [[ $errors == yes && $i == 140 ]]; then
+                echo '    @tags = @tags.filter (t) -> t isnt tag)'
+            else
+                echo '    @tags = @tags.filter (t) -> t isnt tag'
+            fi
+            echo ''
+            echo '  describe: ->'
+            if [[ $errors == yes && $i == 201 ]]; then
+                echo "    \"item #{@id} (#{@name}"
+            else
+                echo "    \"item #{@id} (#{@name})\""
+            fi
+            echo ''
+            echo "module.exports = Item$i"
+        } >"$dir/src/$part/item-$i.coffee"
+    done
+}
+
+# CoffeeScript's compile errors, each file compiled alone with its API: each place as
+# the compiler prints it, `file:line:column`.
+coffee_truth() { # NAME DIR
+    (cd "$2" && find src -name '*.coffee' | sort | node -e '
+const fs = require("fs");
+const coffee = require(process.cwd() + "/node_modules/coffeescript");
+const found = [];
+for (const file of fs.readFileSync(0, "utf8").split("\n").filter(Boolean)) {
+  try {
+    coffee.compile(fs.readFileSync(file, "utf8"), { filename: file });
+  } catch (e) {
+    found.push(`${file}:${e.location.first_line + 1}:${e.location.first_column + 1}`);
+  }
+}
+fs.writeFileSync(process.argv[1], JSON.stringify(found));
+' "$WORK/$1.json")
+    if grep -q "^make" <<<"$COMMAND"; then
+        truth "$1" names "$WORK/$1.json" --verdict-prefix "make: Target 'all' not remade"
+    else
+        truth "$1" names "$WORK/$1.json"
+    fi
+}
+
+if want coffee && [[ -x "$NODE_TOOLS/node_modules/.bin/coffee" ]]; then
+    d="$WORK/coffee"
+    coffee_project "$d" yes
+    COMMAND='make -k'
+    run coffee-make-k "$d" "$COMMAND"
+    coffee_truth coffee-make-k "$d"
+    rm -rf "$d/lib"
+    COMMAND='make -k 2>&1'
+    run coffee-make-k-merged "$d" "$COMMAND"
+    coffee_truth coffee-make-k-merged "$d"
+    rm -rf "$d/lib"
+    COMMAND="find src -name '*.coffee' -print -exec node_modules/.bin/coffee -c -o lib {} \\; 2>&1"
+    run coffee-find-exec-merged "$d" "$COMMAND"
+    coffee_truth coffee-find-exec-merged "$d"
+    d="$WORK/coffee-pass"
+    coffee_project "$d" no
+    COMMAND='make -k'
+    run coffee-make-pass "$d" "$COMMAND"
+    truth coffee-make-pass plain
+fi
+
+npm_workspaces_project() { # dir: 8 packages of 60 node:test tests each, 4 failing in 2 packages (yes) or none (no)
+    local dir=$1 failing=$2 p f n
+    mkdir -p "$dir/packages"
+    cat >"$dir/package.json" <<'JSON'
+{
+  "name": "acme-platform",
+  "private": true,
+  "workspaces": ["packages/*"],
+  "scripts": {"test": "npm test --workspaces"}
+}
+JSON
+    for p in auth cli config core db queue ui-kit utils; do
+        mkdir -p "$dir/packages/$p/test" "$dir/packages/$p/src"
+        printf '{\n  "name": "@acme/%s",\n  "version": "1.4.0",\n  "main": "src/index.js",\n  "scripts": {"test": "node --test"}\n}\n' "$p" >"$dir/packages/$p/package.json"
+        echo "exports.scale = (n, k) => n * k; exports.name = '$p';" >"$dir/packages/$p/src/index.js"
+        for f in unit parse format; do
+            {
+                echo "const { describe, it } = require('node:test');"
+                echo "const assert = require('node:assert/strict');"
+                echo "const lib = require('../src/index.js');"
+                echo ''
+                echo "describe('$p $f', () => {"
+                for n in $(seq 1 20); do
+                    echo "  it('$p $f scales $n by $((n % 7 + 1))', () => {"
+                    echo "    assert.equal(lib.scale($n, $((n % 7 + 1))), $((n * (n % 7 + 1))));"
+                    echo '  });'
+                done
+                if [[ $failing == yes && $p == core && $f == parse ]]; then
+                    echo "  it('resolves the range ^1.2.0 against 1.10.0', () => {"
+                    echo "    assert.deepEqual(['1.10.0', '1.9.0'].sort(), ['1.9.0', '1.10.0']);"
+                    echo '  });'
+                fi
+                if [[ $failing == yes && $p == core && $f == format ]]; then
+                    echo "  it('formats a negative duration', () => {"
+                    echo "    assert.equal(String(-90) + 's', '-1m 30s');"
+                    echo '  });'
+                fi
+                if [[ $failing == yes && $p == queue && $f == unit ]]; then
+                    echo "  it('retries a job three times before dead-lettering it', () => {"
+                    echo "    const attempts = [1, 2].length;"
+                    echo "    assert.equal(attempts, 3, 'attempts before the dead letter queue');"
+                    echo '  });'
+                    echo "  it('drains the queue on shutdown', () => {"
+                    echo "    const queue = undefined;"
+                    echo "    queue.drain();"
+                    echo '  });'
+                fi
+                echo '});'
+            } >"$dir/packages/$p/test/$f.test.js"
+        done
+    done
+}
+
+# The failing tests of each workspace, from node --test's JUnit reporter run in each
+# package, and the workspaces npm names as failed (no verdict line: each package's TAP
+# ends with its own counts, the last package's when it passed).
+npm_workspaces_truth() { # NAME DIR
+    local p
+    rm -rf "$WORK/$1.junit" && mkdir -p "$WORK/$1.junit"
+    for p in "$2"/packages/*; do
+        (cd "$p" && node --test --test-reporter=junit --test-reporter-destination="$WORK/$1.junit/$(basename "$p").xml" >/dev/null 2>&1 || true)
+    done
+    python3 -c '
+import json, os, sys
+import xml.etree.ElementTree as ET
+found, failed = [], []
+for name in sorted(os.listdir(sys.argv[1])):
+    for case in ET.parse(os.path.join(sys.argv[1], name)).getroot().iter("testcase"):
+        if case.find("failure") is not None or case.find("error") is not None:
+            found.append(case.get("name"))
+            pkg = json.load(open(os.path.join(sys.argv[3], "packages", name[:-4], "package.json")))
+            tag = "npm error workspace %s@%s" % (pkg["name"], pkg["version"])
+            if tag not in failed:
+                failed.append(tag)
+json.dump(found + failed, open(sys.argv[2], "w"))
+' "$WORK/$1.junit" "$WORK/$1.json" "$2"
+    if [[ $1 == *-pass ]]; then
+        truth "$1" names "$WORK/$1.json" --verdict-regex '^# fail \d+'
+    else
+        truth "$1" names "$WORK/$1.json"
+    fi
+}
+
+if want npm-workspaces; then
+    d="$WORK/npm-workspaces"
+    npm_workspaces_project "$d" yes
+    COMMAND='npm test --workspaces'
+    run npm-workspaces-test-fail "$d" "$COMMAND"
+    npm_workspaces_truth npm-workspaces-test-fail "$d"
+    COMMAND='npm test --workspaces --if-present 2>&1'
+    run npm-workspaces-test-fail-merged "$d" "$COMMAND"
+    npm_workspaces_truth npm-workspaces-test-fail-merged "$d"
+    COMMAND='npm test -ws -- --test-reporter=spec 2>&1'
+    run npm-workspaces-test-fail-spec "$d" "$COMMAND"
+    npm_workspaces_truth npm-workspaces-test-fail-spec "$d"
+    d="$WORK/npm-workspaces-pass"
+    npm_workspaces_project "$d" no
+    COMMAND='npm test'
+    run npm-workspaces-test-pass "$d" "$COMMAND"
+    npm_workspaces_truth npm-workspaces-test-pass "$d"
+fi
+
+jsdoc_project() { # dir: 200 documented modules, 4 with tags JSDoc cannot read (yes) or none (no)
+    local dir=$1 errors=$2 i part
+    mkdir -p "$dir/src/core" "$dir/src/http" "$dir/src/store"
+    ln -sfn "$NODE_TOOLS/node_modules" "$dir/node_modules"
+    printf '{\n  "name": "ledger",\n  "version": "2.1.0",\n  "private": true,\n  "scripts": {"docs": "jsdoc -c jsdoc.json -r src -d docs --verbose"}\n}\n' >"$dir/package.json"
+    cat >"$dir/jsdoc.json" <<'JSON'
+{
+  "tags": {"allowUnknownTags": false, "dictionaries": ["jsdoc"]},
+  "source": {"includePattern": ".+\\.js$", "excludePattern": "(^|\\/|\\\\)_"},
+  "opts": {"encoding": "utf8"}
+}
+JSON
+    for i in $(seq 1 200); do
+        case $((i % 3)) in 0) part=core ;; 1) part=http ;; 2) part=store ;; esac
+        {
+            echo '/**'
+            echo " * Helpers of the $part layer, part $i."
+            echo " * @module $part/helpers-$i"
+            echo ' */'
+            echo ''
+            echo '/**'
+            echo " * A record of part $i."
+            echo " * @typedef {Object} Record$i"
+            echo ' * @property {number} id - the key of the record'
+            if [[ $errors == yes && $i == 58 ]]; then
+                echo ' * @property {string name - its display name'
+            else
+                echo ' * @property {string} name - its display name'
+            fi
+            echo ' */'
+            echo ''
+            echo '/**'
+            echo " * Loads a record of part $i from the store."
+            echo ' * @param {Map<number, Object>} store - where records live'
+            if [[ $errors == yes && $i == 17 ]]; then
+                echo ' * @param {Array<number} ids - the keys to load'
+            else
+                echo ' * @param {Array<number>} ids - the keys to load'
+            fi
+            echo " * @returns {Record$i[]} the records found"
+            if [[ $errors == yes && $i == 133 ]]; then echo ' * @memoize'; fi
+            echo ' */'
+            echo "export function load$i(store, ids) {"
+            echo '  return ids.map((id) => store.get(id)).filter(Boolean);'
+            echo '}'
+            echo ''
+            echo '/**'
+            echo " * Counts the records of part $i."
+            echo " * @param {Record$i[]} records - the records"
+            if [[ $errors == yes && $i == 181 ]]; then
+                echo ' * @returns {number)} how many there are'
+            else
+                echo ' * @returns {number} how many there are'
+            fi
+            echo ' */'
+            echo "export function count$i(records) {"
+            echo '  return records.length;'
+            echo '}'
+        } >"$dir/src/$part/helpers-$i.js"
+    done
+}
+
+# JSDoc has no report of its errors but its own ERROR lines: those of a run that only
+# dumps the doclets (`-X`), each by the place it names (`src/...js in line N`, or
+# `File: name.js, line: N`).
+jsdoc_truth() { # NAME DIR
+    (cd "$2" && npx jsdoc -c jsdoc.json -r src -X 2>"$WORK/$1.raw" >/dev/null || true)
+    python3 -c '
+import json, os, re, sys
+root = os.path.realpath(sys.argv[3]) + "/"
+found = []
+for line in open(sys.argv[1]):
+    if not line.startswith("ERROR: "):
+        continue
+    m = re.search(r"for source file (\S+) in line (\d+)", line) or re.search(r"(File: \S+, line: \d+)", line)
+    item = ("%s in line %s" % (m.group(1).replace(root, ""), m.group(2))) if m.lastindex == 2 else m.group(1)
+    if item not in found:
+        found.append(item)
+json.dump(found, open(sys.argv[2], "w"))
+' "$WORK/$1.raw" "$WORK/$1.json" "$2"
+    truth "$1" names "$WORK/$1.json" --verdict-prefix 'Finished running in'
+}
+
+if want jsdoc && [[ -x "$NODE_TOOLS/node_modules/.bin/jsdoc" ]]; then
+    d="$WORK/jsdoc"
+    jsdoc_project "$d" yes
+    COMMAND='npx jsdoc -c jsdoc.json -r src -d docs --verbose'
+    run jsdoc-verbose "$d" "$COMMAND"
+    jsdoc_truth jsdoc-verbose "$d"
+    COMMAND='npx jsdoc -c jsdoc.json -r src -d docs --verbose 2>&1'
+    run jsdoc-verbose-merged "$d" "$COMMAND"
+    jsdoc_truth jsdoc-verbose-merged "$d"
+    COMMAND='npm run docs 2>&1'
+    run jsdoc-verbose-npm-run-merged "$d" "$COMMAND"
+    jsdoc_truth jsdoc-verbose-npm-run-merged "$d"
+    d="$WORK/jsdoc-pass"
+    jsdoc_project "$d" no
+    COMMAND='npx jsdoc -c jsdoc.json -r src -d docs --verbose'
+    run jsdoc-verbose-pass "$d" "$COMMAND"
+    truth jsdoc-verbose-pass plain --verdict-prefix 'Finished running in'
 fi
 
 echo "corpus: $(ls "$LOGS"/*.truth | wc -l) cases, $(du -sh "$LOGS" | cut -f1)" >&2
