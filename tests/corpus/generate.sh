@@ -58,7 +58,8 @@
 # svelte-check with svelte from the npm registry (in NODE_TOOLS); for its thirteenth
 # pass, cspell with @cspell/cspell-json-reporter, madge, type-coverage with typescript,
 # xo, jscpd, coffeescript and jsdoc from the npm registry (in NODE_TOOLS), make, and npm
-# with node's own test runner.
+# with node's own test runner; and Debian's erlang, gnat, sparse, tcc, swi-prolog-nox,
+# gnucobol3, xmlstarlet, jing and splint.
 # Not run by CI: the logs are committed. Usage: bash tests/corpus/generate.sh [case-name-filter]
 set -euo pipefail
 
@@ -14732,6 +14733,962 @@ if want jsdoc && [[ -x "$NODE_TOOLS/node_modules/.bin/jsdoc" ]]; then
     COMMAND='npx jsdoc -c jsdoc.json -r src -d docs --verbose'
     run jsdoc-verbose-pass "$d" "$COMMAND"
     truth jsdoc-verbose-pass plain --verdict-prefix 'Finished running in'
+fi
+
+
+# ------------------------------------------- issue 40's thirteenth pass (held out)
+# erlc over many modules through make and `erl -make`, gnatmake on an Ada program,
+# sparse and tcc over C sources through make, SWI-Prolog's plunit suites, GnuCOBOL's
+# cobc through make, xmlstarlet and jing validating many records, and splint (with its
+# CSV report): Debian's erlang, gnat, sparse, tcc, swi-prolog-nox, gnucobol3,
+# xmlstarlet, jing and splint.
+
+erlc_project() { # dir: 96 modules with -Wall warnings, 4 that do not compile (yes) or none (no)
+    local dir=$1 errors=$2 i m
+    mkdir -p "$dir/src" "$dir/include"
+    cat >"$dir/Makefile" <<'MAKE'
+ERLC ?= erlc
+ERLFLAGS ?= -Wall +warn_export_vars +warn_unused_import
+SRC := $(sort $(wildcard src/*.erl))
+BEAMS := $(patsubst src/%.erl,ebin/%.beam,$(SRC))
+
+all: $(BEAMS)
+	@echo "all: $(words $(BEAMS)) modules compiled"
+
+ebin/%.beam: src/%.erl include/inventory.hrl
+	@mkdir -p ebin
+	$(ERLC) $(ERLFLAGS) -I include -o ebin $<
+
+clean:
+	rm -rf ebin
+.PHONY: all clean
+MAKE
+    cat >"$dir/Emakefile" <<'EMAKE'
+{"src/*", [debug_info, warn_unused_vars, warn_export_vars, {i, "include"}, {outdir, "ebin"}]}.
+EMAKE
+    cat >"$dir/include/inventory.hrl" <<'HRL'
+-record(item, {sku, name, qty = 0, price = 0}).
+-record(order, {id, lines = [], status = open}).
+HRL
+    for i in $(seq 1 96); do
+        m=$(printf 'stock_%03d' "$i")
+        {
+            echo "-module($m)."
+            echo '-include("inventory.hrl").'
+            echo '-export([new/2, restock/2, total/1, describe/1, merge/2]).'
+            echo ''
+            echo "new(Sku, Name) -> #item{sku = Sku, name = Name}."
+            echo ''
+            echo 'restock(#item{qty = Q} = Item, N) when N > 0 ->'
+            if (( i % 3 == 0 )); then
+                echo '    Old = Q,'
+            fi
+            echo '    Item#item{qty = Q + N};'
+            echo 'restock(Item, _N) -> Item.'
+            echo ''
+            echo 'total(Items) ->'
+            echo "    lists:foldl(fun(#item{qty = Q, price = P}, Acc) -> Acc + Q * P + $i * 0 end, 0, Items)."
+            echo ''
+            echo 'describe(#item{sku = Sku, name = Name, qty = Q}) ->'
+            if (( i % 4 == 1 )); then
+                echo '    Unused = length(Name),'
+            fi
+            echo '    io_lib:format("~s ~s x~b", [Sku, Name, Q]).'
+            echo ''
+            echo 'merge(A, B) ->'
+            echo '    case A#item.sku =:= B#item.sku of'
+            echo '        true -> {ok, A#item{qty = A#item.qty + B#item.qty}};'
+            echo '        false -> {error, mismatch}'
+            echo '    end.'
+            if (( i % 5 == 2 )); then
+                echo ''
+                echo 'legacy_price(#item{price = P}) -> P * 100.'
+            fi
+            if (( i % 7 == 3 )); then
+                echo ''
+                echo 'audit(Order) ->'
+                echo '    case Order of'
+                echo '        #order{status = open} -> Status = open;'
+                echo '        _ -> Status = closed'
+                echo '    end,'
+                echo '    {audited, Status}.'
+            fi
+            if [[ $errors == yes ]]; then
+                case $i in
+                17) echo ''; echo 'reserve(Item, N) -> stock_lock:acquire(Item), hold(Item, N).' ;;
+                42) echo ''; echo 'discount(#item{price = P} = Item, Pct) ->'; echo '    Item#item{price = P - P * Pct div 100'; echo '' ;;
+                63) echo ''; echo 'ship(#shipment{id = Id}) -> {shipped, Id}.' ;;
+                88) echo ''; echo 'restock(Item) -> restock(Item, 1).'; echo 'restock(Item, N, _Why) -> restock(Item, N).'; echo 'restock(Item, _) -> Item.' ;;
+                esac
+            fi
+        } >"$dir/src/$m.erl"
+    done
+}
+
+# Each module's errors (not its warnings), from the Erlang compiler's own API on the
+# same files: the place of each error (`FILE:LINE:COLUMN`), as erlc heads its message.
+erlc_truth() { # NAME DIR VERDICT-REGEX
+    (cd "$2" && erl -noshell -eval '
+Files = lists:sort(filelib:wildcard("src/*.erl")),
+Found = lists:append([case compile:file(F, [return_errors, binary, {i, "include"}]) of
+    {error, Errs, _} -> [io_lib:format("~s:~b:~b", [File, L, C]) || {File, Es} <- Errs, {{L, C}, _, _} <- Es];
+    _ -> []
+  end || F <- Files]),
+Json = ["[", lists:join(",", [["\"", S, "\""] || S <- Found]), "]"],
+ok = file:write_file(lists:nth(1, init:get_plain_arguments()), Json),
+halt().' -extra "$WORK/$1.json")
+    truth "$1" names "$WORK/$1.json" --verdict-regex "$3"
+}
+
+# (`want erlc-`: perlcritic's name holds `erlc`; regenerate with `generate.sh erlc-`.)
+if want erlc- && command -v erlc >/dev/null && command -v erl >/dev/null; then
+    d="$WORK/erlc"
+    erlc_project "$d" yes
+    COMMAND='make -k'
+    run erlc-make-errors "$d" "$COMMAND"
+    erlc_truth erlc-make-errors "$d" "^make: (\*\*\* \[|Target .all. not remade)"
+    (cd "$d" && make -s clean)
+    COMMAND='make -k 2>&1'
+    run erlc-make-errors-merged "$d" "$COMMAND"
+    erlc_truth erlc-make-errors-merged "$d" "^make: (\*\*\* \[|Target .all. not remade)"
+    (cd "$d" && make -s clean)
+    COMMAND='make -k ERLFLAGS="-Wall +warn_missing_spec +warn_untyped_record"'
+    run erlc-make-errors-missing-spec "$d" "$COMMAND"
+    erlc_truth erlc-make-errors-missing-spec "$d" "^make: (\*\*\* \[|Target .all. not remade)"
+    d="$WORK/erlc-pass"
+    erlc_project "$d" no
+    COMMAND='make'
+    run erlc-make-warnings-pass "$d" "$COMMAND"
+    truth erlc-make-warnings-pass plain --verdict-regex '^all: \d+ modules compiled'
+fi
+
+gnatmake_project() { # dir: a program of 120 packages with -gnatwa warnings, 4 bodies that do not compile (yes) or none (no)
+    local dir=$1 errors=$2 i p
+    mkdir -p "$dir/src" "$dir/obj"
+    {
+        for i in $(seq 1 120); do printf 'with Ledger_%03d;\n' "$i"; done
+        echo 'with Ada.Text_IO; use Ada.Text_IO;'
+        echo 'procedure Main is'
+        echo '   Total : Long_Integer := 0;'
+        echo 'begin'
+        for i in $(seq 1 120); do
+            printf '   Ledger_%03d.Post (%d);\n' "$i" "$i"
+            printf '   Total := Total + Ledger_%03d.Balance;\n' "$i"
+        done
+        echo '   Put_Line ("total:" & Long_Integer'"'"'Image (Total));'
+        echo 'end Main;'
+    } >"$dir/src/main.adb"
+    for i in $(seq 1 120); do
+        p=$(printf 'Ledger_%03d' "$i")
+        {
+            echo "package $p is"
+            echo '   type Entry_Kind is (Credit, Debit, Adjustment);'
+            echo '   procedure Post (Amount : Integer; Kind : Entry_Kind := Credit);'
+            echo '   function Balance return Long_Integer;'
+            echo '   function Describe (Kind : Entry_Kind) return String;'
+            echo "end $p;"
+        } >"$dir/src/$(printf 'ledger_%03d' "$i").ads"
+        {
+            if (( i % 4 == 1 )); then echo 'with Ada.Strings.Unbounded;'; fi
+            echo "package body $p is"
+            echo '   Current : Long_Integer := 0;'
+            echo '   Posted  : Natural := 0;'
+            echo ''
+            echo '   procedure Post (Amount : Integer; Kind : Entry_Kind := Credit) is'
+            if (( i % 3 == 0 )); then echo '      Scratch : Integer;'; fi
+            if (( i % 5 == 2 )); then echo '      Limit : Integer := 1_000;'; fi
+            echo '   begin'
+            echo '      case Kind is'
+            echo '         when Credit => Current := Current + Long_Integer (Amount);'
+            echo '         when Debit => Current := Current - Long_Integer (Amount);'
+            echo '         when Adjustment => null;'
+            echo '      end case;'
+            echo '      Posted := Posted + 1;'
+            if [[ $errors == yes && $i == 23 ]]; then echo '      Audit_Log.Append (Amount);'; fi
+            echo '   end Post;'
+            echo ''
+            echo '   function Balance return Long_Integer is'
+            if [[ $errors == yes && $i == 58 ]]; then
+                echo '      Rate : constant Float := 1.5;'
+                echo '   begin'
+                echo '      return Current * Rate;'
+            else
+                echo '   begin'
+                echo '      return Current;'
+            fi
+            echo '   end Balance;'
+            echo ''
+            echo '   function Describe (Kind : Entry_Kind) return String is'
+            echo '   begin'
+            if [[ $errors == yes && $i == 91 ]]; then
+                echo '      if Kind = Credit then'
+                echo '         return "credit"'
+                echo '      end if;'
+            fi
+            if (( i % 6 == 5 )); then
+                echo '      if Posted >= 0 then'
+                echo '         return Entry_Kind'"'"'Image (Kind);'
+                echo '      end if;'
+            fi
+            echo '      return Entry_Kind'"'"'Image (Kind);'
+            echo '   end Describe;'
+            if [[ $errors == yes && $i == 104 ]]; then
+                echo ''
+                echo '   procedure Reset (To : Natural) is'
+                echo '   begin'
+                echo '      Current := To;'
+                echo '   end Reset;'
+            fi
+            echo "end $p;"
+        } >"$dir/src/$(printf 'ledger_%03d' "$i").adb"
+    done
+}
+
+# GNAT has no machine-readable form of its messages: the errors are taken from each
+# body compiled alone (`gcc -c -gnatc`), as `FILE:LINE:COLUMN` heads each of them.
+gnatmake_truth() { # NAME DIR
+    mkdir -p "$WORK/$1.alone"
+    (cd "$WORK/$1.alone" && for f in "$2"/src/*.adb; do gcc -c -gnatc -gnatwa -I"$2/src" "$f" 2>&1 || true; done >"$WORK/$1.raw")
+    python3 -c '
+import json, re, sys
+found = []
+for line in open(sys.argv[1]):
+    m = re.match(r"^(\S+\.ad[bs]:\d+:\d+): error: ", line)
+    if m and m.group(1) not in found:
+        found.append(m.group(1))
+json.dump(found, open(sys.argv[2], "w"))
+' "$WORK/$1.raw" "$WORK/$1.json"
+    truth "$1" names "$WORK/$1.json" --verdict-regex '^gnatmake: .*(compilation error|\.adb" compilation error)'
+}
+
+if want gnatmake && command -v gnatmake >/dev/null; then
+    d="$WORK/gnatmake"
+    gnatmake_project "$d" yes
+    COMMAND='gnatmake -k -gnatwa -D obj -aIsrc src/main.adb'
+    run gnatmake-errors "$d" "$COMMAND"
+    gnatmake_truth gnatmake-errors "$d"
+    (cd "$d" && rm -f obj/* main)
+    COMMAND='gnatmake -k -gnatwa -D obj -aIsrc src/main.adb 2>&1'
+    run gnatmake-errors-merged "$d" "$COMMAND"
+    gnatmake_truth gnatmake-errors-merged "$d"
+    (cd "$d" && rm -f obj/* main)
+    COMMAND='gnatmake -k -gnatwa -gnatyyM60 -D obj -aIsrc src/main.adb 2>&1'
+    run gnatmake-errors-style-merged "$d" "$COMMAND"
+    gnatmake_truth gnatmake-errors-style-merged "$d"
+    d="$WORK/gnatmake-pass"
+    gnatmake_project "$d" no
+    COMMAND='gnatmake -gnatwa -D obj -aIsrc src/main.adb'
+    run gnatmake-warnings-pass "$d" "$COMMAND"
+    truth gnatmake-warnings-pass plain
+fi
+
+sparse_project() { # dir: 112 driver files with address-space, endianness and static warnings, 4 with errors (yes) or none (no)
+    local dir=$1 errors=$2 i f
+    mkdir -p "$dir/drivers" "$dir/include"
+    cat >"$dir/Makefile" <<'MAKE'
+CHECK ?= sparse
+CHECKFLAGS ?= -D__CHECKER__ -Wbitwise -Wcast-to-as -Wdefault-bitfield-sign -Iinclude
+SRC := $(sort $(wildcard drivers/*.c))
+
+check: $(SRC)
+	@for f in $(SRC); do echo "  CHECK   $$f"; $(CHECK) $(CHECKFLAGS) $$f; done
+	@echo "check: $(words $(SRC)) files checked"
+.PHONY: check
+MAKE
+    cat >"$dir/include/devkit.h" <<'H'
+#ifndef DEVKIT_H
+#define DEVKIT_H
+#ifdef __CHECKER__
+#define __user __attribute__((noderef, address_space(__user)))
+#define __iomem __attribute__((noderef, address_space(__iomem)))
+#define __bitwise __attribute__((bitwise))
+#define __force __attribute__((force))
+#else
+#define __user
+#define __iomem
+#define __bitwise
+#define __force
+#endif
+typedef unsigned int __bitwise le32;
+typedef unsigned short __bitwise be16;
+struct device { int id; const char *name; void __iomem *regs; unsigned int flags; };
+static inline unsigned int readl(const void __iomem *addr) { return *(const volatile unsigned int __force *)addr; }
+static inline unsigned int le32_to_cpu(le32 v) { return (__force unsigned int)v; }
+long copy_from_user(void *to, const void __user *from, unsigned long n);
+#endif
+H
+    for i in $(seq 1 112); do
+        f=$(printf 'drivers/dev%03d.c' "$i")
+        {
+            echo '#include "devkit.h"'
+            echo ''
+            echo "int dev${i}_probe(struct device *dev)"
+            echo '{'
+            echo '	if (dev == 0)'
+            echo '		return -1;'
+            echo "	dev->id = $i;"
+            echo '	return 0;'
+            echo '}'
+            echo ''
+            echo "static unsigned int dev${i}_status(struct device *dev)"
+            echo '{'
+            if (( i % 3 == 0 )); then
+                echo '	return *(unsigned int *)dev->regs;'
+            else
+                echo '	return readl(dev->regs);'
+            fi
+            echo '}'
+            echo ''
+            echo "static int dev${i}_ioctl(struct device *dev, int __user *arg)"
+            echo '{'
+            echo '	int val;'
+            if (( i % 4 == 1 )); then
+                echo '	val = *arg;'
+            else
+                echo '	if (copy_from_user(&val, arg, sizeof(val)))'
+                echo '		return -14;'
+            fi
+            echo "	return val + (int)dev${i}_status(dev);"
+            echo '}'
+            echo ''
+            echo "static unsigned int dev${i}_frame(le32 word, be16 port)"
+            echo '{'
+            if (( i % 5 == 2 )); then
+                echo '	return word + port;'
+            else
+                echo '	return le32_to_cpu(word);'
+            fi
+            echo '}'
+            echo ''
+            echo "int dev${i}_poll(struct device *dev, int __user *arg, le32 w)"
+            echo '{'
+            echo "	return dev${i}_ioctl(dev, arg) + (int)dev${i}_frame(w, (__force be16)0);"
+            echo '}'
+            if (( i % 2 == 0 )); then
+                echo ''
+                echo "const char *dev${i}_names[] = { \"a\", \"b\", 0 };"
+            fi
+            if [[ $errors == yes ]]; then
+                case $i in
+                14) printf '\nint dev14_reset(struct device *dev)\n{\n\treturn dev->reset_count;\n}\n' ;;
+                47) printf '\nint dev47_match(struct device a, int id)\n{\n\treturn a == id;\n}\n' ;;
+                79) printf '\nint dev79_start(struct device *dev)\n{\n\treturn dev_enable_clock(dev, 1);\n}\n' ;;
+                103) printf '\nint dev103_reprobe(struct device *dev)\n{\n\treturn dev103_probe(dev, 1);\n}\n' ;;
+                esac
+            fi
+        } >"$dir/$f"
+    done
+}
+
+# sparse has no machine-readable form of its messages: the errors (not its warnings)
+# are taken from each file checked alone, as `FILE:LINE:COLUMN: error:` heads each.
+sparse_truth() { # NAME DIR
+    (cd "$2" && for f in drivers/*.c; do sparse -D__CHECKER__ -Wbitwise -Iinclude "$f" 2>&1 || true; done >"$WORK/$1.raw")
+    python3 -c '
+import json, re, sys
+found = []
+for line in open(sys.argv[1]):
+    m = re.match(r"^(\S+\.c:\d+:\d+): error: ", line)
+    if m and m.group(1) not in found:
+        found.append(m.group(1))
+json.dump(found, open(sys.argv[2], "w"))
+' "$WORK/$1.raw" "$WORK/$1.json"
+    truth "$1" names "$WORK/$1.json" "${@:3}"
+}
+
+if want sparse && command -v sparse >/dev/null; then
+    d="$WORK/sparse"
+    sparse_project "$d" yes
+    COMMAND='make check'
+    run sparse-check-errors "$d" "$COMMAND"
+    sparse_truth sparse-check-errors "$d" --verdict-prefix 'check: '
+    COMMAND='make check 2>&1'
+    run sparse-check-errors-merged "$d" "$COMMAND"
+    sparse_truth sparse-check-errors-merged "$d" --verdict-prefix 'check: '
+    COMMAND='find drivers -name "*.c" | sort | xargs -n1 sparse -D__CHECKER__ -Wsparse-all -Iinclude'
+    run sparse-all-errors "$d" "$COMMAND"
+    sparse_truth sparse-all-errors "$d"
+    COMMAND='make check CHECKFLAGS="-D__CHECKER__ -Wbitwise -Iinclude -Wsparse-error" 2>&1 | tee sparse.log'
+    run sparse-check-errors-sparse-error-tee "$d" "$COMMAND"
+    sparse_truth sparse-check-errors-sparse-error-tee "$d" --verdict-regex '^make: \*\*\* '
+    d="$WORK/sparse-pass"
+    sparse_project "$d" no
+    COMMAND='make check'
+    run sparse-check-warnings-pass "$d" "$COMMAND"
+    truth sparse-check-warnings-pass plain --verdict-prefix 'check: '
+fi
+
+tcc_project() { # dir: 220 C sources with tcc -Wall warnings, 4 that do not compile (yes) or none (no)
+    local dir=$1 errors=$2 i f
+    mkdir -p "$dir/src" "$dir/include"
+    cat >"$dir/Makefile" <<'MAKE'
+CC = tcc
+CFLAGS = -Wall -Iinclude
+SRC := $(sort $(wildcard src/*.c))
+OBJ := $(patsubst src/%.c,obj/%.o,$(SRC))
+
+libcodec.a: $(OBJ)
+	tcc -ar rcs $@ $(OBJ)
+	@echo "libcodec.a: $(words $(OBJ)) objects"
+
+obj/%.o: src/%.c include/codec.h
+	@mkdir -p obj
+	$(CC) $(CFLAGS) -c $< -o $@
+
+clean:
+	rm -rf obj libcodec.a
+.PHONY: clean
+MAKE
+    cat >"$dir/include/codec.h" <<'H'
+#ifndef CODEC_H
+#define CODEC_H
+#include <stddef.h>
+typedef struct { unsigned char *buf; size_t len; size_t cap; } codec_buf;
+int codec_put(codec_buf *b, unsigned char c);
+#endif
+H
+    for i in $(seq 1 220); do
+        f=$(printf 'src/codec_%03d.c' "$i")
+        {
+            echo '#include "codec.h"'
+            echo ''
+            echo "int codec${i}_encode(codec_buf *out, const char *in)"
+            echo '{'
+            echo '    int n = 0;'
+            if (( i % 3 == 0 )); then
+                echo '    char *cursor = in;'
+            else
+                echo '    const char *cursor = in;'
+            fi
+            echo '    while (*cursor) {'
+            echo "        codec_put(out, (unsigned char)(*cursor ^ $((i % 251))));"
+            echo '        cursor++;'
+            echo '        n++;'
+            echo '    }'
+            if (( i % 4 == 2 )); then
+                echo "    trace_bytes(out->buf, n);"
+            fi
+            echo '    return n;'
+            echo '}'
+            echo ''
+            echo "size_t codec${i}_checksum(const codec_buf *b)"
+            echo '{'
+            if (( i % 5 == 1 )); then
+                echo '    unsigned char *p = b->len;'
+            else
+                echo '    const unsigned char *p = b->buf;'
+            fi
+            echo '    size_t sum = 0, k;'
+            echo '    for (k = 0; k < b->len; k++)'
+            echo '        sum += b->buf[k];'
+            echo '    return sum + (p != 0);'
+            echo '}'
+            if [[ $errors == yes ]]; then
+                case $i in
+                21) printf '\nint codec21_flush(codec_buf *b)\n{\n    b->len = 0\n    return 0;\n}\n' ;;
+                56) printf '\nint codec56_peek(const codec_buf *b)\n{\n    return b->buf[b->head];\n}\n' ;;
+                130) printf '\nint codec130_reset(codec_buf *b)\n{\n    memset(b->buf, 0, b->cap);\n    return window_size;\n}\n' ;;
+                201) printf '\nint codec201_grow(codec_buf *b)\n{\n    codec_buf copy = *b;\n    return copy + 1;\n}\n' ;;
+                esac
+            fi
+        } >"$dir/$f"
+    done
+}
+
+# tcc has no machine-readable form of its messages: the errors (not its warnings) are
+# taken from each file compiled alone, as `FILE:LINE: error:` heads each.
+tcc_truth() { # NAME DIR VERDICT-ARGS...
+    (cd "$2" && for f in src/*.c; do tcc -Wall -Iinclude -c "$f" -o /dev/null 2>&1 || true; done >"$WORK/$1.raw")
+    python3 -c '
+import json, re, sys
+found = []
+for line in open(sys.argv[1]):
+    m = re.match(r"^(\S+\.c:\d+): error: ", line)
+    if m and m.group(1) not in found:
+        found.append(m.group(1))
+json.dump(found, open(sys.argv[2], "w"))
+' "$WORK/$1.raw" "$WORK/$1.json"
+    truth "$1" names "$WORK/$1.json" "${@:3}"
+}
+
+if want tcc && command -v tcc >/dev/null && command -v make >/dev/null; then
+    d="$WORK/tcc"
+    tcc_project "$d" yes
+    COMMAND='make -k'
+    run tcc-make-errors "$d" "$COMMAND"
+    tcc_truth tcc-make-errors "$d" --verdict-regex "^make: (\*\*\* \[|Target .* not remade)"
+    (cd "$d" && make -s clean)
+    COMMAND='make -k 2>&1'
+    run tcc-make-errors-merged "$d" "$COMMAND"
+    tcc_truth tcc-make-errors-merged "$d" --verdict-regex "^make: (\*\*\* \[|Target .* not remade)"
+    (cd "$d" && make -s clean)
+    COMMAND='mkdir -p obj; for f in src/*.c; do echo "CC $f"; tcc -Wall -Iinclude -c "$f" -o "obj/$(basename "$f" .c).o" || echo "FAILED: $f"; done'
+    run tcc-loop-errors "$d" "$COMMAND"
+    tcc_truth tcc-loop-errors "$d"
+    (cd "$d" && make -s clean)
+    COMMAND='make -k -j2 2>&1'
+    run tcc-make-errors-jobs-merged "$d" "$COMMAND"
+    tcc_truth tcc-make-errors-jobs-merged "$d" --verdict-regex "^make: (\*\*\* \[|Target .* not remade)"
+    d="$WORK/tcc-pass"
+    tcc_project "$d" no
+    COMMAND='make'
+    run tcc-make-warnings-pass "$d" "$COMMAND"
+    truth tcc-make-warnings-pass plain --verdict-prefix 'libcodec.a: '
+fi
+
+plunit_project() { # dir: 200 plunit units of 6 tests over a ledger library, 5 failing tests (yes) or none (no)
+    local dir=$1 errors=$2 i u
+    mkdir -p "$dir/src" "$dir/tests"
+    cat >"$dir/src/ledger.pl" <<'PL'
+:- module(ledger, [balance/2, post/3, parse_amount/2, fee/2, split/3]).
+balance(Entries, Sum) :- foldl([E, A0, A]>>(A is A0 + E), Entries, 0, Sum).
+post(Entries, Amount, [Amount|Entries]) :- number(Amount).
+parse_amount(Text, Cents) :-
+    split_string(Text, ".", " ", [W, F]), number_string(Wn, W), number_string(Fn, F),
+    Cents is Wn * 100 + Fn.
+fee(Amount, Fee) :- ( Amount > 1000 -> Fee is Amount // 100 ; Fee = 0 ).
+split(Amount, Parts, Shares) :-
+    Share is Amount // Parts, length(Shares, Parts), maplist(=(Share), Shares).
+PL
+    {
+        echo ':- use_module(library(plunit)).'
+        echo ':- use_module(src/ledger).'
+        for i in $(seq 1 200); do printf ':- consult(tests/ledger_%03d).\n' "$i"; done
+    } >"$dir/tests/all.pl"
+    for i in $(seq 1 200); do
+        u=$(printf 'ledger_%03d' "$i")
+        {
+            echo ":- begin_tests($u)."
+            echo ''
+            echo ":- use_module(src/ledger)."
+            echo ''
+            echo "test(balance_of_three) :- balance([$i, 2, 3], S), S =:= $((i + 5))."
+            echo "test(post_prepends, E == [$i, 1]) :- post([1], $i, E)."
+            echo "test(parse_amount, C == $((i * 100 + 25))) :- parse_amount(\"$i.25\", C)."
+            if (( i % 9 == 4 )); then
+                echo "test(fee_small, [nondet]) :- member(A, [$i, 10]), fee(A, F), F =:= 0."
+            else
+                echo "test(fee_small) :- fee($i, F), F =:= 0."
+            fi
+            echo "test(fee_large) :- fee($((i * 1000 + 5000)), F), F =:= $(((i * 1000 + 5000) / 100))."
+            if (( i % 17 == 6 )); then
+                echo "test(split_even) :- member(P, [2, 4]), split($((i * 8)), P, S), length(S, P)."
+            else
+                echo "test(split_even) :- split($((i * 4)), 4, S), S == [$i, $i, $i, $i]."
+            fi
+            if [[ $errors == yes ]]; then
+                case $i in
+                23) echo 'test(balance_with_refund) :- balance([100, -30, 5], S), S =:= 70.' ;;
+                71) echo 'test(parse_amount_with_cents, C == 1250) :- parse_amount("12.5", C).' ;;
+                118) echo 'test(parse_amount_rejects_garbage, throws(error(syntax_error(_), _))) :- parse_amount("12.x5", _).' ;;
+                152) echo 'test(split_uneven, S == [4, 3, 3]) :- split(10, 3, S).' ;;
+                187) echo 'test(post_rejects_atom, fail) :- post([], ten, _).'
+                     echo 'test(post_rounds_fraction) :- post([], 12.5, [C]), integer(C).' ;;
+                esac
+            fi
+            echo ''
+            echo ":- end_tests($u)."
+        } >"$dir/tests/$u.pl"
+    done
+}
+
+# plunit's own records of the same run (its dynamic failed/4 facts, read after
+# run_tests/0 in the same process): each failing test as the report names it
+# (`test NAME:`) and the place of its clause (`tests/FILE.pl:LINE:`).
+plunit_truth() { # NAME DIR
+    cat >"$WORK/plunit_collect.pl" <<'PL'
+:- use_module(library(http/json)).
+collect(Out) :-
+    ( run_tests -> true ; true ),
+    findall(I, ( plunit:failed(U, N, L, _),
+                 format(atom(T), "test ~w:", [N]), format(atom(F), "tests/~w.pl:~w:", [U, L]),
+                 member(I, [T, F]) ), Items),
+    setup_call_cleanup(open(Out, write, S), json_write(S, Items), close(S)).
+PL
+    (cd "$2" && swipl -g "consult('$WORK/plunit_collect.pl'), collect('$WORK/$1.json')" -t halt tests/all.pl >/dev/null 2>&1 || true)
+    truth "$1" names "$WORK/$1.json" --verdict-regex '^% [\d,]+ tests? failed'
+}
+
+if want plunit && command -v swipl >/dev/null; then
+    d="$WORK/plunit"
+    plunit_project "$d" yes
+    COMMAND='swipl -g run_tests -t halt tests/all.pl'
+    run plunit-fail "$d" "$COMMAND"
+    plunit_truth plunit-fail "$d"
+    COMMAND='swipl -g run_tests -t halt tests/all.pl 2>&1'
+    run plunit-fail-merged "$d" "$COMMAND"
+    plunit_truth plunit-fail-merged "$d"
+    COMMAND='swipl --on-warning=status -g run_tests -t halt tests/all.pl 2>&1 | tee test.log'
+    run plunit-fail-tee "$d" "$COMMAND"
+    plunit_truth plunit-fail-tee "$d"
+    d="$WORK/plunit-pass"
+    plunit_project "$d" no
+    COMMAND='swipl -g run_tests -t halt tests/all.pl'
+    run plunit-pass "$d" "$COMMAND"
+    truth plunit-pass plain --verdict-regex '^% (All )?[\d,]+ tests? passed'
+fi
+
+cobc_project() { # dir: 220 COBOL programs with -Wall warnings, 4 that do not compile (yes) or none (no)
+    local dir=$1 errors=$2 i p
+    mkdir -p "$dir/src" "$dir/copy"
+    cat >"$dir/Makefile" <<'MAKE'
+COBC ?= cobc
+COBFLAGS ?= -Wall -I copy
+SRC := $(sort $(wildcard src/*.cob))
+MODS := $(patsubst src/%.cob,lib/%.so,$(SRC))
+
+all: $(MODS)
+	@echo "all: $(words $(MODS)) programs built"
+
+lib/%.so: src/%.cob copy/acct.cpy
+	@mkdir -p lib
+	$(COBC) $(COBFLAGS) -m -o $@ $<
+
+clean:
+	rm -rf lib
+.PHONY: all clean
+MAKE
+    cat >"$dir/copy/acct.cpy" <<'CPY'
+       01 ACCT-REC.
+          05 ACCT-ID        PIC 9(8).
+          05 ACCT-NAME      PIC X(30).
+          05 ACCT-BALANCE   PIC S9(9)V99 COMP-3.
+          05 ACCT-STATUS    PIC X.
+             88 ACCT-OPEN   VALUE "O".
+             88 ACCT-CLOSED VALUE "C".
+CPY
+    for i in $(seq 1 220); do
+        p=$(printf 'ACCT%03d' "$i")
+        {
+            echo '       IDENTIFICATION DIVISION.'
+            echo "       PROGRAM-ID. $p."
+            echo '       DATA DIVISION.'
+            echo '       WORKING-STORAGE SECTION.'
+            echo '       COPY "acct.cpy".'
+            echo "       01 WS-RATE        PIC 9V999 VALUE 0.0$((i % 90 + 10))."
+            echo '       01 WS-INTEREST    PIC S9(9)V99 VALUE ZERO.'
+            if (( i % 3 == 0 )); then
+                echo '       01 WS-LABEL       PIC X(4) VALUE "INTEREST".'
+            else
+                echo '       01 WS-LABEL       PIC X(8) VALUE "INTEREST".'
+            fi
+            if (( i % 4 == 1 )); then
+                echo '       01 WS-COUNT       PIC 99 VALUE 250.'
+            else
+                echo '       01 WS-COUNT       PIC 999 VALUE 250.'
+            fi
+            echo '       LINKAGE SECTION.'
+            echo '       01 LK-AMOUNT      PIC S9(9)V99.'
+            echo '       PROCEDURE DIVISION USING LK-AMOUNT.'
+            echo '       MAIN-PARA.'
+            echo '           MOVE LK-AMOUNT TO ACCT-BALANCE'
+            echo '           COMPUTE WS-INTEREST = ACCT-BALANCE * WS-RATE'
+            if (( i % 5 == 2 )); then
+                echo '           MOVE "OK" TO ACCT-STATUS'
+            fi
+            echo '           ADD WS-INTEREST TO ACCT-BALANCE'
+            echo '           MOVE ACCT-BALANCE TO LK-AMOUNT'
+            if [[ $errors == yes ]]; then
+                case $i in
+                18) echo '           ADD WS-FEE TO ACCT-BALANCE' ;;
+                61) echo '           MOVE ACCT-BALANCE TO WS-LABEL WS-TOTAL' ;;
+                97) echo '           PERFORM APPLY-FEES' ;;
+                203) echo '           IF ACCT-OPEN'; echo '               DISPLAY "OPEN" ACCT-ID'; echo '           ELSE ELSE'; echo '               DISPLAY "CLOSED"'; echo '           END-IF' ;;
+                esac
+            fi
+            echo '           GOBACK.'
+        } >"$dir/src/$(printf 'acct%03d' "$i").cob"
+    done
+}
+
+# cobc has no machine-readable form of its messages: the errors (not its warnings) are
+# taken from each program compiled alone, as `FILE:LINE: error:` heads each.
+cobc_truth() { # NAME DIR VERDICT-ARGS...
+    (cd "$2" && for f in src/*.cob; do cobc -Wall -I copy -fsyntax-only "$f" 2>&1 || true; done >"$WORK/$1.raw")
+    python3 -c '
+import json, re, sys
+found = []
+for line in open(sys.argv[1]):
+    m = re.match(r"^(\S+\.cob:\d+): error: ", line)
+    if m and m.group(1) not in found:
+        found.append(m.group(1))
+json.dump(found, open(sys.argv[2], "w"))
+' "$WORK/$1.raw" "$WORK/$1.json"
+    truth "$1" names "$WORK/$1.json" "${@:3}"
+}
+
+if want cobc && command -v cobc >/dev/null && command -v make >/dev/null; then
+    d="$WORK/cobc"
+    cobc_project "$d" yes
+    COMMAND='make -k'
+    run cobc-make-errors "$d" "$COMMAND"
+    cobc_truth cobc-make-errors "$d" --verdict-regex "^make: (\*\*\* \[|Target .* not remade)"
+    (cd "$d" && make -s clean)
+    COMMAND='make -k 2>&1'
+    run cobc-make-errors-merged "$d" "$COMMAND"
+    cobc_truth cobc-make-errors-merged "$d" --verdict-regex "^make: (\*\*\* \[|Target .* not remade)"
+    (cd "$d" && make -s clean)
+    COMMAND='make -k COBFLAGS="-Wall -Wextra -I copy" 2>&1'
+    run cobc-make-errors-extra-merged "$d" "$COMMAND"
+    cobc_truth cobc-make-errors-extra-merged "$d" --verdict-regex "^make: (\*\*\* \[|Target .* not remade)"
+    COMMAND='for f in src/*.cob; do cobc -Wall -I copy -fsyntax-only "$f" && echo "ok $f"; done'
+    run cobc-syntax-loop-errors "$d" "$COMMAND"
+    cobc_truth cobc-syntax-loop-errors "$d"
+    d="$WORK/cobc-pass"
+    cobc_project "$d" no
+    COMMAND='make'
+    run cobc-make-warnings-pass "$d" "$COMMAND"
+    truth cobc-make-warnings-pass plain --verdict-prefix 'all: '
+fi
+
+xmlstarlet_project() { # dir: 280 order records with an XSD and a RELAX NG schema, 6 invalid ones (yes) or none (no)
+    local dir=$1 errors=$2 i f status
+    mkdir -p "$dir/schema" "$dir/orders"
+    cat >"$dir/schema/order.xsd" <<'XSD'
+<?xml version="1.0" encoding="UTF-8"?>
+<xs:schema xmlns:xs="http://www.w3.org/2001/XMLSchema" elementFormDefault="qualified">
+  <xs:simpleType name="status">
+    <xs:restriction base="xs:string">
+      <xs:enumeration value="open"/><xs:enumeration value="paid"/><xs:enumeration value="shipped"/>
+    </xs:restriction>
+  </xs:simpleType>
+  <xs:element name="order">
+    <xs:complexType>
+      <xs:sequence>
+        <xs:element name="id" type="xs:positiveInteger"/>
+        <xs:element name="customer" type="xs:string"/>
+        <xs:element name="placed" type="xs:date"/>
+        <xs:element name="status" type="status"/>
+        <xs:element name="line" maxOccurs="unbounded">
+          <xs:complexType>
+            <xs:sequence>
+              <xs:element name="sku" type="xs:string"/>
+              <xs:element name="qty" type="xs:positiveInteger"/>
+              <xs:element name="price" type="xs:decimal"/>
+            </xs:sequence>
+          </xs:complexType>
+        </xs:element>
+        <xs:element name="note" type="xs:string" minOccurs="0"/>
+      </xs:sequence>
+      <xs:attribute name="currency" type="xs:string" use="required"/>
+    </xs:complexType>
+  </xs:element>
+</xs:schema>
+XSD
+    cat >"$dir/schema/order.rng" <<'RNG'
+<?xml version="1.0" encoding="UTF-8"?>
+<element name="order" xmlns="http://relaxng.org/ns/structure/1.0" datatypeLibrary="http://www.w3.org/2001/XMLSchema-datatypes">
+  <attribute name="currency"><text/></attribute>
+  <element name="id"><data type="positiveInteger"/></element>
+  <element name="customer"><text/></element>
+  <element name="placed"><data type="date"/></element>
+  <element name="status"><choice><value>open</value><value>paid</value><value>shipped</value></choice></element>
+  <oneOrMore>
+    <element name="line">
+      <element name="sku"><text/></element>
+      <element name="qty"><data type="positiveInteger"/></element>
+      <element name="price"><data type="decimal"/></element>
+    </element>
+  </oneOrMore>
+  <optional><element name="note"><text/></element></optional>
+</element>
+RNG
+    for i in $(seq 1 280); do
+        f=$(printf 'orders/order-%04d.xml' "$i")
+        case $((i % 3)) in 0) status=open ;; 1) status=paid ;; *) status=shipped ;; esac
+        {
+            echo '<?xml version="1.0" encoding="UTF-8"?>'
+            echo '<order currency="EUR">'
+            echo "  <id>$((i + 10000))</id>"
+            echo "  <customer>Customer $((i * 7 % 113))</customer>"
+            echo "  <placed>2024-$(printf %02d $((i % 12 + 1)))-$(printf %02d $((i % 28 + 1)))</placed>"
+            if [[ $errors == yes && $i == 77 ]]; then
+                echo '  <status>refunded</status>'
+            else
+                echo "  <status>$status</status>"
+            fi
+            echo '  <line>'
+            echo "    <sku>SKU-$((i % 40))</sku>"
+            if [[ $errors == yes && $i == 31 ]]; then
+                echo '    <qty>0</qty>'
+            else
+                echo "    <qty>$((i % 5 + 1))</qty>"
+            fi
+            echo "    <price>$((i % 90 + 10)).95</price>"
+            echo '  </line>'
+            if [[ $errors == yes && $i == 142 ]]; then
+                echo '  <line>'
+                echo '    <sku>SKU-9</sku>'
+                echo '    <price>4.50</price>'
+                echo '  </line>'
+            fi
+            if [[ $errors == yes && $i == 198 ]]; then
+                echo '  <discount>10</discount>'
+            fi
+            if [[ $errors == yes && $i == 233 ]]; then
+                echo '  <note>leave at the door & ring twice</note>'
+            elif (( i % 10 == 0 )); then
+                echo '  <note>gift wrap</note>'
+            fi
+            if [[ $errors == yes && $i == 264 ]]; then
+                echo '  <placed>2024-02-30</placed>'
+            fi
+            echo '</order>'
+        } >"$dir/$f"
+    done
+}
+
+# xmlstarlet has no machine-readable report; the invalid records are the list its own
+# `val --list-bad` gives of the same files (each as `-e` shows it, `FILE - invalid`),
+# and the place of each one's first error (`FILE:LINE.COLUMN`) is libxml2's, the file
+# checked alone.
+xmlstarlet_truth() { # NAME DIR SCHEMA-OPTION VERDICT-ARGS...
+    (cd "$2" && xmlstarlet val --list-bad $3 orders/*.xml >"$WORK/$1.bad" 2>/dev/null || true
+     while read -r f; do
+         echo "$f - invalid"
+         xmlstarlet val -e $3 "$f" 2>&1 >/dev/null | grep -o -m1 "^$f:[0-9]*\.[0-9]*" || true
+     done <"$WORK/$1.bad" >"$WORK/$1.items")
+    python3 -c 'import json, sys; json.dump([l.strip() for l in open(sys.argv[1]) if l.strip()], open(sys.argv[2], "w"))' "$WORK/$1.items" "$WORK/$1.json"
+    truth "$1" names "$WORK/$1.json" "${@:4}"
+}
+
+if want xmlstarlet && command -v xmlstarlet >/dev/null; then
+    d="$WORK/xmlstarlet"
+    xmlstarlet_project "$d" yes
+    COMMAND='xmlstarlet val -e -s schema/order.xsd orders/*.xml'
+    run xmlstarlet-val-xsd-errors "$d" "$COMMAND"
+    xmlstarlet_truth xmlstarlet-val-xsd-errors "$d" "-s schema/order.xsd"
+    COMMAND='xmlstarlet val -e -s schema/order.xsd orders/*.xml 2>&1'
+    run xmlstarlet-val-xsd-errors-merged "$d" "$COMMAND"
+    xmlstarlet_truth xmlstarlet-val-xsd-errors-merged "$d" "-s schema/order.xsd"
+    COMMAND='xmlstarlet val -e -r schema/order.rng orders/*.xml 2>&1'
+    run xmlstarlet-val-rng-errors-merged "$d" "$COMMAND"
+    xmlstarlet_truth xmlstarlet-val-rng-errors-merged "$d" "-r schema/order.rng"
+    d="$WORK/xmlstarlet-pass"
+    xmlstarlet_project "$d" no
+    COMMAND='xmlstarlet val -e -s schema/order.xsd orders/*.xml'
+    run xmlstarlet-val-xsd-pass "$d" "$COMMAND"
+    truth xmlstarlet-val-xsd-pass plain
+fi
+
+if want jing && command -v jing >/dev/null; then
+    d="$WORK/jing"
+    xmlstarlet_project "$d" yes
+    # jing names each error `FILE:LINE:COLUMN: error:` (absolute paths); the invalid
+    # records are xmlstarlet's list of the same files, each checked by jing alone.
+    (cd "$d" && xmlstarlet val --list-bad -r schema/order.rng orders/*.xml >"$WORK/jing.bad" 2>/dev/null || true
+     while read -r f; do jing schema/order.rng "$f" 2>/dev/null | grep -o -m1 "$f:[0-9]*:[0-9]*: [a-z]*" || true; done <"$WORK/jing.bad" \
+        | python3 -c 'import json, sys; json.dump([l.strip() for l in sys.stdin if l.strip()], open(sys.argv[1], "w"))' "$WORK/jing.json")
+    COMMAND='for f in orders/*.xml; do jing schema/order.rng "$f" 2>/dev/null && echo "valid: $f"; done'
+    cp "$WORK/jing.json" "$WORK/jing-loop-errors.json"
+    run jing-loop-errors "$d" "$COMMAND"
+    truth jing-loop-errors names "$WORK/jing-loop-errors.json"
+    COMMAND='for f in orders/*.xml; do echo "== $f"; jing schema/order.rng "$f"; done 2>&1'
+    cp "$WORK/jing.json" "$WORK/jing-loop-errors-merged.json"
+    run jing-loop-errors-merged "$d" "$COMMAND"
+    truth jing-loop-errors-merged names "$WORK/jing-loop-errors-merged.json"
+    d="$WORK/jing-pass"
+    xmlstarlet_project "$d" no
+    COMMAND='jing schema/order.rng orders/*.xml && echo "all $(ls orders | wc -l) records valid"'
+    run jing-pass "$d" "$COMMAND"
+    truth jing-pass plain --verdict-regex '^all \d+ records valid'
+fi
+
+splint_project() { # dir: 120 C sources with splint's style warnings, 5 real faults among them (yes) or none (no)
+    local dir=$1 errors=$2 i f
+    mkdir -p "$dir/src" "$dir/include"
+    cat >"$dir/include/queue.h" <<'H'
+#ifndef QUEUE_H
+#define QUEUE_H
+#include <stddef.h>
+typedef struct { int items[64]; int head; int tail; } queue;
+extern int queue_push(queue *q, int v);
+extern int queue_pop(queue *q);
+#endif
+H
+    for i in $(seq 1 120); do
+        f=$(printf 'src/job%03d.c' "$i")
+        {
+            echo '#include <stdio.h>'
+            echo '#include <stdlib.h>'
+            echo '#include "queue.h"'
+            echo ''
+            echo "int job${i}_size(const queue *q)"
+            echo '{'
+            echo '    return q->tail - q->head;'
+            echo '}'
+            echo ''
+            echo "int job${i}_run(queue *q, int flags)"
+            echo '{'
+            echo '    int n = 0;'
+            echo '    if (flags)'
+            echo '        n = 1;'
+            echo '    while (job'"$i"'_size(q) > 0) {'
+            echo '        n += queue_pop(q);'
+            echo '    }'
+            if (( i % 3 == 0 )); then
+                echo "    printf(\"job $i ran %d\\n\", n);"
+            fi
+            echo '    return n;'
+            echo '}'
+            echo ''
+            echo "int job${i}_schedule(queue *q, int when, int priority)"
+            echo '{'
+            echo "    (void)queue_push(q, when + $i);"
+            echo '    return when;'
+            echo '}'
+            if [[ $errors == yes ]]; then
+                case $i in
+                12) printf '\nint job12_peek(void)\n{\n    queue *q = malloc(sizeof(queue));\n    return q->items[0];\n}\n' ;;
+                39) printf '\nint job39_total(int count)\n{\n    int total;\n    int k;\n    for (k = 0; k < count; k++)\n        total += k;\n    return total;\n}\n' ;;
+                66) printf '\nint job66_drain(queue *q)\n{\n    return queue_drain_all(q);\n}\n' ;;
+                93) printf '\nint job93_copy(const queue *src)\n{\n    queue *copy = (queue *)malloc(sizeof(queue));\n    if (copy == NULL)\n        return -1;\n    *copy = *src;\n    return copy->head;\n}\n' ;;
+                111) printf '\nint job111_last(queue *q)\n{\n    queue *target = NULL;\n    if (q->head > 3)\n        target = q;\n    return target->tail;\n}\n' ;;
+                esac
+            fi
+        } >"$dir/$f"
+    done
+}
+
+# splint's CSV report of the same files: the real faults among its warnings (a null
+# dereference, a use before definition, an undeclared identifier, a leak), each as its
+# message heads it (`FILE:LINE:COLUMN:`) or, where the log is that CSV, as its row
+# gives the place (`FILE,LINE,COLUMN`).
+splint_truth() { # NAME DIR FORM(text|csv) VERDICT-PREFIX FLAGS...
+    (cd "$2" && splint "${@:5}" +csvoverwrite -csv "$WORK/$1.csv" src/*.c >/dev/null 2>&1 || true)
+    python3 -c '
+import csv, json, sys
+real = {"nullderef", "usedef", "unrecog", "mustfreefresh", "mustfreeonly", "compdestroy"}
+found = []
+for row in csv.DictReader(open(sys.argv[1]), skipinitialspace=True):
+    if row["Flag Name"] in real:
+        place = (":".join if sys.argv[3] == "text" else ",".join)([row["File"], row["Line"], row["Column"]])
+        if sys.argv[3] == "text":
+            place += ":"
+        if place not in found:
+            found.append(place)
+json.dump(found, open(sys.argv[2], "w"))
+' "$WORK/$1.csv" "$WORK/$1.json" "$3"
+    truth "$1" names "$WORK/$1.json" --verdict-prefix "$4"
+}
+
+if want splint && command -v splint >/dev/null; then
+    d="$WORK/splint"
+    splint_project "$d" yes
+    COMMAND='splint +posixlib -Iinclude src/*.c'
+    run splint-errors "$d" "$COMMAND"
+    splint_truth splint-errors "$d" text 'Finished checking' +posixlib -Iinclude
+    COMMAND='splint +posixlib -Iinclude src/*.c 2>&1'
+    run splint-errors-merged "$d" "$COMMAND"
+    splint_truth splint-errors-merged "$d" text 'Finished checking' +posixlib -Iinclude
+    COMMAND='splint +posixlib -Iinclude +csvoverwrite -csv lint.csv src/*.c >/dev/null 2>&1; echo "splint exit $?"; cat lint.csv'
+    run splint-csv-errors "$d" "$COMMAND"
+    splint_truth splint-csv-errors "$d" csv 'splint exit' +posixlib -Iinclude
+    d="$WORK/splint-pass"
+    splint_project "$d" no
+    COMMAND='splint -weak +posixlib -Iinclude src/*.c'
+    run splint-weak-pass "$d" "$COMMAND"
+    truth splint-weak-pass plain --verdict-prefix 'Finished checking'
 fi
 
 echo "corpus: $(ls "$LOGS"/*.truth | wc -l) cases, $(du -sh "$LOGS" | cut -f1)" >&2
