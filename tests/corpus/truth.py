@@ -43,14 +43,16 @@ tests and the logs SRFI-64's runner writes; the JSON of semgrep, pylama, pyrefly
 report, the JUnit XML of zope.testrunner and of pytest running hypothesis's properties,
 and darglint's findings through flake8's parsable format or its own message template; the JSON of solhint, CSSLint's checkstyle XML, mocha's JSON
 with nyc's json-summary report, svelte-check's machine-verbose output, `tsc --pretty
-false` for TypeDoc, and the JavaScript APIs of alex, stylus and pug-lint), and from the log itself or the
+false` for TypeDoc, and the JavaScript APIs of alex, stylus and pug-lint; the result object of Django's
+DiscoverRunner, reuse's JSON report, and the Python APIs of cmakelang, pyupgrade and
+pymarkdown), and from the log itself or the
 project's design where it has none (pip, ld, Test::More's diagnostics, `php -l`,
 black, CMake, xmllint, shfmt, ward, Ruby's test-unit, mkdocs, the Erlang and OCaml
 compilers' errors, alcotest, uvu, tape's uncaught error, tap's coverage table; gfortran, nasm, `perl -c` and javac, each file compiled alone;
 shunit2 and tcltest; pre-commit; the sanitizers' reports written apart, Free
 Pascal's errors and HTML Tidy's, each file alone, checkbashisms on each script alone;
 Verilator's, iverilog's, GHDL's and msgfmt's errors, each file alone, and the failing
-checks of the Verilog and VHDL testbenches, each run alone).
+checks of the Verilog and VHDL testbenches, each run alone; taplo, each file alone).
 Every verdict and item
 is checked to be in the log as a
 terminal shows it.
