@@ -56,8 +56,8 @@
 # PY_BIN without pylama (whose pytest plugin stops pytest 9 from starting); solhint,
 # alex, csslint, nyc with mocha, stylus, pug-lint, typedoc with typescript, and
 # svelte-check with svelte from the npm registry (in NODE_TOOLS); for its thirteenth
-# pass, Django, pyupgrade, cmakelang (cmake-lint), reuse, taplo and pymarkdownlnt from
-# PyPI (in PY_BIN), make and git.
+# pass, Django, pyupgrade, cmakelang (cmake-lint), reuse, taplo, pymarkdownlnt and
+# mdformat from PyPI (in PY_BIN), make and git.
 # Not run by CI: the logs are committed. Usage: bash tests/corpus/generate.sh [case-name-filter]
 set -euo pipefail
 
@@ -13948,8 +13948,8 @@ if want svelte-check && [[ -x "$NODE_TOOLS/node_modules/.bin/svelte-check" ]]; t
 fi
 
 # ---------------------------------------- issue 40's thirteenth pass (held out)
-# Django, pyupgrade, cmakelang's cmake-lint, reuse, refurb, taplo and pymarkdownlnt
-# from PyPI (in PY_BIN), and make.
+# Django, pyupgrade, cmakelang's cmake-lint, reuse, taplo, pymarkdownlnt and mdformat
+# from PyPI (in PY_BIN), make and git.
 
 django_project() { # dir: three failing tests and two errors among 720 (yes) or none (no)
     local dir=$1 bad=$2 app m i
@@ -14674,6 +14674,91 @@ if want pymarkdown && [[ -x "$PY_BIN/pymarkdown" ]]; then
     COMMAND='find docs -name "*.md" | sort | xargs -t -n 1 pymarkdown scan'
     pyvenv_run pymarkdown-scan-xargs-pass "$d"
     truth pymarkdown-scan-xargs-pass plain
+fi
+
+mdformat_project() { # dir: 201 pages checked by make, 11 not formatted (yes) or none (no)
+    local dir=$1 bad=$2 part i n
+    for part in tutorials reference ops explanations; do
+        mkdir -p "$dir/docs/$part"
+        for i in $(seq 1 50); do
+            n=$(printf '%s/page%02d.md' "$part" "$i")
+            {
+                if [[ $bad == yes && $((i % 23)) == $(( ${#part} % 7 )) ]]; then
+                    echo "${part^} page $i"
+                    echo '=========='
+                    echo ''
+                    echo "* Step one of page $i"
+                    echo "* Step two"
+                    echo "1) Then"
+                else
+                    echo "# ${part^} page $i"
+                    echo ''
+                    echo "- Step one of page $i"
+                    echo '- Step two'
+                    echo ''
+                    echo '1. Then'
+                fi
+                echo ''
+                echo "See [the index](../index.md) for page $((i + 1))."
+                echo ''
+                echo '```sh'
+                echo "deploy --page $i"
+                echo '```'
+            } >"$dir/docs/$n"
+        done
+    done
+    printf '# Docs\n\nStart with the tutorials.\n' >"$dir/docs/index.md"
+    cat >"$dir/Makefile" <<'MAKE'
+MDFORMAT ?= mdformat
+PAGES := $(sort $(shell find docs -name '*.md'))
+
+check-docs: $(PAGES:%.md=.stamps/%.checked)
+
+.stamps/%.checked: %.md
+	$(MDFORMAT) --check $<
+	@mkdir -p $(dir $@) && touch $@
+
+.PHONY: check-docs
+MAKE
+    (cd "$dir" && git init -q && git add -A)
+}
+
+# The pages mdformat would change, from its Python API (mdformat.text) on the same
+# files: each as its check names it (`File "PATH"`; the message is wrapped after it).
+mdformat_truth() { # NAME DIR [TRUTH ARGS...]
+    local name=$1 dir=$2
+    shift 2
+    (cd "$dir" && "$PY_BIN/python" -c '
+import glob, json, sys
+import mdformat
+found = []
+for path in sorted(glob.glob("docs/**/*.md", recursive=True)):
+    text = open(path, encoding="utf-8").read()
+    if mdformat.text(text) != text:
+        found.append("File \"/home/dev/work/%s/%s\"" % (sys.argv[2], path))
+json.dump(found, open(sys.argv[1], "w"))
+' "$WORK/$name.json" "$(basename "$dir")")
+    truth "$name" names "$WORK/$name.json" "$@"
+}
+
+if want mdformat && [[ -x "$PY_BIN/mdformat" ]] && command -v make >/dev/null; then
+    d="$WORK/mdformat"
+    mdformat_project "$d" yes
+    COMMAND='make -k check-docs 2>&1'
+    pyvenv_run mdformat-check-make-merged "$d"
+    mdformat_truth mdformat-check-make-merged "$d" --verdict-regex "^make: (\*\*\* \[|Target .check-docs. not remade)"
+    rm -rf "$d/.stamps"
+    COMMAND='make -k check-docs'
+    pyvenv_run mdformat-check-make "$d"
+    mdformat_truth mdformat-check-make "$d" --verdict-regex "^make: (\*\*\* \[|Target .check-docs. not remade)"
+    COMMAND='git ls-files "*.md" | xargs -t -n 1 mdformat --check'
+    pyvenv_run mdformat-check-xargs-trace "$d"
+    mdformat_truth mdformat-check-xargs-trace "$d"
+    d="$WORK/mdformat-pass"
+    mdformat_project "$d" no
+    COMMAND='make -k check-docs'
+    pyvenv_run mdformat-check-make-pass "$d"
+    truth mdformat-check-make-pass plain
 fi
 
 echo "corpus: $(ls "$LOGS"/*.truth | wc -l) cases, $(du -sh "$LOGS" | cut -f1)" >&2

@@ -44,8 +44,8 @@ report, the JUnit XML of zope.testrunner and of pytest running hypothesis's prop
 and darglint's findings through flake8's parsable format or its own message template; the JSON of solhint, CSSLint's checkstyle XML, mocha's JSON
 with nyc's json-summary report, svelte-check's machine-verbose output, `tsc --pretty
 false` for TypeDoc, and the JavaScript APIs of alex, stylus and pug-lint; the result object of Django's
-DiscoverRunner, reuse's JSON report, and the Python APIs of cmakelang, pyupgrade and
-pymarkdown), and from the log itself or the
+DiscoverRunner, reuse's JSON report, and the Python APIs of cmakelang, pyupgrade,
+pymarkdown and mdformat), and from the log itself or the
 project's design where it has none (pip, ld, Test::More's diagnostics, `php -l`,
 black, CMake, xmllint, shfmt, ward, Ruby's test-unit, mkdocs, the Erlang and OCaml
 compilers' errors, alcotest, uvu, tape's uncaught error, tap's coverage table; gfortran, nasm, `perl -c` and javac, each file compiled alone;
