@@ -58,8 +58,9 @@
 # svelte-check with svelte from the npm registry (in NODE_TOOLS); for its thirteenth
 # pass, cspell with @cspell/cspell-json-reporter, madge, type-coverage with typescript,
 # xo, jscpd, coffeescript and jsdoc from the npm registry (in NODE_TOOLS), make, and npm
-# with node's own test runner; and Debian's erlang, gnat, sparse, tcc, swi-prolog-nox,
-# gnucobol3, xmlstarlet, jing and splint.
+# with node's own test runner; Debian's erlang, gnat, sparse, tcc, swi-prolog-nox,
+# gnucobol3, xmlstarlet, jing and splint; Django, pyupgrade, cmakelang (cmake-lint), reuse,
+# taplo, pymarkdownlnt and mdformat from PyPI (in PY_BIN), make and git.
 # Not run by CI: the logs are committed. Usage: bash tests/corpus/generate.sh [case-name-filter]
 set -euo pipefail
 
@@ -15689,6 +15690,820 @@ if want splint && command -v splint >/dev/null; then
     COMMAND='splint -weak +posixlib -Iinclude src/*.c'
     run splint-weak-pass "$d" "$COMMAND"
     truth splint-weak-pass plain --verdict-prefix 'Finished checking'
+fi
+
+# ---------------------------------------- issue 40's thirteenth pass (held out)
+# Django, pyupgrade, cmakelang's cmake-lint, reuse, taplo, pymarkdownlnt and mdformat
+# from PyPI (in PY_BIN), make and git.
+
+django_project() { # dir: three failing tests and two errors among 720 (yes) or none (no)
+    local dir=$1 bad=$2 app m i
+    mkdir -p "$dir/shop"
+    cat >"$dir/manage.py" <<'EOF'
+#!/usr/bin/env python
+import os
+import sys
+
+if __name__ == "__main__":
+    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "shop.settings")
+    from django.core.management import execute_from_command_line
+
+    execute_from_command_line(sys.argv)
+EOF
+    : >"$dir/shop/__init__.py"
+    cat >"$dir/shop/settings.py" <<'EOF'
+SECRET_KEY = "not-a-secret-test-only"
+DEBUG = False
+ALLOWED_HOSTS = []
+INSTALLED_APPS = [
+    "django.contrib.auth",
+    "django.contrib.contenttypes",
+    "orders",
+    "billing",
+    "catalog",
+    "accounts",
+]
+DATABASES = {"default": {"ENGINE": "django.db.backends.sqlite3", "NAME": "db.sqlite3"}}
+USE_TZ = True
+DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
+EOF
+    for app in orders billing catalog accounts; do
+        mkdir -p "$dir/$app/tests"
+        : >"$dir/$app/__init__.py"
+        : >"$dir/$app/tests/__init__.py"
+        cat >"$dir/$app/logic.py" <<'EOF'
+from decimal import ROUND_HALF_UP, Decimal
+
+
+def line_total(price, qty, discount=0):
+    total = Decimal(price) * qty * (100 - discount) / 100
+    return total.quantize(Decimal("0.01"), rounding=ROUND_HALF_UP)
+
+
+def vat(amount, rate):
+    return (Decimal(amount) * Decimal(rate)).quantize(Decimal("0.01"))
+
+
+def slug(text):
+    return "-".join(text.lower().split())
+
+
+def parse_qty(text):
+    return int(text.strip())
+EOF
+        for m in totals vat slugs quantities; do
+            {
+                echo 'from decimal import Decimal'
+                echo ''
+                echo 'from django.contrib.auth.models import User'
+                echo 'from django.test import SimpleTestCase, TestCase'
+                echo ''
+                echo "from $app.logic import line_total, parse_qty, slug, vat"
+                echo ''
+                echo ''
+                echo "class ${m^}Tests(SimpleTestCase):"
+                for i in $(seq 1 40); do
+                    case $m in
+                    totals) echo "    def test_total_$i(self):"; echo "        self.assertEqual(line_total(\"$i.00\", 2), Decimal(\"$((i * 2)).00\"))" ;;
+                    vat) echo "    def test_vat_$i(self):"; echo "        self.assertEqual(vat(\"$i.00\", \"0.5\"), Decimal(\"$((i / 2)).$(( (i % 2) * 5 ))0\"))" ;;
+                    slugs) echo "    def test_slug_$i(self):"; echo "        self.assertEqual(slug(\"Item $i Blue\"), \"item-$i-blue\")" ;;
+                    quantities) echo "    def test_qty_$i(self):"; echo "        self.assertEqual(parse_qty(\" $i \"), $i)" ;;
+                    esac
+                    echo ''
+                done
+                if [[ $bad == yes ]]; then
+                    case $app.$m in
+                    orders.totals)
+                        echo '    def test_total_with_discount_rounds_half_up(self):'
+                        echo '        self.assertEqual(line_total("19.99", 3, discount=15), Decimal("50.98"))'
+                        echo '' ;;
+                    billing.vat)
+                        echo '    def test_vat_on_reduced_rate(self):'
+                        echo '        amount = vat("10.05", "0.055")'
+                        echo '        self.assertEqual(amount, Decimal("0.56"), "reduced rate rounds up")'
+                        echo '' ;;
+                    catalog.slugs)
+                        echo '    def test_slug_strips_punctuation(self):'
+                        echo '        self.assertEqual(slug("Blue, Large!"), "blue-large")'
+                        echo '' ;;
+                    accounts.quantities)
+                        echo '    def test_qty_accepts_words(self):'
+                        echo '        self.assertEqual(parse_qty("two"), 2)'
+                        echo '' ;;
+                    esac
+                fi
+                echo ''
+                echo "class ${m^}DatabaseTests(TestCase):"
+                echo '    @classmethod'
+                echo '    def setUpTestData(cls):'
+                echo "        cls.user = User.objects.create_user(\"${app}_$m\", password=\"pw\")"
+                echo ''
+                for i in $(seq 1 5); do
+                    echo "    def test_user_$i(self):"
+                    echo "        self.assertEqual(User.objects.filter(username=\"${app}_$m\").count(), 1)"
+                    echo ''
+                done
+                if [[ $bad == yes && $app.$m == billing.slugs ]]; then
+                    echo '    def test_user_has_profile(self):'
+                    echo '        self.assertEqual(self.user.profile.plan, "basic")'
+                    echo ''
+                fi
+            } >"$dir/$app/tests/test_$m.py"
+        done
+    done
+}
+
+# Django's failing and erroring tests, from the result object of a unittest run of the
+# same suite through Django's DiscoverRunner: each test as its FAIL:/ERROR: header names
+# it, and the place in the test module where it stopped (`FILE", line N`).
+django_truth() { # NAME DIR
+    (cd "$2" && DJANGO_SETTINGS_MODULE=shop.settings "$PY_BIN/python" -c '
+import io, json, re, sys, unittest
+import django
+django.setup()
+from django.test.runner import DiscoverRunner
+from django.test.utils import setup_test_environment, teardown_test_environment
+runner = DiscoverRunner(verbosity=0, interactive=False)
+setup_test_environment()
+suite = runner.build_suite([])
+old = runner.setup_databases()
+result = unittest.TextTestRunner(stream=io.StringIO(), verbosity=0).run(suite)
+runner.teardown_databases(old)
+teardown_test_environment()
+found = []
+for test, text in result.failures + result.errors:
+    found.append(str(test))
+    places = re.findall(r"File \"[^\"]*/(\w+/tests/\w+\.py)\", line (\d+)", text)
+    if places:
+        found.append("%s\", line %s" % places[-1])
+json.dump(found, open(sys.argv[1], "w"))
+' "$WORK/$1.json")
+    truth "$1" names "$WORK/$1.json" --verdict-regex '^(OK|FAILED \(.*\))$'
+}
+
+if want django-test && [[ -x "$PY_BIN/django-admin" ]]; then
+    d="$WORK/django"
+    django_project "$d" yes
+    COMMAND='python manage.py test -v 2'
+    pyvenv_run django-test-fail-verbose "$d"
+    django_truth django-test-fail-verbose "$d"
+    COMMAND='python manage.py test -v 2 2>&1'
+    pyvenv_run django-test-fail-verbose-merged "$d"
+    django_truth django-test-fail-verbose-merged "$d"
+    COMMAND='python manage.py test --verbosity 3 --timing 2>&1 | tee test.log'
+    pyvenv_run django-test-fail-timing-tee "$d"
+    django_truth django-test-fail-timing-tee "$d"
+    COMMAND='python manage.py test orders billing catalog accounts -v 2 --buffer'
+    pyvenv_run django-test-fail-apps-buffer "$d"
+    django_truth django-test-fail-apps-buffer "$d"
+    d="$WORK/django-pass"
+    django_project "$d" no
+    COMMAND='python manage.py test -v 2'
+    pyvenv_run django-test-pass-verbose "$d"
+    truth django-test-pass-verbose plain --verdict-regex '^(OK|FAILED \(.*\))$'
+fi
+
+cmake_lint_project() { # dir: 64 listfiles with naming and indentation lint, 4 with errors (yes) or none (no)
+    local dir=$1 bad=$2 i n
+    mkdir -p "$dir/cmake" "$dir/components"
+    cat >"$dir/CMakeLists.txt" <<'EOF'
+cmake_minimum_required(VERSION 3.20)
+project(Rover VERSION 2.3.0 LANGUAGES C CXX)
+
+include(cmake/Options.cmake)
+include(cmake/Warnings.cmake)
+
+file(GLOB ROVER_COMPONENTS LIST_DIRECTORIES true components/*)
+foreach(component_dir ${ROVER_COMPONENTS})
+  add_subdirectory(${component_dir})
+endforeach()
+EOF
+    cat >"$dir/cmake/Options.cmake" <<'EOF'
+option(ROVER_WITH_SIM "Build the simulator" ON)
+option(ROVER_WITH_TESTS "Build the tests" ON)
+set(ROVER_DEFAULT_RATE 50 CACHE STRING "Control loop rate")
+EOF
+    cat >"$dir/cmake/Warnings.cmake" <<'EOF'
+# Adds the project's warning flags to TARGET.
+function(rover_warnings target)
+  target_compile_options(${target} PRIVATE -Wall -Wextra)
+endfunction()
+EOF
+    if [[ $bad == no ]]; then
+        printf '_help_disabled_codes = "Naming and docstring conventions are checked in review."\ndisabled_codes = ["C0103", "C0111", "C0307"]\n' >"$dir/.cmake-format.py"
+    fi
+    for i in $(seq 1 60); do
+        n=$(printf 'comp%02d' "$i")
+        mkdir -p "$dir/components/$n"
+        {
+            echo "set(${n}_sources"
+            echo "  src/${n}.c"
+            echo "  src/${n}_io.c)"
+            echo "set(${n}_rate \${ROVER_DEFAULT_RATE})"
+            echo ''
+            echo "add_library(rover_$n STATIC \${${n}_sources})"
+            echo "target_include_directories(rover_$n PUBLIC include)"
+            echo "rover_warnings(rover_$n)"
+            echo "target_compile_definitions(rover_$n PRIVATE RATE=\${${n}_rate})"
+            echo ''
+            echo "function(${n}_register name)"
+            echo '  set(full_name "rover.${name}")'
+            echo '  message(STATUS "registering ${full_name}")'
+            if [[ $bad == yes && $((i % 9)) == 4 ]]; then
+                echo '  return()'
+                echo '  message(STATUS "registered")'
+            fi
+            echo 'endfunction()'
+            echo ''
+            echo 'if(ROVER_WITH_TESTS)'
+            echo "  add_executable(test_$n test/test_$n.c)"
+            echo "  target_link_libraries(test_$n PRIVATE rover_$n"
+            echo '    )'
+            echo "  add_test(NAME $n COMMAND test_$n)"
+            echo 'endif()'
+            if [[ $bad == yes ]]; then
+                case $i in
+                11) echo "install(TARGETS rover_$n DESTINATION lib DESTINATION lib64)" ;;
+                29) echo 'if(ROVER_WITH_SIM)'; echo '  break()'; echo 'endif()' ;;
+                44) echo "add_custom_target(${n}_docs COMMENT \"docs\" COMMENT \"again\")"; echo "install(TARGETS rover_$n EXPORT RoverTargets EXPORT RoverTargets2)" ;;
+                57) echo "install(FILES include/$n.h DESTINATION include DESTINATION include/rover)" ;;
+                esac
+            fi
+            echo "install(TARGETS rover_$n DESTINATION lib)"
+        } >"$dir/components/$n/CMakeLists.txt"
+    done
+    cat >"$dir/Makefile" <<'MAKE'
+CMAKE_LINT ?= cmake-lint
+LINTFLAGS ?= --disabled-codes C0111
+LISTFILES := CMakeLists.txt $(sort $(wildcard cmake/*.cmake components/*/CMakeLists.txt))
+
+lint: $(LISTFILES:%=%.lint)
+
+%.lint: %
+	$(CMAKE_LINT) --suppress-decorations $< $(LINTFLAGS)
+
+.PHONY: lint
+MAKE
+}
+
+# cmake-lint's errors (E codes, not its conventions or warnings), from cmakelang's
+# Python API on the same files with the same configuration: each as the CLI heads it
+# (`FILE:LL,CC: [EXXXX]`).
+cmake_lint_truth() { # NAME DIR VERDICT-REGEX [DISABLED CODES...]
+    local name=$1 dir=$2 verdict=$3
+    shift 3
+    (cd "$dir" && "$PY_BIN/python" -c '
+import glob, io, json, sys
+from cmakelang import configuration
+from cmakelang.format import __main__ as cm
+from cmakelang.lint import lint_util
+from cmakelang.lint.__main__ import process_file
+files = ["CMakeLists.txt"] + sorted(glob.glob("cmake/*.cmake")) + sorted(glob.glob("components/*/CMakeLists.txt"))
+ctx = lint_util.GlobalContext(io.StringIO())
+found = []
+for path in files:
+    config = cm.get_config(path, None)
+    if sys.argv[2:]:
+        config["disabled_codes"] = sys.argv[2:]
+    cfg = configuration.Configuration(**config)
+    local = ctx.get_file_ctx(path, cfg)
+    process_file(cfg, local, open(path).read())
+    for record in local.get_lint():
+        if record.spec.idstr.startswith("E"):
+            found.append("%s:%s" % (path, str(record).split(" [")[0] + " [" + record.spec.idstr + "]"))
+json.dump(found, open(sys.argv[1], "w"))
+' "$WORK/$name.json" "$@")
+    truth "$name" names "$WORK/$name.json" --verdict-regex "$verdict"
+}
+
+if want cmake-lint && [[ -x "$PY_BIN/cmake-lint" ]] && command -v make >/dev/null; then
+    d="$WORK/cmake-lint"
+    cmake_lint_project "$d" yes
+    COMMAND='cmake-lint CMakeLists.txt cmake/*.cmake components/*/CMakeLists.txt'
+    pyvenv_run cmake-lint-errors "$d"
+    cmake_lint_truth cmake-lint-errors "$d" '^\s*Error: \d+$'
+    COMMAND='find . -name CMakeLists.txt -o -name "*.cmake" | sort | xargs cmake-lint 2>&1'
+    pyvenv_run cmake-lint-errors-find-merged "$d"
+    cmake_lint_truth cmake-lint-errors-find-merged "$d" '^\s*Error: \d+$'
+    COMMAND='make -k lint 2>&1'
+    pyvenv_run cmake-lint-make-merged "$d"
+    cmake_lint_truth cmake-lint-make-merged "$d" "^make: (\*\*\* \[|Target .lint. not remade)" C0111
+    COMMAND='make -k lint'
+    pyvenv_run cmake-lint-make "$d"
+    cmake_lint_truth cmake-lint-make "$d" "^make: (\*\*\* \[|Target .lint. not remade)" C0111
+    d="$WORK/cmake-lint-pass"
+    cmake_lint_project "$d" no
+    COMMAND='cmake-lint CMakeLists.txt cmake/*.cmake components/*/CMakeLists.txt'
+    pyvenv_run cmake-lint-pass "$d"
+    truth cmake-lint-pass plain --verdict-regex '^files scanned: \d+$'
+fi
+
+pyupgrade_project() { # dir: 220 modules, 12 with old idioms and one in latin-1 (yes) or none (no)
+    local dir=$1 bad=$2 part i n
+    mkdir -p "$dir/ledger"
+    echo '"""Ledger."""' >"$dir/ledger/__init__.py"
+    for part in accounts journal reports imports; do
+        mkdir -p "$dir/ledger/$part"
+        echo "\"\"\"Ledger $part.\"\"\"" >"$dir/ledger/$part/__init__.py"
+        for i in $(seq 1 55); do
+            n=$(printf '%s_%02d' "$part" "$i")
+            {
+                echo "\"\"\"Ledger $part, part $i.\"\"\""
+                echo 'from dataclasses import dataclass'
+                echo ''
+                echo ''
+                echo '@dataclass'
+                echo "class Entry$i:"
+                echo '    account: str'
+                echo '    amount: int'
+                echo ''
+                echo '    def label(self) -> str:'
+                echo '        return f"{self.account}: {self.amount}"'
+                echo ''
+                echo ''
+                echo "def balance_$i(entries: list[Entry$i]) -> int:"
+                echo '    return sum(e.amount for e in entries)'
+                if [[ $bad == yes ]]; then
+                    case $part.$i in
+                    accounts.7) echo ''; echo 'class Ledger(object):'; echo '    pass' ;;
+                    accounts.31) echo ''; echo 'def names(entries):'; echo '    return set([e.account for e in entries])' ;;
+                    journal.4) echo ''; echo 'def title(entry):'; echo '    return "{} ({})".format(entry.account, entry.amount)' ;;
+                    journal.22) echo ''; echo 'class Posting(Entry22):'; echo '    def __init__(self, *a):'; echo '        super(Posting, self).__init__(*a)' ;;
+                    journal.48) echo ''; echo 'def load(path):'; echo '    with open(path, "r") as f:'; echo '        return f.read()' ;;
+                    reports.9) echo ''; echo 'from typing import Optional'; echo ''; echo ''; echo 'def pick(xs: list[int]) -> Optional[int]:'; echo '    return xs[0] if xs else None' ;;
+                    reports.26) echo ''; echo 'import io'; echo ''; echo ''; echo 'def read(path):'; echo '    return io.open(path).read()' ;;
+                    reports.40) echo ''; echo 'def header():'; echo "    return u'Balance sheet'" ;;
+                    reports.53) echo ''; echo 'def errors():'; echo '    try:'; echo '        return 1'; echo '    except (IOError, OSError):'; echo '        return 0' ;;
+                    imports.3) echo ''; echo 'from typing import Dict, List'; echo ''; echo ''; echo 'def group(xs: List[int]) -> Dict[int, int]:'; echo '    return {x: x for x in xs}' ;;
+                    imports.19) echo ''; echo 'def pairs(xs):'; echo '    return dict([(x, x * 2) for x in xs])' ;;
+                    imports.44) echo ''; echo 'def percent(x):'; echo '    return "%s%%" % (x,)' ;;
+                    esac
+                fi
+            } >"$dir/ledger/$part/$n.py"
+        done
+    done
+    if [[ $bad == yes ]]; then
+        printf '# -*- coding: latin-1 -*-\n"""Ledger imports, legacy CSV headers."""\nHEADERS = ["Soci\xe9t\xe9", "Montant"]\n' >"$dir/ledger/imports/legacy_headers.py"
+    fi
+    cat >"$dir/Makefile" <<'MAKE'
+PYUPGRADE ?= pyupgrade
+PYUPGRADE_FLAGS ?= --py311-plus
+SOURCES := $(sort $(shell find ledger -name '*.py'))
+
+upgrade: $(SOURCES:%.py=.stamps/%.ok)
+
+.stamps/%.ok: %.py
+	$(PYUPGRADE) $(PYUPGRADE_FLAGS) $<
+	@mkdir -p $(dir $@) && touch $@
+
+clean:
+	rm -rf .stamps
+.PHONY: upgrade clean
+MAKE
+}
+
+# pyupgrade's findings, from its Python API on a fresh copy of the same modules: each
+# module it rewrites and each it cannot read, as its message names them.
+pyupgrade_truth() { # NAME VERDICT-REGEX
+    local name=$1 verdict=$2
+    rm -rf "$WORK/$name.copy"
+    pyupgrade_project "$WORK/$name.copy" yes
+    (cd "$WORK/$name.copy" && "$PY_BIN/python" -c '
+import contextlib, io, json, subprocess, sys
+from pyupgrade._main import main
+files = sorted(subprocess.run(["find", "ledger", "-name", "*.py"], capture_output=True, text=True).stdout.split())
+found = []
+for path in files:
+    before = open(path, "rb").read()
+    err = io.StringIO()
+    with contextlib.redirect_stderr(err), contextlib.redirect_stdout(err):
+        main([path, "--py311-plus"])
+    if "non-utf-8" in err.getvalue():
+        found.append("%s is non-utf-8 (not supported)" % path)
+    elif open(path, "rb").read() != before:
+        found.append("Rewriting %s" % path)
+json.dump(found, open(sys.argv[1], "w"))
+' "$WORK/$name.json")
+    if [[ -n $verdict ]]; then
+        truth "$name" names "$WORK/$name.json" --verdict-regex "$verdict"
+    else
+        truth "$name" names "$WORK/$name.json"
+    fi
+}
+
+if want pyupgrade && [[ -x "$PY_BIN/pyupgrade" ]] && command -v make >/dev/null; then
+    d="$WORK/pyupgrade"
+    pyupgrade_project "$d" yes
+    COMMAND='make -k upgrade 2>&1'
+    pyvenv_run pyupgrade-make-merged "$d"
+    pyupgrade_truth pyupgrade-make-merged "^make: (\*\*\* \[|Target .upgrade. not remade)"
+    rm -rf "$d" && pyupgrade_project "$d" yes
+    COMMAND='make -k upgrade'
+    pyvenv_run pyupgrade-make "$d"
+    pyupgrade_truth pyupgrade-make "^make: (\*\*\* \[|Target .upgrade. not remade)"
+    rm -rf "$d" && pyupgrade_project "$d" yes
+    COMMAND='find ledger -name "*.py" | sort | xargs -t -n 1 pyupgrade --py311-plus'
+    pyvenv_run pyupgrade-xargs-trace "$d"
+    pyupgrade_truth pyupgrade-xargs-trace ""
+    d="$WORK/pyupgrade-pass"
+    pyupgrade_project "$d" no
+    COMMAND='make -k upgrade'
+    pyvenv_run pyupgrade-make-pass "$d"
+    truth pyupgrade-make-pass plain
+fi
+
+reuse_project() { # dir: 300 files, 7 without full information and two license texts amiss (yes) or none (no)
+    local dir=$1 bad=$2 i n
+    mkdir -p "$dir/LICENSES" "$dir/src" "$dir/include" "$dir/docs" "$dir/scripts" "$dir/tests"
+    echo 'MIT License (text elided in this fixture)' >"$dir/LICENSES/MIT.txt"
+    echo 'Creative Commons Attribution 4.0 (text elided in this fixture)' >"$dir/LICENSES/CC-BY-4.0.txt"
+    echo 'CC0 1.0 Universal (text elided in this fixture)' >"$dir/LICENSES/CC0-1.0.txt"
+    [[ $bad == yes ]] && echo 'BSD 3-Clause License (text elided in this fixture)' >"$dir/LICENSES/BSD-3-Clause.txt"
+    cat >"$dir/REUSE.toml" <<'EOF'
+version = 1
+
+[[annotations]]
+path = "tests/data/**"
+SPDX-FileCopyrightText = "2023 Station Authors"
+SPDX-License-Identifier = "CC0-1.0"
+EOF
+    mkdir -p "$dir/tests/data"
+    for i in $(seq 1 80); do
+        n=$(printf 'sensor%02d' "$i")
+        {
+            [[ $bad == yes && ( $i == 17 || $i == 62 ) ]] || echo "// SPDX-FileCopyrightText: 2023-2024 Station Authors <dev@station.example>"
+            if [[ $bad == yes && $i == 33 ]]; then
+                echo '// SPDX-License-Identifier: MIT OR Apache-2.0'
+            elif [[ $bad == yes && $i == 17 ]]; then
+                :
+            else
+                echo '// SPDX-License-Identifier: MIT'
+            fi
+            echo ''
+            echo "#include \"$n.h\""
+            echo "int ${n}_read(void) { return $i; }"
+        } >"$dir/src/$n.c"
+        {
+            echo '/* SPDX-FileCopyrightText: 2023 Station Authors */'
+            echo '/* SPDX-License-Identifier: MIT */'
+            echo "int ${n}_read(void);"
+        } >"$dir/include/$n.h"
+        printf '%s,%d\n' "$n" "$i" >"$dir/tests/data/$n.csv"
+    done
+    for i in $(seq 1 40); do
+        n=$(printf 'chapter%02d' "$i")
+        {
+            if ! [[ $bad == yes && ( $i == 8 || $i == 27 ) ]]; then
+                echo '<!--'
+                echo 'SPDX-FileCopyrightText: 2024 Station Authors'
+                echo 'SPDX-License-Identifier: CC-BY-4.0'
+                echo '-->'
+            fi
+            echo ''
+            echo "# Chapter $i"
+            echo ''
+            echo "Wiring the sensors, part $i."
+        } >"$dir/docs/$n.md"
+    done
+    for i in $(seq 1 20); do
+        n=$(printf 'calibrate%02d' "$i")
+        {
+            echo '#!/usr/bin/env python3'
+            if [[ $bad == yes && $i == 11 ]]; then
+                echo '# SPDX-License-Identifier: MIT'
+            elif ! [[ $bad == yes && $i == 15 ]]; then
+                echo '# SPDX-FileCopyrightText: 2024 Station Authors'
+                echo '# SPDX-License-Identifier: MIT'
+            fi
+            echo "print('calibrating $i')"
+        } >"$dir/scripts/$n.py"
+    done
+}
+
+# reuse's findings, from its JSON report (`reuse lint --json`) of the same tree: each
+# missing or unused license and each file without copyright or licensing information,
+# as the chosen format writes it.
+reuse_truth() { # NAME DIR FORM(plain|lines|json)
+    local name=$1 dir=$2 form=$3
+    (cd "$dir" && "$PY_BIN/reuse" lint --json >"$WORK/$name.report.json" 2>/dev/null || true)
+    "$PY_BIN/python" -c '
+import json, sys
+report, form = json.load(open(sys.argv[1])), sys.argv[3]
+bad = report["non_compliant"]
+found = []
+for lic in bad["missing_licenses"]:
+    found.append({"plain": "%r found in:" % lic, "lines": "missing license %r" % lic, "json": "\"%s\"" % lic}[form])
+for lic in bad["unused_licenses"]:
+    found.append({"plain": "* %s" % lic, "lines": "LICENSES/%s.txt: unused license" % lic, "json": "\"%s\"" % lic}[form])
+for path in bad["missing_licensing_info"]:
+    found.append({"plain": "* %s" % path, "lines": "%s: no license identifier" % path, "json": "\"%s\"" % path}[form])
+for path in bad["missing_copyright_info"]:
+    found.append({"plain": "* %s" % path, "lines": "%s: no copyright notice" % path, "json": "\"%s\"" % path}[form])
+json.dump(found, open(sys.argv[2], "w"))
+' "$WORK/$name.report.json" "$WORK/$name.json" "$form"
+    if [[ $form == json ]]; then
+        truth "$name" names "$WORK/$name.json" --verdict-regex '"compliant": (true|false)'
+    elif [[ $form == lines ]]; then
+        truth "$name" names "$WORK/$name.json"
+    else
+        truth "$name" names "$WORK/$name.json" --verdict-regex '[Yy]our project is (not )?compliant with version'
+    fi
+}
+
+if want reuse-lint && [[ -x "$PY_BIN/reuse" ]]; then
+    d="$WORK/reuse"
+    reuse_project "$d" yes
+    COMMAND='reuse --debug lint'
+    pyvenv_run reuse-lint-debug "$d"
+    reuse_truth reuse-lint-debug "$d" plain
+    COMMAND='reuse --debug lint 2>&1'
+    pyvenv_run reuse-lint-debug-merged "$d"
+    reuse_truth reuse-lint-debug-merged "$d" plain
+    COMMAND='reuse lint --json'
+    pyvenv_run reuse-lint-json "$d"
+    reuse_truth reuse-lint-json "$d" json
+    COMMAND='reuse --debug lint --lines 2>&1'
+    pyvenv_run reuse-lint-lines-debug-merged "$d"
+    reuse_truth reuse-lint-lines-debug-merged "$d" lines
+    d="$WORK/reuse-pass"
+    reuse_project "$d" no
+    COMMAND='reuse --debug lint'
+    pyvenv_run reuse-lint-pass-debug "$d"
+    truth reuse-lint-pass-debug plain --verdict-regex '[Yy]our project is (not )?compliant with version'
+fi
+
+taplo_project() { # dir: 122 TOML files, 10 badly formatted, one invalid and one with a key twice (yes) or none (no)
+    local dir=$1 bad=$2 i n
+    mkdir -p "$dir/crates" "$dir/config/services"
+    cat >"$dir/Cargo.toml" <<'EOF'
+[workspace]
+members = ["crates/*"]
+resolver = "2"
+
+[workspace.package]
+edition = "2021"
+license = "MIT"
+EOF
+    for i in $(seq 1 60); do
+        n=$(printf 'fleet-%02d' "$i")
+        mkdir -p "$dir/crates/$n"
+        {
+            echo '[package]'
+            echo "name = \"$n\""
+            echo "version = \"0.$i.0\""
+            echo 'edition.workspace = true'
+            echo 'license.workspace = true'
+            echo ''
+            echo '[dependencies]'
+            if [[ $bad == yes && $((i % 7)) == 3 ]]; then
+                echo 'serde={version="1",features=["derive"]}'
+                echo 'tokio = { version = "1",   features = ["rt", "macros"] }'
+            else
+                echo 'serde = { version = "1", features = ["derive"] }'
+                echo 'tokio = { version = "1", features = ["rt", "macros"] }'
+            fi
+            if [[ $bad == yes && $i == 41 ]]; then
+                echo 'anyhow = { version = "1"'
+                echo 'thiserror = "1"'
+            else
+                echo 'anyhow = "1"'
+            fi
+            echo ''
+            echo '[dev-dependencies]'
+            echo 'proptest = "1"'
+        } >"$dir/crates/$n/Cargo.toml"
+    done
+    for i in $(seq 1 60); do
+        n=$(printf 'svc%02d' "$i")
+        {
+            echo "# Service $i of the fleet."
+            echo '[server]'
+            echo "port = $((8000 + i))"
+            echo 'host = "0.0.0.0"'
+            echo ''
+            echo '[limits]'
+            echo "requests_per_second = $((i * 10))"
+            if [[ $bad == yes && ( $i == 12 || $i == 47 || $i == 58 ) ]]; then
+                echo 'burst=20'
+                echo 'regions = [ "eu-west","us-east" ,"ap-south" ]'
+            else
+                echo 'burst = 20'
+                echo 'regions = ["eu-west", "us-east", "ap-south"]'
+            fi
+            if [[ $bad == yes && $i == 25 ]]; then
+                echo ''
+                echo '[server]'
+                echo 'tls = true'
+            fi
+        } >"$dir/config/services/$n.toml"
+    done
+    (cd "$dir" && git init -q && git add -A)
+}
+
+# taplo's findings, from taplo run on each file alone (it has no machine-readable
+# output): each syntax error's place (`FILE:LINE:COLUMN`), each conflicting key's
+# (lint only) and each file that is not formatted, as its message names it.
+taplo_truth() { # NAME DIR MODE(fmt|lint|both) [TRUTH ARGS...]
+    local name=$1 dir=$2 mode=$3 f
+    shift 3
+    : >"$WORK/$name.alone"
+    # Three times each: taplo now and then exits before its log line is written.
+    (cd "$dir" && for f in $(git ls-files '*.toml'); do
+        for _ in 1 2 3; do
+            [[ $mode == fmt ]] || "$PY_BIN/taplo" lint --colors never "$f" 2>&1 | sed "s#^#lint $f #" || true
+            [[ $mode == lint ]] || "$PY_BIN/taplo" fmt --check --colors never "$f" 2>&1 | sed "s#^#fmt $f #" || true
+        done
+    done) >"$WORK/$name.alone"
+    python3 -c '
+import json, re, sys
+found, done = [], set()
+for line in open(sys.argv[1]):
+    kind, path, rest = line.rstrip("\n").split(" ", 2)
+    m = re.search(r"┌─ \S*?(" + re.escape(path) + r":\d+:\d+)", rest)
+    if m and m.group(1) not in found:
+        found.append(m.group(1))
+    if "not properly formatted path" in rest and path not in done:
+        done.add(path)
+        found.append("the file is not properly formatted path=\"/home/dev/work/%s/%s\"" % (sys.argv[3], path))
+json.dump(found, open(sys.argv[2], "w"))
+' "$WORK/$name.alone" "$WORK/$name.json" "$(basename "$dir")"
+    truth "$name" names "$WORK/$name.json" "$@"
+}
+
+if want taplo && [[ -x "$PY_BIN/taplo" ]] && command -v git >/dev/null; then
+    d="$WORK/taplo"
+    taplo_project "$d" yes
+    COMMAND='taplo fmt --check --diff'
+    pyvenv_run taplo-fmt-check-diff "$d"
+    taplo_truth taplo-fmt-check-diff "$d" fmt --verdict-regex '^ERROR operation failed'
+    COMMAND='taplo fmt --check --diff 2>&1'
+    pyvenv_run taplo-fmt-check-diff-merged "$d"
+    taplo_truth taplo-fmt-check-diff-merged "$d" fmt --verdict-regex '^ERROR operation failed'
+    COMMAND='taplo lint --colors never; taplo fmt --check --diff --colors never'
+    pyvenv_run taplo-lint-then-fmt-diff "$d"
+    taplo_truth taplo-lint-then-fmt-diff "$d" both --verdict-regex '^ERROR operation failed'
+    d="$WORK/taplo-pass"
+    taplo_project "$d" no
+    COMMAND='git ls-files "*.toml" | xargs -n 1 taplo fmt --check 2>&1'
+    pyvenv_run taplo-fmt-check-xargs-pass "$d"
+    truth taplo-fmt-check-xargs-pass plain
+fi
+
+pymarkdown_project() { # dir, chapters per part: 3 parts, 6 chapters with Markdown violations (yes) or none (no)
+    local dir=$1 count=$2 bad=$3 part i n
+    for part in guide reference howto; do
+        mkdir -p "$dir/docs/$part"
+        for i in $(seq 1 "$count"); do
+            n=$(printf '%s/chapter%02d.md' "$part" "$i")
+            {
+                echo "# ${part^} chapter $i"
+                echo ''
+                echo "This chapter covers step $i of the $part."
+                echo ''
+                echo '## Setup'
+                echo ''
+                echo '- Install the tools.'
+                echo '- Check the configuration.'
+                echo ''
+                if [[ $bad == yes ]]; then
+                    case $part.$i in
+                    guide.9) echo '#### Details'; echo '' ;;
+                    guide.44) echo '## Usage'; echo 'Run it.'; echo '' ;;
+                    reference.13) echo '* Mixed bullet'; echo '' ;;
+                    reference.50) echo '```'; echo 'make all'; echo '```'; echo '' ;;
+                    howto.21) echo '## Setup'; echo ''; echo 'Again.'; echo '' ;;
+                    howto.37) echo 'Trailing spaces here.   '; echo '' ;;
+                    esac
+                fi
+                echo '```sh'
+                echo "make step-$i"
+                echo '```'
+            } >"$dir/docs/$n"
+        done
+    done
+}
+
+# pymarkdown's findings, from its Python API (PyMarkdownApi.scan_path) on the same
+# tree: each as the scan heads it (`FILE:LINE:COLUMN: RULE`).
+pymarkdown_truth() { # NAME DIR
+    (cd "$2" && "$PY_BIN/python" -c '
+import json, os, sys
+from pymarkdown.api import PyMarkdownApi
+result = PyMarkdownApi().scan_path("docs", recurse_if_directory=True)
+found = ["%s:%d:%d: %s" % (os.path.relpath(f.scan_file), f.line_number, f.column_number, f.rule_id)
+         for f in result.scan_failures]
+json.dump(found, open(sys.argv[1], "w"))
+' "$WORK/$1.json")
+    truth "$1" names "$WORK/$1.json"
+}
+
+if want pymarkdown && [[ -x "$PY_BIN/pymarkdown" ]]; then
+    d="$WORK/pymarkdown"
+    pymarkdown_project "$d" 70 yes
+    COMMAND='find docs -name "*.md" | sort | xargs -t -n 1 pymarkdown scan'
+    pyvenv_run pymarkdown-scan-xargs-trace "$d"
+    pymarkdown_truth pymarkdown-scan-xargs-trace "$d"
+    COMMAND='find docs -name "*.md" | sort | xargs -t -n 1 pymarkdown scan 2>&1'
+    pyvenv_run pymarkdown-scan-xargs-trace-merged "$d"
+    pymarkdown_truth pymarkdown-scan-xargs-trace-merged "$d"
+    d="$WORK/pymarkdown-small"
+    pymarkdown_project "$d" 24 yes
+    COMMAND='pymarkdown --log-level INFO scan -r docs'
+    pyvenv_run pymarkdown-scan-info "$d"
+    pymarkdown_truth pymarkdown-scan-info "$d"
+    COMMAND='pymarkdown --log-level INFO scan -r docs 2>&1 | grep -v "^INFO:pymarkdown.inline"'
+    pyvenv_run pymarkdown-scan-info-grep-merged "$d"
+    pymarkdown_truth pymarkdown-scan-info-grep-merged "$d"
+    d="$WORK/pymarkdown-pass"
+    pymarkdown_project "$d" 70 no
+    COMMAND='find docs -name "*.md" | sort | xargs -t -n 1 pymarkdown scan'
+    pyvenv_run pymarkdown-scan-xargs-pass "$d"
+    truth pymarkdown-scan-xargs-pass plain
+fi
+
+mdformat_project() { # dir: 201 pages checked by make, 11 not formatted (yes) or none (no)
+    local dir=$1 bad=$2 part i n
+    for part in tutorials reference ops explanations; do
+        mkdir -p "$dir/docs/$part"
+        for i in $(seq 1 50); do
+            n=$(printf '%s/page%02d.md' "$part" "$i")
+            {
+                if [[ $bad == yes && $((i % 23)) == $(( ${#part} % 7 )) ]]; then
+                    echo "${part^} page $i"
+                    echo '=========='
+                    echo ''
+                    echo "* Step one of page $i"
+                    echo "* Step two"
+                    echo "1) Then"
+                else
+                    echo "# ${part^} page $i"
+                    echo ''
+                    echo "- Step one of page $i"
+                    echo '- Step two'
+                    echo ''
+                    echo '1. Then'
+                fi
+                echo ''
+                echo "See [the index](../index.md) for page $((i + 1))."
+                echo ''
+                echo '```sh'
+                echo "deploy --page $i"
+                echo '```'
+            } >"$dir/docs/$n"
+        done
+    done
+    printf '# Docs\n\nStart with the tutorials.\n' >"$dir/docs/index.md"
+    cat >"$dir/Makefile" <<'MAKE'
+MDFORMAT ?= mdformat
+PAGES := $(sort $(shell find docs -name '*.md'))
+
+check-docs: $(PAGES:%.md=.stamps/%.checked)
+
+.stamps/%.checked: %.md
+	$(MDFORMAT) --check $<
+	@mkdir -p $(dir $@) && touch $@
+
+.PHONY: check-docs
+MAKE
+    (cd "$dir" && git init -q && git add -A)
+}
+
+# The pages mdformat would change, from its Python API (mdformat.text) on the same
+# files: each as its check names it (`File "PATH"`; the message is wrapped after it).
+mdformat_truth() { # NAME DIR [TRUTH ARGS...]
+    local name=$1 dir=$2
+    shift 2
+    (cd "$dir" && "$PY_BIN/python" -c '
+import glob, json, sys
+import mdformat
+found = []
+for path in sorted(glob.glob("docs/**/*.md", recursive=True)):
+    text = open(path, encoding="utf-8").read()
+    if mdformat.text(text) != text:
+        found.append("File \"/home/dev/work/%s/%s\"" % (sys.argv[2], path))
+json.dump(found, open(sys.argv[1], "w"))
+' "$WORK/$name.json" "$(basename "$dir")")
+    truth "$name" names "$WORK/$name.json" "$@"
+}
+
+if want mdformat && [[ -x "$PY_BIN/mdformat" ]] && command -v make >/dev/null; then
+    d="$WORK/mdformat"
+    mdformat_project "$d" yes
+    COMMAND='make -k check-docs 2>&1'
+    pyvenv_run mdformat-check-make-merged "$d"
+    mdformat_truth mdformat-check-make-merged "$d" --verdict-regex "^make: (\*\*\* \[|Target .check-docs. not remade)"
+    rm -rf "$d/.stamps"
+    COMMAND='make -k check-docs'
+    pyvenv_run mdformat-check-make "$d"
+    mdformat_truth mdformat-check-make "$d" --verdict-regex "^make: (\*\*\* \[|Target .check-docs. not remade)"
+    COMMAND='git ls-files "*.md" | xargs -t -n 1 mdformat --check'
+    pyvenv_run mdformat-check-xargs-trace "$d"
+    mdformat_truth mdformat-check-xargs-trace "$d"
+    d="$WORK/mdformat-pass"
+    mdformat_project "$d" no
+    COMMAND='make -k check-docs'
+    pyvenv_run mdformat-check-make-pass "$d"
+    truth mdformat-check-make-pass plain
 fi
 
 echo "corpus: $(ls "$LOGS"/*.truth | wc -l) cases, $(du -sh "$LOGS" | cut -f1)" >&2
