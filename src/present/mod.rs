@@ -99,7 +99,20 @@ fn push_streams(body: &mut String, out: &Output, cap: u64, shown: bool) {
         (true, true) => budget.view_bytes,
         (true, false) => visible(&shown_text(&out.stderr)).len(),
     };
-    push_stdout(body, &out.stdout, Budget { beside, ..budget });
+    // Stdout's view takes what the stderr shown whole leaves of an answer's bytes.
+    let stdout_budget = if shown && !out.stderr.overflows() {
+        budget.within(ANSWER_BYTES.saturating_sub(beside + ANSWER_MARKERS))
+    } else {
+        budget
+    };
+    push_stdout(
+        body,
+        &out.stdout,
+        Budget {
+            beside,
+            ..stdout_budget
+        },
+    );
     if out.stdout.capped || out.stderr.capped {
         body.push_str(&format!(
             "\nOutput limit of {} reached; the command was stopped.",
@@ -253,6 +266,26 @@ impl Budget {
             odd_warnings_only: self.odd_warnings_only,
             view_bytes: self.view_bytes / 2,
             beside: self.beside,
+        }
+    }
+
+    /// Each part cut in the same proportion, for a view of `bytes` at most (of a
+    /// sixteenth of this one's at least: its first and last lines, a few key lines):
+    /// beside a stream shown whole.
+    pub fn within(self, bytes: usize) -> Budget {
+        let bytes = bytes.clamp(self.view_bytes / 16, self.view_bytes);
+        let part = |n: usize| (n * bytes + self.view_bytes / 2) / self.view_bytes;
+        Budget {
+            head_lines: part(self.head_lines).max(1),
+            head_bytes: part(self.head_bytes),
+            key_lines: part(self.key_lines).max(1),
+            key_bytes: part(self.key_bytes),
+            tail_lines: part(self.tail_lines).max(1),
+            tail_bytes: part(self.tail_bytes),
+            odd_lines: part(self.odd_lines),
+            odd_bytes: part(self.odd_bytes),
+            view_bytes: bytes,
+            ..self
         }
     }
 
@@ -411,6 +444,11 @@ fn numbered(text: &str, first: u64) -> Vec<Shown> {
 
 /// Bytes of the view kept for the markers of the lines left out.
 const MARKER_BYTES: usize = 1024;
+/// Bytes of an answer that shows a stream too long to show whole, at most, unless
+/// the other stream, shown whole, takes more; and what its markers besides the views
+/// take (the stderr's heading, the saved file's line, the footer).
+const ANSWER_BYTES: usize = 16 * 1024;
+const ANSWER_MARKERS: usize = 512;
 
 /// A stream too long to show whole: its first lines, the key lines of the part not
 /// shown with their line numbers, its last lines, and markers that say what was left
@@ -440,9 +478,11 @@ fn overflow_view(head_text: &str, captured: &Captured, budget: Budget) -> String
         },
     );
     // What the key lines may take: what head, tail and markers leave of the view.
+    // (A view cut small, beside a stream shown whole, leaves its markers less.)
+    let markers = MARKER_BYTES.min(budget.view_bytes / 4);
     let middle = budget
         .view_bytes
-        .saturating_sub(head_bytes + bytes(&tail) + MARKER_BYTES);
+        .saturating_sub(head_bytes + bytes(&tail) + markers);
     let budget = Budget {
         key_bytes: budget.key_bytes.min(middle),
         odd_bytes: budget.odd_bytes.min(middle),

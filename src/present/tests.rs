@@ -975,3 +975,45 @@ fn the_lists_of_places_keep_two_views_within_one() {
         answer.len()
     );
 }
+
+#[test]
+fn a_stdout_view_beside_a_stderr_shown_whole_keeps_the_answer_within_16_kb() {
+    // A build through make: its commands on stdout, 1,000 lines; its compiler's
+    // warnings and errors on stderr, 150 lines and 14 KB, shown whole.
+    let f = Fixture::new();
+    let mut stdout = String::new();
+    for n in 1..=1000 {
+        stdout.push_str(&format!(
+            "tcc -Wall -c src/module_{n:03}.c -o build/module_{n:03}.o   # compiling the {n}th unit\n"
+        ));
+        if n == 500 {
+            stdout.push_str("make: *** [Makefile:12: build/module_500.o] Error 1\n");
+        }
+    }
+    let mut stderr = String::new();
+    for n in 1..=150 {
+        stderr.push_str(&format!(
+            "src/module_{n:03}.c:41: warning: assignment from incompatible pointer type in the rates table, row {n}\n"
+        ));
+    }
+    stderr.push_str("src/module_500.c:12: error: 'total' undeclared\n");
+    assert!((13_000..16_000).contains(&stderr.len()), "{}", stderr.len());
+    let answer = f.show(stdout.as_bytes(), stderr.as_bytes(), 2);
+    let text = &answer.text;
+    assert!(text.len() <= 16 * 1024, "{}", text.len());
+    assert!(
+        text.contains(&format!("\n--- stderr ---\n{stderr}")),
+        "{text}"
+    );
+    assert!(
+        text.contains("501:make: *** [Makefile:12: build/module_500.o] Error 1\n"),
+        "{text}"
+    );
+    // A small stderr leaves stdout's view as it is alone.
+    let alone = f.show(stdout.as_bytes(), b"", 2).text;
+    let beside = f.show(stdout.as_bytes(), b"one warning\n", 2).text;
+    let view = |t: &str, n: u32| {
+        t[..t.find("\nOutput truncated").unwrap()].replace(&f.path(&format!("cmd-{n}.txt")), "FILE")
+    };
+    assert_eq!(view(&beside, 3), view(&alone, 2));
+}
