@@ -403,24 +403,24 @@ fn the_corpus_meets_its_targets() {
     // The families never looked at while the rules were written: the figures they
     // gave, held (see docs/long-output.md), not the targets, which they miss. The
     // twelve of the earlier passes give 122 of 123 items, the six of issue 40's eighth
-    // pass's second set 103 of 104; the fourteen of its tenth pass 56 of 60 and 62
+    // pass's second set 103 of 104; the fourteen of its tenth pass 56 of 60 and 63
     // of 79, with one verdict missed and one failing run that looks clean; the seven
-    // of its eleventh pass still held out 84 of 84 (its other two sets are now among
-    // those the rules were written from); the 23 of its twelfth pass, 120 of 158, 171
-    // of 189 and 121 of 127, with two verdicts missed and three failing runs that
-    // look clean: 839 of 924 items in all. So the whole corpus gives 97.0%.
+    // of its eleventh pass still held out 84 of 84; the 15 of its twelfth pass still
+    // held out 173 of 189 and 121 of 127, with two verdicts missed and one failing run
+    // that looks clean; the 24 of its thirteenth pass, 209 of 226, 121 of 130 and 162
+    // of 177: 1,214 of 1,299 items in all. So the whole corpus gives 97.5%.
     let held = &report.held_out;
-    assert!(held.answers >= 233, "{}", report.table());
-    assert!(held.item_share() >= 0.90, "{}", report.table());
+    assert!(held.answers >= 298, "{}", report.table());
+    assert!(held.item_share() >= 0.93, "{}", report.table());
     assert!(
         held.verdicts_shown + 3 >= held.verdicts,
         "{}",
         report.table()
     );
-    assert!(held.clean_looking <= 4, "{}", report.table());
+    assert!(held.clean_looking <= 2, "{}", report.table());
     assert!(held.mean_bytes() <= 8.0 * 1024.0, "{}", report.table());
     assert!(held.max_bytes <= 16 * 1024, "{}", report.table());
-    assert!(now.item_share() >= 0.965, "{}", report.table());
+    assert!(now.item_share() >= 0.97, "{}", report.table());
     // Each stream's part of an answer is within 200 lines and 51,200 bytes: the
     // overflow view of a stream too long to show whole, or the stream whole (a whole
     // stdout beside the view of a long stderr may take the answer past 200 lines).
