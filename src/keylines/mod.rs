@@ -989,6 +989,12 @@ impl Digest {
         if text.trim_start().starts_with("--- FAIL: ") {
             locators = self.block_before(before, line);
         }
+        // A test's failure led by a bracketed status (googletest's `[  FAILED  ]
+        // Suite.Test`) with no key line since the line that opened the test (`[ RUN
+        // ]`): the lines between say what failed, in words no rule knows.
+        if locators.is_empty() && odd::bracket_status(text.trim_start()).is_some() {
+            locators = self.status_block_before(before, line);
+        }
         if locators.is_empty()
             && is_stylish_row(text)
             && let Some(found) = self.header_before(before, line)
@@ -1067,6 +1073,31 @@ impl Digest {
     /// read) that are part of a block of indented messages, nearest first, if one
     /// of them names a file and line: go's `    calc_test.go:12: got 3, want 4`
     /// before `--- FAIL:`. In line order.
+    /// The lines right before line `line` back to the line led by a bracketed status
+    /// above them ([`LOCATOR_BEFORE`] lines at most), when none is blank or a key line.
+    fn status_block_before(&self, before: &[u8], line: u64) -> Vec<Numbered> {
+        let mut block = Vec::new();
+        let lines = self.lines_before(before, LOCATOR_BEFORE as usize);
+        for (back, (bytes, omitted)) in (1..=LOCATOR_BEFORE).zip(lines) {
+            let text = String::from_utf8_lossy(&bytes);
+            let text = text.trim_end_matches('\r');
+            if odd::bracket_status(text.trim_start()).is_some() {
+                block.reverse();
+                return block;
+            }
+            if text.trim().is_empty() || matches!(classify(text), Class::Key | Class::KeyLocator) {
+                break;
+            }
+            let seen = Seen {
+                text,
+                omitted,
+                line: line - back,
+            };
+            block.push(seen.numbered(text));
+        }
+        Vec::new()
+    }
+
     fn block_before(&self, before: &[u8], line: u64) -> Vec<Numbered> {
         let mut block = Vec::new();
         let mut located = false;

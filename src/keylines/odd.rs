@@ -1174,7 +1174,7 @@ fn rule_label(first: &str) -> Option<&str> {
 /// The status a line opens with in brackets: `OK` of `[       OK ] …`, `INFO` of
 /// `[INFO] …`, `45%` of `[ 45%] …` (a word of a test's outcome or a severity, or a
 /// share; not a task's name, ant's `[junit]`, whose lines differ by their text).
-fn bracket_status(trimmed: &str) -> Option<&str> {
+pub(super) fn bracket_status(trimmed: &str) -> Option<&str> {
     let head = trimmed.get(..trimmed.len().min(18))?;
     let inner = head.strip_prefix('[')?.split(']').next()?;
     let tag = inner.trim();

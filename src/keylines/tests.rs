@@ -1997,3 +1997,32 @@ fn an_odd_diagnostic_with_its_code_is_a_key_line_among_many() {
         &summary.keys[190..]
     );
 }
+
+#[test]
+fn a_failure_led_by_a_status_brings_the_lines_since_its_test_opened() {
+    // googletest (tests/corpus/logs/gtest-fail.out): an exception thrown in a test
+    // body, said in words no rule knows, between `[ RUN      ]` and `[  FAILED  ]`.
+    let mut text = String::new();
+    for n in 1..=40 {
+        text.push_str(&format!(
+            "[ RUN      ] BillingTest.Rounds{n}\n[       OK ] BillingTest.Rounds{n} (0 ms)\n"
+        ));
+    }
+    text.push_str(
+        "[ RUN      ] BillingTest.ParsesEmptyAmount\nunknown file: Failure\n\
+         C++ exception with description \"empty amount\" thrown in the test body.\n\
+         [  FAILED  ] BillingTest.ParsesEmptyAmount (0 ms)\n\
+         [ RUN      ] BillingTest.DiscountRoundsUp\n\
+         /work/tests/billing_test.cc:54: Failure\nExpected equality of these values:\n  849\n\
+         [  FAILED  ] BillingTest.DiscountRoundsUp (0 ms)\n",
+    );
+    let keys = keys_of(&text);
+    let failed: Vec<&(u64, String, Vec<u64>)> = keys
+        .iter()
+        .filter(|(_, t, _)| t.starts_with("[  FAILED  ]"))
+        .collect();
+    assert_eq!(failed.len(), 2, "{keys:?}");
+    assert_eq!(failed[0].2, [82, 83], "{keys:?}");
+    // A key line since the test opened says what failed: nothing more is brought.
+    assert!(failed[1].2.is_empty(), "{keys:?}");
+}
