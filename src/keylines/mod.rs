@@ -199,9 +199,10 @@ const KEY: &str = concat!(
     r"\S:\d+(:\d+)?:? \[?[EF](\d{3,4}\b|: )",
     // rustc, gcc, clang, tsc, pip, npm, yarn, go and the generic forms
     // and a severity word with an error code after it: tsc's `error TS2322:`, the
-    // .NET compilers' `error CS1002:`, msbuild's `error MSB3073:`; its rule's id in
-    // brackets or parentheses (semgrep's `a.py:17:16:error(eval-of-request-data):`)
-    r"|(^|[\s:(\[])(error|ERROR|fatal error)(\[[\w-]+\]|\([\w./-]+\))?(:|!| [A-Z]{1,4}\d{2,5}:)",
+    // .NET compilers' `error CS1002:`, msbuild's `error MSB3073:`; after a place, its
+    // rule's id in parentheses (semgrep's `a.py:17:16:error(eval-of-request-data):`)
+    r"|(^|[\s:(\[])(error|ERROR|fatal error)(\[[\w-]+\])?(:|!| [A-Z]{1,4}\d{2,5}:)",
+    r"|\S:\d+(:\d+)?:(error|ERROR)\([\w./-]+\):",
     r"|^\s*(error|ERROR)\s",
     // a stylish report's error rows, the severity a word, a symbol or a letter:
     // `  5:10  error  'x' is not defined  no-undef`, `  5:3  ✖  Unknown unit "pz"`
@@ -548,10 +549,14 @@ impl Digest {
         // key line, as the rare kinds the tally finds are.
         let (coded, odd): (Vec<KeyLine>, Vec<KeyLine>) = odd
             .into_iter()
-            .partition(|o| has_location(&o.first.text) && error_code(&o.first.text).is_some());
-        let rare = rare + coded.len() as u64;
+            .partition(|o| is_coded_diagnostic(&o.first.text));
+        let mut rare = rare;
         for key in coded {
             if !keys.iter().any(|k| k.first.line == key.first.line) {
+                // A key line of its own was counted already, if left out of `keys`.
+                if !matches!(classify(&key.first.text), Class::Key | Class::KeyLocator) {
+                    rare += 1;
+                }
                 let at = keys.partition_point(|k| k.first.line < key.first.line);
                 keys.insert(at, key);
             }
@@ -1482,6 +1487,25 @@ pub fn error_code(text: &str) -> Option<&str> {
     static CODE: OnceLock<Regex> = OnceLock::new();
     let code = CODE.get_or_init(|| pattern::regex(r"\b[A-Z]{1,3}\d{3,4}\b").expect("a valid rule"));
     code.find(text).map(|m| m.as_str())
+}
+
+/// A diagnostic: a place with its code right after it, in the place's word or the
+/// next: `a.py:10:1: DAR102 …`, `a.yaml:76:7:76:24:E3012:…` (not a log line that
+/// names `X509` further on).
+fn is_coded_diagnostic(text: &str) -> bool {
+    let words: Vec<&str> = text.split_whitespace().take(8).collect();
+    words.iter().enumerate().any(|(i, word)| {
+        let word = word.trim_start_matches(['[', '(']);
+        let mut parts = word.split(':');
+        let file = parts.next().unwrap_or_default();
+        let located = parts
+            .next()
+            .is_some_and(|n| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()));
+        let next = words.get(i + 1).map(|w| w.trim_end_matches(':'));
+        odd::names_file(file)
+            && located
+            && (parts.any(odd::is_code) || next.is_some_and(odd::is_code))
+    })
 }
 
 /// The place (`file:line`) a key line or its first locator names, if any.

@@ -291,8 +291,8 @@ struct Level {
     last: Option<Numbered>,
     /// The last line of this indent that named a file.
     file: Option<Numbered>,
-    /// The first record's field of this indent that named a file, since a line less
-    /// indented: a record's own file (`"from": "src/a.js"`, before its `"to"`).
+    /// The first quoted field of this indent that named a file, since a line less
+    /// indented: a JSON record's own file (`"from": "src/a.js"`, before its `"to"`).
     field_file: Option<Numbered>,
 }
 
@@ -430,6 +430,10 @@ impl Odd {
             self.opening = (trimmed.ends_with(':') && trimmed.len() <= OPENING_BYTES)
                 .then(|| numbered(bytes, line));
         }
+        if trimmed.starts_with(['{', '}', '[', ']']) {
+            // Another record: its message is not the next one's.
+            self.message = None;
+        }
         self.failing_entry(trimmed, line);
         if trimmed.len() == clean.len() {
             self.diff_header(clean, bytes, line);
@@ -455,7 +459,9 @@ impl Odd {
             self.outline.pop();
         }
         let file = names_file(trimmed).then(|| numbered(bytes, line));
-        let field_file = file.clone().filter(|_| field_name(trimmed).is_some());
+        let field_file = file
+            .clone()
+            .filter(|_| trimmed.starts_with('"') && field_name(trimmed).is_some());
         match self.outline.last_mut() {
             Some(level) if level.indent == indent => {
                 if file.is_some() {
@@ -833,7 +839,8 @@ fn belongs_to(outline: &[Level], indent: usize, line: u64, siblings: bool) -> Op
             levels()
                 .filter_map(|l| {
                     if siblings {
-                        l.field_file.as_ref().or(l.file.as_ref())
+                        let near = |f: &&Numbered| f.line + HEADER_WITHIN >= line;
+                        l.field_file.as_ref().filter(near).or(l.file.as_ref())
                     } else {
                         l.file.as_ref()
                     }
@@ -987,9 +994,10 @@ fn sign(line: &str) -> (u64, u64, bool) {
     )
 }
 
-/// The signature of a record's quoted field, `"fingerprint": "ca8c92ab",`: its name,
-/// and its value's signature (the value alone: the name's quotes do not pair with the
-/// value's). A severity is signed as [`signature`] signs it, even a number.
+/// The signature of a record's quoted field, `"fingerprint": "ca8c92ab",`: its name
+/// made alike, and its value, a word as it is, else its signature (the value alone:
+/// the name's quotes do not pair with the value's). A severity is signed as
+/// [`signature`] signs it, even a number.
 fn field_signature(trimmed: &str) -> Option<u64> {
     if !trimmed.starts_with(['"', '\'']) || is_severity_field(trimmed) {
         return None;
@@ -997,9 +1005,20 @@ fn field_signature(trimmed: &str) -> Option<u64> {
     let name = field_name(trimmed)?;
     let (_, value) = trimmed.split_once(':')?;
     let mut hash = Fnv::new();
-    hash.bytes(name.as_bytes());
+    alike(name, &mut hash);
     hash.byte(b':');
-    hash.bytes(&signature(value).to_le_bytes());
+    // A word alone is said as it is (a state: `"crashed"` among `"done"`); an id or a
+    // text is made alike.
+    let word = value.trim().trim_end_matches(',').trim_matches(['"', '\'']);
+    if (1..=24).contains(&word.len())
+        && word
+            .bytes()
+            .all(|b| b.is_ascii_alphabetic() || b == b'_' || b == b'-')
+    {
+        hash.bytes(word.as_bytes());
+    } else {
+        hash.bytes(&signature(value).to_le_bytes());
+    }
     Some(hash.0)
 }
 
@@ -1210,11 +1229,11 @@ fn signature(rest: &str) -> u64 {
             severities.byte(b' ');
         }
     }
-    // A record's severity inside it, even a number (`{"ruleId":…,"severity":2,…`).
+    // With a code, the severities said beside it (`"severity":"error"`), a record's
+    // inside it too (`{"code":"E1","severity":2,…`).
     if let Some(value) = inner_severity(rest) {
         severities.bytes(value.as_bytes());
     }
-    // With a code, the severities said beside it (`"severity":"error"`).
     codes.bytes(&severities.0.to_le_bytes());
     if let Some(id) = closing_id(rest) {
         codes.byte(b'#');
@@ -1236,22 +1255,36 @@ fn signature(rest: &str) -> u64 {
     alike(&unquoted(cut, cut.len() < rest.len()), &mut text);
     // The severities it says past the cut too (a one-line record's `"severity":"ERROR"`
     // after its fields).
-    text.bytes(&severities.0.to_le_bytes());
+    for word in rest[cut.len()..].split(|c: char| !(c.is_ascii_alphanumeric() || c == '_')) {
+        if is_severity(word) {
+            text.bytes(word.as_bytes());
+            text.byte(b' ');
+        }
+    }
+    if let Some(value) = inner_severity(rest) {
+        text.bytes(value.as_bytes());
+    }
     text.0
 }
 
-/// The value of the first severity field inside a record's text
-/// (`{"ruleId":"x","severity":2,` gives `2`).
+/// The value of the first severity field inside a record's text: a `"severity"`,
+/// even a number (`{"ruleId":"x","severity":2,` gives `2`), or a `"level"` or a
+/// `"priority"` that is a word (not a number, which may count anything).
 fn inner_severity(text: &str) -> Option<&str> {
     ["\"severity\":", "\"level\":", "\"priority\":"]
         .iter()
-        .filter_map(|field| text.find(field).map(|at| at + field.len()))
-        .min()
-        .map(|at| {
+        .filter_map(|field| {
+            let at = text.find(field)? + field.len();
             let value = &text[at..];
             let end = value.find([',', '}']).unwrap_or(value.len()).min(24);
-            value[..crate::render::floor_char_boundary(value, end)].trim()
+            let value = value[..crate::render::floor_char_boundary(value, end)].trim();
+            let word = value.trim_matches('"');
+            let said = field.starts_with("\"severity")
+                || (!word.is_empty() && word.bytes().all(|b| b.is_ascii_alphabetic()));
+            said.then_some((at, value))
         })
+        .min()
+        .map(|(_, value)| value)
 }
 
 /// The name of the field a record's line opens with (`"severity": 0,` and
@@ -1290,7 +1323,7 @@ fn is_severity_field(text: &str) -> bool {
 
 /// An error code: one to five capitals and two to five digits (`E1101`, `RF02`,
 /// `SC2086`, `DL3008`, `B602`, `TS2322`).
-fn is_code(word: &str) -> bool {
+pub(super) fn is_code(word: &str) -> bool {
     let letters = word.bytes().take_while(u8::is_ascii_uppercase).count();
     let digits = word.len() - letters;
     (1..=5).contains(&letters)
@@ -1359,8 +1392,8 @@ fn alike(text: &str, hash: &mut Fnv) {
 
 /// `text` with each quoted word (`'x'`, `"x"`, `` `x` ``, closed on the line, up to
 /// 80 bytes) as `Q`, but a severity or an outcome (`"error"`, `'High'`): what a
-/// record's field says of it. Of a text `cut` short, a word whose quote the cut left
-/// open is `Q` too.
+/// record's field says of it. Of a text `cut` short, a value whose double quote the cut
+/// left open is `Q` too.
 fn unquoted(text: &str, cut: bool) -> std::borrow::Cow<'_, str> {
     if !text.contains(['\'', '"', '`']) {
         return std::borrow::Cow::Borrowed(text);
@@ -1380,7 +1413,13 @@ fn unquoted(text: &str, cut: bool) -> std::borrow::Cow<'_, str> {
                 out.push('Q');
                 rest = &after[n + 1..];
             }
-            None if cut && after.len() <= 80 => {
+            // A double quote that opens a value (`"message":"eval() on…`), not an
+            // apostrophe (`the customer's`).
+            None if cut
+                && quote == '"'
+                && after.len() <= 80
+                && (at == 0 || rest[..at].ends_with([':', '=', '[', '(', ',', ' '])) =>
+            {
                 out.push('Q');
                 rest = "";
             }

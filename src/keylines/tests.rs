@@ -2026,3 +2026,123 @@ fn a_failure_led_by_a_status_brings_the_lines_since_its_test_opened() {
     // A key line since the test opened says what failed: nothing more is brought.
     assert!(failed[1].2.is_empty(), "{keys:?}");
 }
+
+#[test]
+fn a_records_reading_keeps_its_own_message_file_and_words() {
+    // Found in review: a severity before its message takes no message of the record
+    // before it; flat `Key: value` blocks keep each block's own file; a state said in
+    // a word (`"crashed"` among `"done"`), a numbered field's name, a word past an
+    // apostrophe near the cut and a one-line record's `priority` number do not hide
+    // the odd line.
+    let mut text = String::from("[\n");
+    for n in 1..=100 {
+        let severity = if n == 60 { "major" } else { "minor" };
+        text.push_str(&format!(
+            "  {{\n    \"severity\": \"{severity}\",\n    \"message\": \"finding number {n} here\"\n  }},\n"
+        ));
+    }
+    text.push_str("]\n");
+    let odd = odd_of(&text, 4096);
+    let major: Vec<_> = odd.iter().filter(|(_, t, _)| t.contains("major")).collect();
+    assert_eq!(major.len(), 1, "{odd:?}");
+    assert!(major[0].2.iter().all(|&k| k > major[0].0), "{odd:?}");
+
+    for blocks in [40, 80] {
+        let mut text = String::new();
+        for n in 1..=blocks {
+            let severity = if n == blocks - 10 { "HIGH" } else { "LOW" };
+            text.push_str(&format!(
+                "Check: CKV_AWS_{n}\nFile: modules/s3/main_{n:03}.tf\nLine: 12\nSeverity: {severity}\n\n"
+            ));
+        }
+        let odd = odd_of(&text, 4096);
+        let high: Vec<_> = odd.iter().filter(|(_, t, _)| t.contains("HIGH")).collect();
+        assert_eq!(high.len(), 1, "{odd:?}");
+        let file = text.lines().nth(high[0].2[0] as usize - 1).unwrap();
+        assert_eq!(file, format!("File: modules/s3/main_{:03}.tf", blocks - 10));
+    }
+
+    let mut cases = Vec::new();
+    let mut state = String::from("{\n  \"jobs\": [\n");
+    let mut named = String::from("{\n  \"results\": {\n");
+    let mut apostrophe = String::new();
+    let mut priority = String::new();
+    for n in 1..=200 {
+        let (end, word) = if n == 120 {
+            ("declined", "crashed")
+        } else {
+            ("accepted", "done")
+        };
+        state.push_str(&format!(
+            "    {{\n      \"name\": \"build\",\n      \"state\": \"{word}\",\n      \"duration\": {}\n    }},\n",
+            n * 37
+        ));
+        named.push_str(&format!("    \"task_{n:03}\": \"{word}\",\n"));
+        apostrophe.push_str(&format!(
+            "worker {} the customer's payment of order {n} was {end} by the bank and then some more words past the cut\n",
+            "x".repeat(100)
+        ));
+        let status = if n == 120 { "failed" } else { "passed" };
+        priority.push_str(&format!(
+            "{{\"task\":\"build-{n}\",\"priority\":{n},\"status\":\"{status}\"}}\n"
+        ));
+    }
+    cases.extend([
+        (state, "crashed"),
+        (named, "crashed"),
+        (apostrophe, "declined"),
+        (priority, "failed"),
+    ]);
+    for (text, rare) in cases {
+        let odd = odd_of(&text, 4096);
+        assert!(
+            odd.iter().any(|(_, t, _)| t.contains(rare)),
+            "{rare}: {odd:?}"
+        );
+    }
+}
+
+#[test]
+fn a_code_elsewhere_on_a_line_makes_no_key_line_nor_is_counted_twice() {
+    // Found in review: a log line naming `X509` is no diagnostic; a coded line that is
+    // a key line of its own is counted once; code that calls `error(…)` is no error.
+    let mut text = String::new();
+    for n in 1..=300 {
+        text.push_str(&format!(
+            "2024/01/02 15:04:05 server.go:88: handled request id={n} in {}ms\n",
+            n % 17
+        ));
+        if n == 150 {
+            text.push_str(
+                "2024/01/02 15:04:05 tls.go:41: loaded X509 certificate chain for api.example.com\n",
+            );
+        }
+    }
+    assert!(digest(&text, 4096).keys.is_empty());
+    let mut text = String::new();
+    for n in 1..=300 {
+        text.push_str(&format!(
+            "src/weather/station_{n:03}.py:15:89: E501 line too long (105 > 88 characters)\n"
+        ));
+        if n == 100 {
+            text.push_str("src/weather/station_x.py:10:1: E999 SyntaxError: invalid syntax\n");
+        }
+    }
+    let summary = digest(&text, 4096);
+    assert_eq!(summary.key_lines, 301);
+    assert_eq!(
+        summary
+            .keys
+            .iter()
+            .filter(|k| k.first.text.contains("E999"))
+            .count(),
+        1
+    );
+    for line in [
+        "    def error(self):",
+        "  error(message): void {",
+        "def error(msg):",
+    ] {
+        assert!(!is_key(line), "{line}");
+    }
+}

@@ -122,7 +122,20 @@ fn push_streams(body: &mut String, out: &Output, cap: u64, shown: bool) {
     if shown {
         body.push_str("\n--- stderr ---\n");
         let beside = body.len();
-        push_stderr(body, &out.stderr, Budget { beside, ..budget });
+        // Stderr's view takes what stdout shown whole leaves, as stdout's does.
+        let stderr_budget = if out.stdout.overflows() {
+            budget
+        } else {
+            budget.within(ANSWER_BYTES.saturating_sub(beside + ANSWER_MARKERS))
+        };
+        push_stderr(
+            body,
+            &out.stderr,
+            Budget {
+                beside,
+                ..stderr_budget
+            },
+        );
     }
 }
 
@@ -273,6 +286,9 @@ impl Budget {
     /// sixteenth of this one's at least: its first and last lines, a few key lines):
     /// beside a stream shown whole.
     pub fn within(self, bytes: usize) -> Budget {
+        if self.view_bytes == 0 {
+            return self;
+        }
         let bytes = bytes.clamp(self.view_bytes / 16, self.view_bytes);
         let part = |n: usize| (n * bytes + self.view_bytes / 2) / self.view_bytes;
         Budget {
@@ -444,9 +460,11 @@ fn numbered(text: &str, first: u64) -> Vec<Shown> {
 
 /// Bytes of the view kept for the markers of the lines left out.
 const MARKER_BYTES: usize = 1024;
-/// Bytes of an answer that shows a stream too long to show whole, at most, unless
-/// the other stream, shown whole, takes more; and what its markers besides the views
-/// take (the stderr's heading, the saved file's line, the footer).
+/// Bytes of an answer that shows a stream too long to show whole beside the other
+/// shown whole, at most: the view takes what the other leaves, down to a sixteenth of
+/// its budget and room for one key line (past that, the answer takes more, as the
+/// other stream shown whole does); and what its markers besides the views take (the
+/// stderr's heading, the saved file's line, the footer).
 const ANSWER_BYTES: usize = 16 * 1024;
 const ANSWER_MARKERS: usize = 512;
 
@@ -478,11 +496,13 @@ fn overflow_view(head_text: &str, captured: &Captured, budget: Budget) -> String
         },
     );
     // What the key lines may take: what head, tail and markers leave of the view.
-    // (A view cut small, beside a stream shown whole, leaves its markers less.)
+    // (A view cut small, beside a stream shown whole, leaves its markers less, and
+    // room for one key line whatever its first and last lines take.)
     let markers = MARKER_BYTES.min(budget.view_bytes / 4);
     let middle = budget
         .view_bytes
-        .saturating_sub(head_bytes + bytes(&tail) + markers);
+        .saturating_sub(head_bytes + bytes(&tail) + markers)
+        .max((keylines::KEY_LINE_BYTES + 24).min(budget.view_bytes / 2));
     let budget = Budget {
         key_bytes: budget.key_bytes.min(middle),
         odd_bytes: budget.odd_bytes.min(middle),
@@ -510,7 +530,7 @@ fn overflow_view(head_text: &str, captured: &Captured, budget: Budget) -> String
         shown.render(&mut out);
     }
     push_pieces(&mut out, captured, budget);
-    push_diff_files(&mut out, captured, head_end + 1..tail_start);
+    push_diff_files(&mut out, captured, head_end + 1..tail_start, budget);
     push_places(&mut out, captured, head_end + 1..tail_start, budget);
     out
 }
@@ -595,7 +615,12 @@ const DIFF_FILES_BYTES: usize = 3 * 1024;
 
 /// The headers of the files a diff changes ([`keylines::Summary::diff_files`]) among
 /// the lines not shown (`hidden`): a check's findings, each file once.
-fn push_diff_files(out: &mut String, captured: &Captured, hidden: std::ops::Range<u64>) {
+fn push_diff_files(
+    out: &mut String,
+    captured: &Captured,
+    hidden: std::ops::Range<u64>,
+    budget: Budget,
+) {
     let files = captured
         .summary
         .diff_files
@@ -608,7 +633,11 @@ fn push_diff_files(out: &mut String, captured: &Captured, hidden: std::ops::Rang
         captured,
         heading,
         files,
-        (DIFF_FILES_SHOWN, DIFF_FILES_BYTES),
+        // A view cut small (beside a stream shown whole) lists fewer.
+        (
+            DIFF_FILES_SHOWN,
+            DIFF_FILES_BYTES * budget.view_bytes / BUDGET.view_bytes,
+        ),
         true,
     );
 }

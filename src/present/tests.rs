@@ -1017,3 +1017,58 @@ fn a_stdout_view_beside_a_stderr_shown_whole_keeps_the_answer_within_16_kb() {
     };
     assert_eq!(view(&beside, 3), view(&alone, 2));
 }
+
+#[test]
+fn a_view_cut_small_keeps_a_key_line_and_its_lists_within_the_answer() {
+    // Found in review: beside 14 KB of stderr shown whole, a diff's list of files and
+    // long first and last lines kept the answer past 16 KB or its one key line out;
+    // beside a stdout shown whole, stderr's view takes what is left too.
+    let f = Fixture::new();
+    let mut stderr = String::new();
+    for n in 1..=140 {
+        stderr.push_str(&format!(
+            "src/module_{n:03}.c:41: warning: assignment from incompatible pointer type here\n"
+        ));
+    }
+    let mut diff = String::new();
+    for n in 1..=120 {
+        diff.push_str(&format!(
+            "diff --git a/src/file_{n:03}.rs b/src/file_{n:03}.rs\n--- a/src/file_{n:03}.rs\n\
+             +++ b/src/file_{n:03}.rs\n@@ -1 +1 @@\n-old line {n}\n+new line {n}\n"
+        ));
+    }
+    let answer = f.show(diff.as_bytes(), stderr.as_bytes(), 1).text;
+    assert!(answer.len() <= 16 * 1024, "{}", answer.len());
+    let flags = "-O2 -Wall -Wextra ".repeat(24);
+    let mut long = String::new();
+    for n in 1..=400 {
+        long.push_str(&format!("gcc {flags}-c src/unit_{n:03}.c\n"));
+        if n == 200 {
+            long.push_str("make: *** [Makefile:12: build/unit_200.o] Error 1\n");
+        }
+    }
+    let answer = f.show(long.as_bytes(), stderr.as_bytes(), 2).text;
+    assert!(
+        answer.contains("201:make: *** [Makefile:12: build/unit_200.o] Error 1\n"),
+        "{answer}"
+    );
+    let whole: String = (1..=120)
+        .map(|n| format!("checked module {n:03} of the shop\n"))
+        .collect();
+    let mut errors = String::new();
+    for n in 1..=3000 {
+        errors.push_str(&format!("src/m{n}.c:4:5: error: {}\n", "x".repeat(120)));
+    }
+    let answer = f.show(whole.as_bytes(), errors.as_bytes(), 1).text;
+    assert!(answer.len() <= 16 * 1024, "{}", answer.len());
+    assert!(answer.starts_with(&whole), "{answer}");
+    assert_eq!(
+        BUDGET.half().within(100).view_bytes,
+        BUDGET.half().view_bytes / 16
+    );
+    let zero = Budget {
+        view_bytes: 0,
+        ..BUDGET
+    };
+    assert_eq!(zero.within(100).view_bytes, 0);
+}
