@@ -545,22 +545,8 @@ impl Digest {
             places,
             out_of_place,
         } = std::mem::take(&mut self.odd).finish();
-        // An odd diagnostic with its code (`a.py:7:1: DAR101 …` among many `E501`) is a
-        // key line, as the rare kinds the tally finds are.
-        let (coded, odd): (Vec<KeyLine>, Vec<KeyLine>) = odd
-            .into_iter()
-            .partition(|o| is_coded_diagnostic(&o.first.text));
-        let mut rare = rare;
-        for key in coded {
-            if !keys.iter().any(|k| k.first.line == key.first.line) {
-                // A key line of its own was counted already, if left out of `keys`.
-                if !matches!(classify(&key.first.text), Class::Key | Class::KeyLocator) {
-                    rare += 1;
-                }
-                let at = keys.partition_point(|k| k.first.line < key.first.line);
-                keys.insert(at, key);
-            }
-        }
+        let (odd, coded) = with_coded(&mut keys, odd);
+        let rare = rare + coded;
         // Where no line is a key line, the lines out of place are odd too.
         let odd = if keys.is_empty() {
             with_out_of_place(odd, out_of_place)
@@ -1487,6 +1473,26 @@ pub fn error_code(text: &str) -> Option<&str> {
     static CODE: OnceLock<Regex> = OnceLock::new();
     let code = CODE.get_or_init(|| pattern::regex(r"\b[A-Z]{1,3}\d{3,4}\b").expect("a valid rule"));
     code.find(text).map(|m| m.as_str())
+}
+
+/// The odd diagnostics with their code (`a.py:7:1: DAR101 …` among many `E501`) made
+/// key lines, as the rare kinds the tally finds are: the odd lines left, and how many
+/// key lines that adds (a key line of its own left out of `keys` was counted already).
+fn with_coded(keys: &mut Vec<KeyLine>, odd: Vec<KeyLine>) -> (Vec<KeyLine>, u64) {
+    let (coded, odd): (Vec<KeyLine>, Vec<KeyLine>) = odd
+        .into_iter()
+        .partition(|o| is_coded_diagnostic(&o.first.text));
+    let mut added = 0;
+    for key in coded {
+        if !keys.iter().any(|k| k.first.line == key.first.line) {
+            if !matches!(classify(&key.first.text), Class::Key | Class::KeyLocator) {
+                added += 1;
+            }
+            let at = keys.partition_point(|k| k.first.line < key.first.line);
+            keys.insert(at, key);
+        }
+    }
+    (odd, added)
 }
 
 /// A diagnostic: a place with its code right after it, in the place's word or the

@@ -517,31 +517,12 @@ impl Odd {
     /// Counts a line of `family` and `signature`, and keeps it while its signature is
     /// rare.
     fn count(&mut self, family: u64, signature: u64, bytes: &[u8], line: u64) {
-        if !self.families.contains_key(&family) && self.families.len() >= MAX_FAMILIES {
-            return;
-        }
-        let entry = self.families.entry(family).or_default();
-        entry.total += 1;
-        if !entry.signatures.contains_key(&signature) {
-            if self.signatures >= MAX_SIGNATURES {
-                return;
-            }
-            self.signatures += 1;
-        }
-        let kind = entry.signatures.entry(signature).or_default();
-        kind.count += 1;
-        if kind.count > FEW_COUNT {
-            // Common now: its lines are let go.
-            if !kind.lines.is_empty() {
-                let freed: usize = kind.lines.iter().map(Candidate::bytes).sum();
-                entry.kept -= kind.lines.len();
-                self.kept_bytes -= freed;
-                kind.lines = Vec::new();
-            }
+        if !self.counted(family, signature) {
             return;
         }
         let text = numbered(bytes, line);
-        if entry.kept >= KEPT_PER_FAMILY || self.kept_bytes + text.text.len() > KEPT_BYTES {
+        let kept = self.families.get(&family).map_or(0, |f| f.kept);
+        if kept >= KEPT_PER_FAMILY || self.kept_bytes + text.text.len() > KEPT_BYTES {
             return;
         }
         // A record's field may belong to a file its sibling names (`"fileName"`).
@@ -574,16 +555,51 @@ impl Odd {
             after: said.into_iter().collect(),
         };
         self.kept_bytes += candidate.bytes();
+        let Some(entry) = self.families.get_mut(&family) else {
+            return;
+        };
+        let Some(kind) = entry.signatures.get_mut(&signature) else {
+            return;
+        };
         entry.kept += 1;
         kind.lines.push(candidate);
+        let index = kind.lines.len() - 1;
         if line > self.open_until {
             self.open.clear();
         }
-        self.open.push((family, signature, kind.lines.len() - 1));
+        self.open.push((family, signature, index));
         // A record's place may come further down, in its own fields (a SARIF
         // result's `"uri"` under its `"ruleId"`).
         let after = if json { PLACE_AFTER_FIELD } else { PLACE_AFTER };
         self.open_until = line + after;
+    }
+
+    /// Counts a line of `family` and `signature`: whether its signature is still rare
+    /// enough for its lines to be kept (a signature common now lets its lines go).
+    fn counted(&mut self, family: u64, signature: u64) -> bool {
+        if !self.families.contains_key(&family) && self.families.len() >= MAX_FAMILIES {
+            return false;
+        }
+        let entry = self.families.entry(family).or_default();
+        entry.total += 1;
+        if !entry.signatures.contains_key(&signature) {
+            if self.signatures >= MAX_SIGNATURES {
+                return false;
+            }
+            self.signatures += 1;
+        }
+        let kind = entry.signatures.entry(signature).or_default();
+        kind.count += 1;
+        if kind.count <= FEW_COUNT {
+            return true;
+        }
+        if !kind.lines.is_empty() {
+            let freed: usize = kind.lines.iter().map(Candidate::bytes).sum();
+            entry.kept -= kind.lines.len();
+            self.kept_bytes -= freed;
+            kind.lines = Vec::new();
+        }
+        false
     }
 
     /// The file the line `text` (numbered `line`, not read yet) belongs to: the nearest

@@ -305,6 +305,22 @@ impl Budget {
         }
     }
 
+    /// What the key lines may take: what the first and last lines (`ends` bytes) and
+    /// the markers leave of the view. A view cut small, beside a stream shown whole,
+    /// leaves its markers less, and room for one key line whatever its ends take.
+    fn middle(self, ends: usize) -> Budget {
+        let markers = MARKER_BYTES.min(self.view_bytes / 4);
+        let middle = self
+            .view_bytes
+            .saturating_sub(ends + markers)
+            .max((keylines::KEY_LINE_BYTES + 24).min(self.view_bytes / 2));
+        Budget {
+            key_bytes: self.key_bytes.min(middle),
+            odd_bytes: self.odd_bytes.min(middle),
+            ..self
+        }
+    }
+
     /// Room only for the odd lines that warn or name a place: for a run that
     /// succeeded.
     pub const fn warnings_only(self) -> Budget {
@@ -495,19 +511,7 @@ fn overflow_view(head_text: &str, captured: &Captured, budget: Budget) -> String
             ..budget
         },
     );
-    // What the key lines may take: what head, tail and markers leave of the view.
-    // (A view cut small, beside a stream shown whole, leaves its markers less, and
-    // room for one key line whatever its first and last lines take.)
-    let markers = MARKER_BYTES.min(budget.view_bytes / 4);
-    let middle = budget
-        .view_bytes
-        .saturating_sub(head_bytes + bytes(&tail) + markers)
-        .max((keylines::KEY_LINE_BYTES + 24).min(budget.view_bytes / 2));
-    let budget = Budget {
-        key_bytes: budget.key_bytes.min(middle),
-        odd_bytes: budget.odd_bytes.min(middle),
-        ..budget
-    };
+    let budget = budget.middle(head_bytes + bytes(&tail));
     let tail_start = tail.first().map_or(total + 1, |s| s.line);
 
     let mut out = String::new();
