@@ -15199,7 +15199,7 @@ H
 # tcc has no machine-readable form of its messages: the errors (not its warnings) are
 # taken from each file compiled alone, as `FILE:LINE: error:` heads each.
 tcc_truth() { # NAME DIR VERDICT-ARGS...
-    (cd "$2" && for f in src/*.c; do tcc -Wall -Iinclude -c "$f" -o /dev/null 2>&1 || true; done >"$WORK/$1.raw")
+    (cd "$2" && for f in src/*.c; do tcc -Wall -Iinclude -c "$f" -o "$WORK/tcc-truth.o" 2>&1 || true; done >"$WORK/$1.raw")
     python3 -c '
 import json, re, sys
 found = []
