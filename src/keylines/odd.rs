@@ -1235,6 +1235,8 @@ fn signature(rest: &str) -> u64 {
     let mut codes = Fnv::new();
     let mut any = false;
     let mut severities = Fnv::new();
+    // A record's severity inside it, even a number (`{"code":"E1","severity":2,…`).
+    let inner = inner_severity(rest);
     for word in rest.split(|c: char| !(c.is_ascii_alphanumeric() || c == '_')) {
         if is_code(word) {
             codes.bytes(word.as_bytes());
@@ -1246,8 +1248,8 @@ fn signature(rest: &str) -> u64 {
         }
     }
     // With a code, the severities said beside it (`"severity":"error"`), a record's
-    // inside it too (`{"code":"E1","severity":2,…`).
-    if let Some(value) = inner_severity(rest) {
+    // inside it too.
+    if let Some(value) = inner {
         severities.bytes(value.as_bytes());
     }
     codes.bytes(&severities.0.to_le_bytes());
@@ -1277,7 +1279,7 @@ fn signature(rest: &str) -> u64 {
             text.byte(b' ');
         }
     }
-    if let Some(value) = inner_severity(rest) {
+    if let Some(value) = inner {
         text.bytes(value.as_bytes());
     }
     text.0
