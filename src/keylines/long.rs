@@ -3,11 +3,14 @@
 //!
 //! A line longer than [`LONG_LINE`] bytes that opens a JSON object or array is cut
 //! into pieces as it streams in: each from an object in an array (`[{"`, `,{"`) to
-//! the next, an object in a field (`"location":{…}`) staying with its record. The pieces are
-//! counted as the lines of a short report would be (see the `odd` module): a record
-//! unlike the many like it (one `"severity":"error"` among 400 `"convention"`) is
-//! kept, with the file the record of the last piece naming one (`{"path":"a.rb",…`).
-//! The view of a long line is its ends; these pieces say what its middle held.
+//! the next, an object in a field (`"location":{…}`) staying with its record. The
+//! pieces are counted as the lines of a short report would be (see the `odd`
+//! module): a record unlike the many like it (one `"severity":"error"` among 400
+//! `"convention"`, or one record of `"dependencies":[…]` among 300 alike of
+//! `"exports":[…]`: the field holding a piece's array is part of what it is, and is
+//! shown before it) is kept, with the file the record of the last piece naming one
+//! (`{"path":"a.rb",…`), the records of `"errors":[…]` first. The view of a long line
+//! is its ends; these pieces say what its middle held.
 
 use super::odd::Odd;
 use super::{KeyLine, Numbered, cut_middle};
@@ -44,6 +47,10 @@ pub(super) struct Long {
     lines: Vec<(u64, u64)>,
     /// Bytes read by pieces: past [`ODD_BYTES`](super::odd::ODD_BYTES), no more.
     read: u64,
+    /// Where the bytes read stand in the JSON's nesting; and the field whose array
+    /// holds the current piece (`"errors"` of `"errors":[{…}]`).
+    path: JsonPath,
+    within: Option<String>,
     /// The pieces, as lines of their own (once a long line is read).
     odd: Option<Box<Odd>>,
 }
@@ -124,6 +131,8 @@ impl Long {
         self.skip = false;
         self.last = 0;
         self.open = None;
+        self.path = JsonPath::default();
+        self.within = None;
     }
 
     /// Reads bytes of a long line, a piece ending at each object in an array.
@@ -133,9 +142,10 @@ impl Long {
         if let Some(before) = self.open.take() {
             // The `{` that ended the last bytes, held back: it may start a piece.
             if bytes.first() == Some(&b'"') && (before == b'[' || before == b',') {
-                self.end_piece();
+                self.next_piece();
             }
             self.keep(b"{");
+            self.path.read(b"{");
         }
         for at in memchr::memchr_iter(b'{', bytes) {
             let before = bytes[..at]
@@ -146,15 +156,18 @@ impl Long {
                 .unwrap_or(self.last);
             if at + 1 == bytes.len() {
                 self.keep(&bytes[from..at]);
+                self.path.read(&bytes[from..at]);
                 self.open = Some(before);
                 from = bytes.len();
             } else if bytes[at + 1] == b'"' && (before == b'[' || before == b',') {
                 self.keep(&bytes[from..at]);
-                self.end_piece();
+                self.path.read(&bytes[from..at]);
+                self.next_piece();
                 from = at;
             }
         }
         self.keep(&bytes[from..]);
+        self.path.read(&bytes[from..]);
         if let Some(&b) = bytes.iter().rev().find(|b| !b.is_ascii_whitespace()) {
             self.last = b;
         }
@@ -165,7 +178,16 @@ impl Long {
         self.buf.extend_from_slice(&bytes[..room]);
     }
 
-    /// The piece read ends: counted among the pieces of its family.
+    /// The piece read ends at an object in an array, where the next starts: that
+    /// array's field is the next piece's.
+    fn next_piece(&mut self) {
+        self.end_piece();
+        self.within = self.path.array_field();
+    }
+
+    /// The piece read ends: counted among the pieces of its family, which the field
+    /// holding its array is part of (a dependency knip reports unused, among the
+    /// hundreds of exports alike).
     fn end_piece(&mut self) {
         let piece = std::mem::take(&mut self.buf);
         if piece.len() < 3 {
@@ -183,7 +205,14 @@ impl Long {
             });
         }
         let signed = &text[..crate::render::floor_char_boundary(text, SIGNED)];
-        odd.push_piece(signed, &shown(text, file.map(|(_, at)| at)), self.count);
+        let shown = shown(text, file.map(|(_, at)| at));
+        match &self.within {
+            Some(field) => {
+                let shown = format!("\"{field}\":[ {shown}");
+                odd.push_piece(signed, Some(field), &shown, self.count);
+            }
+            None => odd.push_piece(signed, None, &shown, self.count),
+        }
     }
 
     /// The pieces unlike the many like them, numbered by their lines, each with the
@@ -222,6 +251,102 @@ impl Long {
     }
 }
 
+/// Where the bytes of a JSON text read so far stand: the containers open around them,
+/// each array with the field that holds it. Strings are read as strings (a `[` in a
+/// message opens nothing); a field's name is kept to [`FIELD_BYTES`], the nesting to
+/// [`DEPTH`] (deeper containers are counted).
+#[derive(Debug, Default)]
+pub(super) struct JsonPath {
+    open: Vec<Option<String>>,
+    deeper: usize,
+    in_string: bool,
+    escaped: bool,
+    string: Vec<u8>,
+    /// The string just read, a field's name if `:` follows; the name whose value
+    /// comes next.
+    closed: Option<Vec<u8>>,
+    named: Option<Vec<u8>>,
+}
+
+/// Bytes of a field's name kept.
+const FIELD_BYTES: usize = 64;
+/// Containers open around the bytes read that are told apart.
+const DEPTH: usize = 64;
+
+impl JsonPath {
+    pub(super) fn read(&mut self, bytes: &[u8]) {
+        for &b in bytes {
+            if self.in_string {
+                if self.escaped {
+                    self.escaped = false;
+                } else if b == b'\\' {
+                    self.escaped = true;
+                    continue;
+                } else if b == b'"' {
+                    self.in_string = false;
+                    self.closed = Some(std::mem::take(&mut self.string));
+                    continue;
+                }
+                if self.string.len() < FIELD_BYTES {
+                    self.string.push(b);
+                }
+                continue;
+            }
+            match b {
+                b'"' => {
+                    self.in_string = true;
+                    self.string.clear();
+                    self.named = None;
+                }
+                b':' => self.named = self.closed.take(),
+                b'[' | b'{' => {
+                    // An array is told by its field's name (empty in an array); an
+                    // object by none.
+                    let named = self.named.take().unwrap_or_default();
+                    let field = (b == b'[').then(|| String::from_utf8_lossy(&named).into_owned());
+                    if self.open.len() < DEPTH {
+                        self.open.push(field);
+                    } else {
+                        self.deeper += 1;
+                    }
+                }
+                b']' | b'}' => {
+                    if self.deeper > 0 {
+                        self.deeper -= 1;
+                    } else {
+                        self.open.pop();
+                    }
+                    self.named = None;
+                }
+                _ if b.is_ascii_whitespace() => continue,
+                _ => self.named = None,
+            }
+            self.closed = None;
+        }
+    }
+
+    /// The field whose array the bytes read stand in, right inside it.
+    pub(super) fn array_field(&self) -> Option<String> {
+        if self.deeper > 0 {
+            return None;
+        }
+        self.open.last()?.clone().filter(|f| !f.is_empty())
+    }
+}
+
+/// Whether a piece is a record of an array of errors (`"errors":[ {…}`, as
+/// [`Long`] shows the field of a piece's array before it).
+pub(super) fn of_errors(shown: &str) -> bool {
+    shown
+        .strip_prefix('"')
+        .and_then(|rest| rest.split_once("\":[ "))
+        .is_some_and(|(field, _)| {
+            ["errors", "error", "failures"]
+                .iter()
+                .any(|f| f.eq_ignore_ascii_case(field))
+        })
+}
+
 /// Whether a line opens a JSON object or array.
 fn opens_json(bytes: &[u8]) -> bool {
     let start = bytes.iter().position(|b| !b.is_ascii_whitespace());
@@ -235,17 +360,36 @@ fn opens_json(bytes: &[u8]) -> bool {
     })
 }
 
-/// What is shown of a piece: its start, and from the field naming its file (at
-/// `file_at`) on, when that is further.
+/// What is shown of a piece: its start, and from the fields naming its file (at
+/// `file_at`) and saying its message on, each [`SHOWN_FILE`] bytes, within
+/// [`SHOWN_START`] and one field's more (the start gives way).
 fn shown(text: &str, file_at: Option<usize>) -> String {
-    let start = crate::render::floor_char_boundary(text, SHOWN_START);
-    match file_at {
-        Some(at) if at > start => {
-            let end = crate::render::floor_char_boundary(text, at + SHOWN_FILE);
-            format!("{} … {}", &text[..start], &text[at..end])
-        }
-        _ => cut_middle(text, SHOWN_START + SHOWN_FILE),
+    let floor = |at: usize| crate::render::floor_char_boundary(text, at);
+    let mut fields: Vec<(usize, usize)> = file_at
+        .into_iter()
+        .chain(record_message(text).map(|(_, at)| at))
+        .map(|at| (at, floor(at + SHOWN_FILE)))
+        .collect();
+    fields.sort_unstable();
+    let beyond = |start: usize| fields.iter().any(|&(_, end)| end > start);
+    if !beyond(floor(SHOWN_START)) {
+        return cut_middle(text, SHOWN_START + SHOWN_FILE);
     }
+    let others: usize = fields.iter().map(|&(at, end)| end - at).sum();
+    let start = floor(
+        (SHOWN_START + SHOWN_FILE)
+            .saturating_sub(others)
+            .max(SHOWN_START / 2),
+    );
+    let mut spans = vec![(0, start)];
+    for (at, end) in fields {
+        match spans.last_mut() {
+            Some(last) if at <= last.1 => last.1 = last.1.max(end),
+            _ => spans.push((at, end)),
+        }
+    }
+    let parts: Vec<&str> = spans.iter().map(|&(at, end)| &text[at..end]).collect();
+    parts.join(" … ")
 }
 
 /// The file a record names in its own field (`"path":"lib/a.rb"`, `"fileName": …`),
@@ -260,6 +404,22 @@ pub(super) fn record_file(text: &str) -> Option<(&str, usize)> {
         "source",
         "uri",
     ];
+    record_field(text, |name, value| {
+        FIELDS.iter().any(|f| f.eq_ignore_ascii_case(name)) && super::odd::names_file(value)
+    })
+}
+
+/// What a record says in its own field (`"message":"Module not found: …"`), and where
+/// that field starts.
+fn record_message(text: &str) -> Option<(&str, usize)> {
+    record_field(text, |name, value| {
+        super::odd::is_message_field(name) && !value.trim().is_empty()
+    })
+}
+
+/// The first field of a record whose name and string value are `wanted`: its value
+/// (up to its first quote, escaped or not) and where the field starts.
+fn record_field(text: &str, wanted: impl Fn(&str, &str) -> bool) -> Option<(&str, usize)> {
     let mut from = 0;
     while let Some(open) = text[from..].find('"').map(|at| from + at) {
         let close = open + 1 + text[open + 1..].find('"')?;
@@ -268,10 +428,9 @@ pub(super) fn record_file(text: &str) -> Option<(&str, usize)> {
         let Some(value) = text[from..].trim_start().strip_prefix(':') else {
             continue;
         };
-        if FIELDS.iter().any(|f| f.eq_ignore_ascii_case(name))
-            && let Some(value) = value.trim_start().strip_prefix('"')
+        if let Some(value) = value.trim_start().strip_prefix('"')
             && let Some(end) = value.find('"')
-            && super::odd::names_file(&value[..end])
+            && wanted(name, &value[..end])
         {
             return Some((&value[..end], open));
         }

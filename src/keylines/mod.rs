@@ -84,6 +84,9 @@ const HEADER_BEFORE: u64 = 40;
 /// `--- FAIL:`.
 const BLOCK_DETAILS: usize = 6;
 
+/// Lines of the list under a status after dot leaders kept with it, at most.
+const STATUS_DETAILS: usize = 3;
+
 /// Bytes of failing tests' names kept (for the list of those the key lines cannot
 /// show, which shows 6 KB of them at most).
 pub const FAILED_NAMES_BYTES: usize = 32 * 1024;
@@ -223,6 +226,8 @@ const KEY: &str = concat!(
     r"|\bFAILED\b",
     // a test's status, wherever it stands: `  5/240 calc:rounds_5   FAIL   0.01s`
     r"|\bFAIL\b",
+    // a step's status after dot leaders: pre-commit's `no debug prints.....Failed`
+    r"|\S\.{4,} ?\**(Failed|Error)\s*$",
     // a failure marker that opens a line: doctest's `Failed example:`, busted's
     // `Failure -> spec/a.lua @ 12`
     r"|^\s*Failed\b",
@@ -866,6 +871,21 @@ impl Digest {
         if !opens_block(&key.first.text) {
             return false;
         }
+        if is_status_title(&key.first.text) {
+            // The list under a status after dot leaders: pre-commit's `- hook id: x`,
+            // `- exit code: 1` under `no debug prints.....Failed`.
+            let listed = text.starts_with("- ") || text.starts_with([' ', '\t']);
+            if !listed
+                || text.trim().is_empty()
+                || (triggered && classify(text) == Class::Key)
+                || line > key.first.line + STATUS_DETAILS as u64
+            {
+                self.settle();
+                return false;
+            }
+            key.locators.push(seen.numbered(text));
+            return true;
+        }
         let label = matches!(text, "Expected:" | "Got:" | "Exception raised:")
             || text.starts_with("Expected nothing")
             || text.starts_with("Got nothing");
@@ -1433,10 +1453,22 @@ fn symbol_lead(text: &str) -> Option<&str> {
     symbol.then_some(first)
 }
 
-/// A failure marker that opens a block explaining it (doctest's `Failed example:`).
+/// A failure marker that opens a block explaining it (doctest's `Failed example:`), or
+/// a status after dot leaders, the list under which says what failed.
 fn opens_block(text: &str) -> bool {
-    text == "Failed example:"
+    text == "Failed example:" || is_status_title(text)
 }
+
+/// A step's status of failure after dot leaders, ending its line: pre-commit's `no
+/// debug prints.....Failed`.
+fn is_status_title(text: &str) -> bool {
+    static TITLE: OnceLock<Regex> = OnceLock::new();
+    TITLE
+        .get_or_init(|| pattern::regex(STATUS_TITLE).expect("a valid rule"))
+        .is_match(text)
+}
+
+const STATUS_TITLE: &str = r"\S\.{4,} ?\**(Failed|FAILED|Error|ERROR)\s*$";
 
 /// The failing test a key line names, by the shapes of test runners' failure
 /// markers: go's `--- FAIL: TestX (0.00s)`, libtest's `test x ... FAILED`, TAP's

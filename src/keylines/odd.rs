@@ -91,6 +91,8 @@ const MESSAGE_BEFORE: u64 = 4;
 
 #[derive(Debug, Default)]
 pub(super) struct Odd {
+    /// Reads the pieces of long lines (each a record of its own), not lines.
+    by_pieces: bool,
     read: u64,
     lines: u64,
     signatures: usize,
@@ -509,8 +511,21 @@ impl Odd {
 
     /// Reads one piece of a long line (see the `long` module), numbered `piece`: its
     /// start `signed`, and what of it is `shown`.
-    pub(super) fn push_piece(&mut self, signed: &str, shown: &str, piece: u64) {
-        let (family, signature, _) = sign(signed);
+    pub(super) fn push_piece(
+        &mut self,
+        signed: &str,
+        within: Option<&str>,
+        shown: &str,
+        piece: u64,
+    ) {
+        self.by_pieces = true;
+        let (family, mut signature, _) = sign(signed);
+        if let Some(field) = within {
+            let mut hash = Fnv::new();
+            hash.bytes(&signature.to_le_bytes());
+            hash.bytes(field.as_bytes());
+            signature = hash.0;
+        }
         self.count(family, signature, shown.as_bytes(), piece);
     }
 
@@ -720,6 +735,7 @@ impl Odd {
     /// numbered entries of a heading of failures name.
     pub(super) fn finish(self) -> Found {
         let named = self.named;
+        let by_pieces = self.by_pieces;
         let pieces = self.long.finish();
         let diff_files = self.diff_files;
         let out_of_place = self.transitions.finish(&self.families);
@@ -730,9 +746,14 @@ impl Odd {
         // A line odd in two families (by its text and by its symbol) once.
         found.sort_by_key(|(count, c)| (c.line.line, *count));
         found.dedup_by_key(|(_, c)| c.line.line);
-        let mut found = records(found);
-        // A record's severity of error first: what the report itself calls an error.
-        found.sort_by_key(|(count, c)| (!record_says_error(&c.line.text), *count, c.line.line));
+        // A piece is a record of its own, told by what it holds.
+        let mut found = if by_pieces { found } else { records(found) };
+        // A record's severity of error first, or a record of its errors (a piece of
+        // `"errors":[…]`): what the report itself calls an error.
+        found.sort_by_key(|(count, c)| {
+            let error = record_says_error(&c.line.text) || super::long::of_errors(&c.line.text);
+            (!error, *count, c.line.line)
+        });
         found.truncate(MAX_ODD);
         let odd = found
             .into_iter()
@@ -794,7 +815,7 @@ fn records(found: Vec<(u64, Candidate)>) -> Vec<(u64, Candidate)> {
 }
 
 /// Whether a record's field of this name says what its finding is.
-fn is_message_field(name: &str) -> bool {
+pub(super) fn is_message_field(name: &str) -> bool {
     [
         "message",
         "msg",

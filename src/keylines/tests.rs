@@ -2146,3 +2146,202 @@ fn a_code_elsewhere_on_a_line_makes_no_key_line_nor_is_counted_twice() {
         assert!(!is_key(line), "{line}");
     }
 }
+
+#[test]
+fn a_long_json_lines_records_are_told_apart_by_the_field_of_their_array() {
+    // knip's `--reporter json` (tests/corpus/logs/knip-issues-json.out): one line, a
+    // record per file; 320 unused exports alike, and among them two unused
+    // dependencies, a devDependency and an unlisted one, records of the same shape in
+    // other arrays.
+    let empty = |fields: &[&str]| {
+        fields
+            .iter()
+            .map(|f| format!(r#""{f}":[]"#))
+            .collect::<Vec<_>>()
+            .join(",")
+    };
+    let mut records = vec![
+        format!(
+            r#"{{"file":"package.json",{},"dependencies":[{{"name":"rollup","line":8,"col":6,"pos":136}},{{"name":"left-pad","line":9,"col":6,"pos":160}}],"devDependencies":[{{"name":"vite","line":13,"col":6,"pos":237}}],{}}}"#,
+            empty(&["binaries", "catalog"]),
+            empty(&["exports", "files", "types", "unlisted"])
+        ),
+        format!(
+            r#"{{"file":"src/lib/version.js",{},"unlisted":[{{"name":"chalk","line":2,"col":19,"pos":47}}],"unresolved":[]}}"#,
+            empty(&[
+                "binaries",
+                "dependencies",
+                "devDependencies",
+                "exports",
+                "files",
+                "types"
+            ])
+        ),
+    ];
+    for n in 1..=160 {
+        records.push(format!(
+            r#"{{"file":"src/lib/price{n}.js",{},"exports":[{{"name":"unused{n}","line":3,"col":14,"pos":106}},{{"name":"spare{n}","line":4,"col":14,"pos":136}}],{}}}"#,
+            empty(&["binaries", "dependencies", "devDependencies"]),
+            empty(&["files", "types", "unlisted", "unresolved"])
+        ));
+    }
+    records.swap(1, 90);
+    let text = format!(r#"{{"issues":[{}]}}"#, records.join(","));
+    assert!(text.len() > 20_000 && !text.contains('\n'));
+    let whole = rows(&digest(&text, text.len()).pieces);
+    for chunk in [1, 7, 4096] {
+        assert_eq!(rows(&digest(&text, chunk).pieces), whole, "chunk {chunk}");
+    }
+    for (field, name) in [
+        ("dependencies", "rollup"),
+        ("dependencies", "left-pad"),
+        ("devDependencies", "vite"),
+        ("unlisted", "chalk"),
+    ] {
+        let shown = format!(r#""{field}":[ {{"name":"{name}","line""#);
+        assert!(
+            whole.iter().any(|(_, t, _)| t.starts_with(&shown)),
+            "{shown}: {whole:?}"
+        );
+    }
+    assert!(
+        whole.iter().all(|(_, t, _)| !t.contains("unused")),
+        "{whole:?}"
+    );
+}
+
+#[test]
+fn a_json_path_reads_strings_as_strings_and_names_the_array_it_stands_in() {
+    let path = |text: &str| {
+        let mut path = long::JsonPath::default();
+        // However the reads cut it.
+        let whole = {
+            let mut p = long::JsonPath::default();
+            p.read(text.as_bytes());
+            p.array_field()
+        };
+        for chunk in text.as_bytes().chunks(3) {
+            path.read(chunk);
+        }
+        assert_eq!(path.array_field(), whole, "{text}");
+        whole
+    };
+    assert_eq!(path(r#"{"errors":["#).as_deref(), Some("errors"));
+    assert_eq!(path(r#"{"errors" : [ {"a":1},"#).as_deref(), Some("errors"));
+    // A bracket or a quote in a string opens nothing.
+    assert_eq!(
+        path(r#"{"warnings":[],"errors":[{"message":"a [b] \"c\": [","x":["#).as_deref(),
+        Some("x")
+    );
+    assert_eq!(
+        path(r#"{"errors":[{"message":"a [b] \"c\": [","#).as_deref(),
+        None,
+        "inside an object"
+    );
+    assert_eq!(
+        path(r#"{"errors":[{"message":"say \"[\" here","x":1},"#).as_deref(),
+        Some("errors")
+    );
+    assert_eq!(
+        path(r#"[[{"a":1},"#).as_deref(),
+        None,
+        "an array in an array"
+    );
+    assert_eq!(path(r#"{"a":[1],"b":"#).as_deref(), None);
+}
+
+#[test]
+fn a_record_of_errors_ranks_first_its_message_shown_whole_where_its_start_would_cut_it() {
+    // webpack's `--json` (tests/corpus/logs/webpack-errors-json.out): an error record
+    // whose message starts within what is shown of its start, and ends past it, after
+    // hundreds of modules' records (and a rare one: the report's head).
+    let error = r#"{"moduleIdentifier":"/home/dev/work/webpack/src/index.js","moduleName":"./src/index.js","loc":"91:0-45","message":"Module not found: Error: Can't resolve './lib/money.js' in '/home/dev/work/webpack/src'","details":"resolve './lib/money.js' in '/home/dev/work/webpack/src'\n  Parsed request is a module","stack":"ModuleNotFoundError: Module not found{}"}"#;
+    let error = error.replace(
+        "{}",
+        &"\\n    at /home/dev/work/node-tools/node_modules/webpack/lib/Compilation.js:2243:28"
+            .repeat(20),
+    );
+    let module = |n: usize| {
+        format!(
+            r#"{{"type":"module","moduleType":"javascript/auto","size":{n},"identifier":"/home/dev/work/webpack/src/lib/price{n}.js","name":"./src/lib/price{n}.js","failed":false,"errors":0,"warnings":0}}"#
+        )
+    };
+    let modules: Vec<String> = (1..=200).map(module).collect();
+    let text = format!(
+        r#"{{"hash":"0255","modules":[{}],"errors":[{error}],"errorsCount":1}}"#,
+        modules.join(",")
+    );
+    let whole = rows(&digest(&text, text.len()).pieces);
+    // A record of the errors ranks first, before the rare records of other arrays.
+    let shown = whole
+        .first()
+        .filter(|(_, t, _)| t.starts_with(r#""errors":[ "#))
+        .unwrap_or_else(|| panic!("{whole:?}"));
+    assert!(
+        shown.1.contains(
+            "Module not found: Error: Can't resolve './lib/money.js' in '/home/dev/work/webpack/src'"
+        ),
+        "{shown:?}"
+    );
+    assert!(shown.1.len() <= KEY_LINE_BYTES, "{}", shown.1.len());
+}
+
+#[test]
+fn a_steps_failure_after_dot_leaders_is_a_key_line_with_the_list_under_it() {
+    // pre-commit (tests/corpus/logs/pre-commit-fail.out): each hook's status after
+    // dot leaders, its id and exit code listed under it, hundreds of `ok` lines after.
+    let mut text = String::from(
+        "trim trailing spaces.....................................................Passed\n",
+    );
+    for n in 1..=120 {
+        text.push_str(&format!("ok      src/shop/part{n}.py\n"));
+    }
+    text.push_str(
+        "no debug prints..........................................................Failed\n\
+         - hook id: no-debug-prints\n\
+         - exit code: 1\n\
+         \n\
+         src/shop/part119.py:4:    print('total', items)\n\
+         \n\
+         config files are valid JSON..............................................Failed\n\
+         - hook id: json-valid\n\
+         - exit code: 1\n\
+         \n\
+         config/region7.json: Expecting property name enclosed in double quotes: line 4 column 1 (char 38)\n\
+         \n\
+         modules start with a docstring...........................................Passed\n\
+         - hook id: headers\n\
+         - duration: 0.06s\n\
+         \n",
+    );
+    for n in 1..=120 {
+        text.push_str(&format!("ok      src/shop/part{n}.py\n"));
+    }
+    let whole = rows(&digest(&text, text.len()).keys);
+    for chunk in [1, 7, 4096] {
+        assert_eq!(rows(&digest(&text, chunk).keys), whole, "chunk {chunk}");
+    }
+    let keys: Vec<(u64, &str, Vec<u64>)> = whole
+        .iter()
+        .map(|(line, t, l)| (*line, t.split('.').next().unwrap_or(""), l.clone()))
+        .collect();
+    assert_eq!(
+        keys,
+        [
+            (122, "no debug prints", vec![123, 124]),
+            (128, "config files are valid JSON", vec![129, 130]),
+        ]
+    );
+    let summary = digest(&text, 4096);
+    assert_eq!(
+        summary.keys[0].locators[0].text,
+        "- hook id: no-debug-prints"
+    );
+    // Not a step that passed, nor a status that does not end its line.
+    for line in [
+        "modules start with a docstring...........................................Passed",
+        "Checking for stdio.h.... Failed to read the cache, retrying",
+    ] {
+        assert!(!is_key(line), "{line}");
+    }
+}
