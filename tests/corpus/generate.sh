@@ -60,7 +60,11 @@
 # xo, jscpd, coffeescript and jsdoc from the npm registry (in NODE_TOOLS), make, and npm
 # with node's own test runner; Debian's erlang, gnat, sparse, tcc, swi-prolog-nox,
 # gnucobol3, xmlstarlet, jing and splint; Django, pyupgrade, cmakelang (cmake-lint), reuse,
-# taplo, pymarkdownlnt and mdformat from PyPI (in PY_BIN), make and git.
+# taplo, pymarkdownlnt and mdformat from PyPI (in PY_BIN), make and git; for its
+# fourteenth pass, lizard, stestr (with python-subunit), typos and pydoclint from PyPI
+# (in PY_BIN), @hapi/lab with @hapi/code, secretlint with
+# @secretlint/secretlint-rule-preset-recommend, and markuplint from the npm registry (in
+# NODE_TOOLS), make and git.
 # Not run by CI: the logs are committed. Usage: bash tests/corpus/generate.sh [case-name-filter]
 set -euo pipefail
 
@@ -16504,6 +16508,873 @@ if want mdformat && [[ -x "$PY_BIN/mdformat" ]] && command -v make >/dev/null; t
     COMMAND='make -k check-docs'
     pyvenv_run mdformat-check-make-pass "$d"
     truth mdformat-check-make-pass plain
+fi
+
+# ---------------------------------------------------------------- issue 40, fourteenth pass
+lizard_project() { # dir: 144 C and Python modules, 7 functions over the CCN threshold of 12 and 3 with 7 parameters (yes) or none (no)
+    local dir=$1 bad=$2 i j area
+    for area in net storage codec sched; do mkdir -p "$dir/src/$area" "$dir/tools/$area"; done
+    for i in $(seq 1 96); do
+        case $((i % 4)) in 0) area=net ;; 1) area=storage ;; 2) area=codec ;; 3) area=sched ;; esac
+        {
+            echo '#include <stddef.h>'
+            echo "#include \"$area.h\""
+            echo ''
+            for j in 1 2 3 4 5; do
+                echo "int ${area}_step_${i}_$j(const int *buf, size_t len)"
+                echo '{'
+                echo '    int acc = 0;'
+                echo '    for (size_t k = 0; k < len; k++) {'
+                echo "        if (buf[k] > $j) acc += buf[k];"
+                echo '    }'
+                echo '    return acc;'
+                echo '}'
+                echo ''
+            done
+            if [[ $bad == yes && ( $i == 7 || $i == 31 || $i == 58 || $i == 90 ) ]]; then
+                echo "int ${area}_dispatch_$i(int op, int flags, int retries)"
+                echo '{'
+                echo '    int r = 0;'
+                for j in $(seq 1 14); do
+                    echo "    if (op == $j && (flags & $j)) r += retries;"
+                done
+                echo '    return r;'
+                echo '}'
+            fi
+            if [[ $bad == yes && ( $i == 12 || $i == 77 ) ]]; then
+                echo "int ${area}_open_$i(int fd, int mode, int flags, int uid, int gid, int umask, int timeout)"
+                echo '{'
+                echo '    return fd + mode + flags + uid + gid + umask + timeout;'
+                echo '}'
+            fi
+        } >"$dir/src/$area/$(printf '%s_%03d.c' "$area" "$i")"
+    done
+    for i in $(seq 1 48); do
+        case $((i % 4)) in 0) area=net ;; 1) area=storage ;; 2) area=codec ;; 3) area=sched ;; esac
+        {
+            echo '"""Maintenance tool."""'
+            echo ''
+            for j in 1 2 3 4; do
+                echo "def check_${i}_$j(rows, limit):"
+                echo '    total = 0'
+                echo '    for row in rows:'
+                echo "        if row.get('size', 0) > limit * $j:"
+                echo '            total += 1'
+                echo '    return total'
+                echo ''
+                echo ''
+            done
+            if [[ $bad == yes && ( $i == 5 || $i == 22 || $i == 41 ) ]]; then
+                echo "def classify_$i(record):"
+                echo '    kind = None'
+                for j in $(seq 1 13); do
+                    echo "    if record.get('k$j') and record.get('v$j'):"
+                    echo "        kind = 'k$j'"
+                done
+                echo '    return kind'
+                echo ''
+                echo ''
+            fi
+            if [[ $bad == yes && $i == 30 ]]; then
+                echo "def migrate_$i(src, dst, table, batch, retries, dry_run, verbose):"
+                echo '    return (src, dst, table, batch, retries, dry_run, verbose)'
+            fi
+        } >"$dir/tools/$area/$(printf 'tool_%02d.py' "$i")"
+    done
+}
+
+# lizard's warnings, from its CSV form of the same run (`--csv` with the same options):
+# each function over a threshold as the tables name it (`name@START-END@FILE`), or as
+# the warnings-only form prints it (`FILE:LINE: warning: NAME has`).
+lizard_truth() { # NAME DIR CCN ARGS(limit or 0) FORM(table|warnings) LIZARD OPTIONS...
+    local name=$1 dir=$2 ccn=$3 params=$4 form=$5
+    shift 5
+    (cd "$dir" && "$PY_BIN/lizard" --csv -C "$ccn" "$@" src tools >"$WORK/$name.csv" 2>/dev/null || true)
+    python3 -c '
+import csv, json, sys
+ccn, params, form = int(sys.argv[3]), int(sys.argv[4]), sys.argv[5]
+found = []
+for row in csv.reader(open(sys.argv[1])):
+    if not row or row[0] == "NLOC":  # the header -V adds
+        continue
+    nloc, cc, token, param, length, location, path, fname, long_name, start, end = row[:11]
+    if int(cc) > ccn or (params and int(param) > params) or int(length) > 1000:
+        found.append(location if form == "table" else "%s:%s: warning: %s has" % (path, start, fname))
+json.dump(found, open(sys.argv[2], "w"))
+' "$WORK/$name.csv" "$WORK/$name.json" "$ccn" "$params" "$form"
+    if [[ $form == table ]]; then
+        truth "$name" names "$WORK/$name.json" --verdict-regex '^!!!! Warnings'
+    else
+        truth "$name" names "$WORK/$name.json"
+    fi
+}
+
+if want lizard && [[ -x "$PY_BIN/lizard" ]]; then
+    d="$WORK/lizard"
+    lizard_project "$d" yes
+    COMMAND='lizard -C 12 src tools'
+    pyvenv_run lizard-ccn-table "$d"
+    lizard_truth lizard-ccn-table "$d" 12 0 table
+    COMMAND='lizard -C 12 -a 6 src tools 2>&1'
+    pyvenv_run lizard-ccn-args-table-merged "$d"
+    lizard_truth lizard-ccn-args-table-merged "$d" 12 6 table -a 6
+    COMMAND='lizard -C 12 -a 6 -V -l cpp -l python src tools'
+    pyvenv_run lizard-ccn-args-verbose-table "$d"
+    lizard_truth lizard-ccn-args-verbose-table "$d" 12 6 table -a 6 -V -l cpp -l python
+    COMMAND='lizard -C 12 -t 2 src tools | tee lizard-report.txt'
+    pyvenv_run lizard-ccn-table-tee "$d"
+    lizard_truth lizard-ccn-table-tee "$d" 12 0 table
+    d="$WORK/lizard-pass"
+    lizard_project "$d" no
+    COMMAND='lizard -C 12 -a 6 src tools'
+    pyvenv_run lizard-ccn-args-table-pass "$d"
+    truth lizard-ccn-args-table-pass plain
+fi
+
+stestr_project() { # dir: 12 test modules of 60 unittest tests each, 6 of them failing (yes) or none (no)
+    local dir=$1 bad=$2 m i area
+    mkdir -p "$dir/inventory/tests"
+    printf '[DEFAULT]\ntest_path=./inventory/tests\ntop_dir=./\n' >"$dir/.stestr.conf"
+    : >"$dir/inventory/__init__.py"
+    : >"$dir/inventory/tests/__init__.py"
+    cat >"$dir/inventory/stock.py" <<'PY'
+"""Stock levels of a warehouse."""
+
+
+def reserve(levels, sku, qty):
+    if levels[sku] < qty:
+        raise ValueError("not enough %s: %d < %d" % (sku, levels[sku], qty))
+    levels[sku] -= qty
+    return levels[sku]
+
+
+def restock(levels, sku, qty):
+    levels[sku] = levels.get(sku, 0) + qty
+    return levels[sku]
+
+
+def value(levels, prices):
+    return round(sum(levels[s] * prices[s] for s in levels), 2)
+PY
+    for m in orders picking restock pricing returns audit transfers counts labels suppliers forecast bins; do
+        {
+            echo 'import unittest'
+            echo ''
+            echo 'from inventory import stock'
+            echo ''
+            echo ''
+            echo "class Test${m^}(unittest.TestCase):"
+            echo '    def setUp(self):'
+            echo "        self.levels = {'bolt': 100, 'nut': 250, 'washer': 40}"
+            for i in $(seq 1 60); do
+                echo ''
+                echo "    def test_${m}_$i(self):"
+                echo "        self.assertEqual(stock.restock(self.levels, 'bolt', $i), $((100 + i)))"
+            done
+            if [[ $bad == yes ]]; then
+                case $m in
+                picking)
+                    echo ''
+                    echo '    def test_reserve_more_than_stock(self):'
+                    echo "        self.assertEqual(stock.reserve(self.levels, 'washer', 41), 0)" ;;
+                pricing)
+                    echo ''
+                    echo '    def test_value_of_levels(self):'
+                    echo "        self.assertEqual(stock.value(self.levels, {'bolt': 0.1, 'nut': 0.02, 'washer': 0.5}), 35.5)" ;;
+                audit)
+                    echo ''
+                    echo '    def test_unknown_sku(self):'
+                    echo "        self.assertEqual(stock.reserve(self.levels, 'rivet', 1), 0)" ;;
+                transfers)
+                    echo ''
+                    echo '    def test_transfer_keeps_total(self):'
+                    echo "        stock.reserve(self.levels, 'nut', 50)"
+                    echo "        self.assertEqual(sum(self.levels.values()), 390, 'total after transfer')" ;;
+                labels)
+                    echo ''
+                    echo '    def test_label_for_each_sku(self):'
+                    echo "        self.assertListEqual(sorted(self.levels), ['bolt', 'nut', 'rivet', 'washer'])" ;;
+                forecast)
+                    echo ''
+                    echo '    def test_forecast_needs_history(self):'
+                    echo "        self.assertTrue(self.levels['history'])" ;;
+                esac
+            fi
+        } >"$dir/inventory/tests/test_$m.py"
+    done
+}
+
+# The failing tests, from the subunit stream of the same run (`stestr last --subunit`):
+# each by its id, as stestr names it.
+stestr_truth() { # NAME DIR
+    (cd "$2" && "$PY_BIN/stestr" last --subunit >"$WORK/$1.subunit" 2>/dev/null || true)
+    "$PY_BIN/python" -c '
+import json, sys
+import subunit, testtools
+failed = []
+class Failures(testtools.StreamResult):
+    def status(self, test_id=None, test_status=None, **kwargs):
+        if test_status in ("fail", "uxsuccess") and test_id not in failed:
+            failed.append(test_id)
+result = Failures()
+result.startTestRun()
+subunit.ByteStreamToStreamResult(open(sys.argv[1], "rb"), non_subunit_name="stdout").run(result)
+result.stopTestRun()
+json.dump(failed, open(sys.argv[2], "w"))
+' "$WORK/$1.subunit" "$WORK/$1.json"
+    truth "$1" names "$WORK/$1.json" --verdict-regex '^ - Failed: '
+}
+
+if want stestr && [[ -x "$PY_BIN/stestr" ]]; then
+    d="$WORK/stestr"
+    stestr_project "$d" yes
+    COMMAND='stestr run'
+    pyvenv_run stestr-run-fail "$d"
+    stestr_truth stestr-run-fail "$d"
+    COMMAND='stestr run 2>&1'
+    pyvenv_run stestr-run-fail-merged "$d"
+    stestr_truth stestr-run-fail-merged "$d"
+    COMMAND='stestr run --serial --color 2>&1'
+    pyvenv_run stestr-run-serial-color-merged "$d"
+    stestr_truth stestr-run-serial-color-merged "$d"
+    COMMAND='stestr run --concurrency 2; stestr failing --list'
+    pyvenv_run stestr-run-then-failing-list "$d"
+    stestr_truth stestr-run-then-failing-list "$d"
+    d="$WORK/stestr-pass"
+    stestr_project "$d" no
+    COMMAND='stestr run'
+    pyvenv_run stestr-run-pass "$d"
+    truth stestr-run-pass plain --verdict-regex '^ - Failed: '
+fi
+
+typos_project() { # dir: a repository of 300 files, 11 misspellings in 10 of them (yes) or none (no)
+    local dir=$1 bad=$2 part i n
+    mkdir -p "$dir/docs/guide" "$dir/docs/reference" "$dir/docs/ops" "$dir/src/ledger" "$dir/web/components"
+    printf 'build/\n' >"$dir/.gitignore"
+    for part in guide reference ops; do
+        for i in $(seq 1 50); do
+            n=$(printf 'docs/%s/page-%02d.md' "$part" "$i")
+            {
+                echo "# ${part^} page $i"
+                echo ''
+                echo "This page describes how the ledger service handles step $i of the $part."
+                echo 'Every entry is written once and never changed; corrections are new entries.'
+                echo ''
+                case $bad.$part.$i in
+                yes.guide.7) echo 'The worker will recieve the batch after the scheduler commits it.' ;;
+                yes.guide.33) echo 'Keep the journal on a seperate volume from the snapshots.' ;;
+                yes.reference.18) echo 'If an error occured, the entry is retried with the same key.' ;;
+                yes.ops.41) echo 'Set the enviroment variable LEDGER_HOME before the first start.' ;;
+                *) echo 'The worker receives each batch after the scheduler commits it.' ;;
+                esac
+                echo ''
+                echo '```sh'
+                echo "ledgerctl replay --from $i"
+                echo '```'
+            } >"$dir/$n"
+        done
+    done
+    for i in $(seq 1 100); do
+        n=$(printf 'src/ledger/entry_%03d.py' "$i")
+        {
+            echo '"""Ledger entries."""'
+            echo ''
+            echo ''
+            echo "def post_$i(journal, amount, account):"
+            echo '    """Post an amount to an account."""'
+            if [[ $bad == yes && $i == 27 ]]; then
+                echo '    lenght = len(journal)'
+                echo '    journal.append((account, amount, lenght))'
+            else
+                echo '    length = len(journal)'
+                echo '    journal.append((account, amount, length))'
+            fi
+            echo '    return journal'
+            echo ''
+            echo ''
+            echo "def balance_$i(journal, account):"
+            if [[ $bad == yes && $i == 64 ]]; then
+                echo '    # Sum the entries of the account; teh journal is never empty.'
+            else
+                echo '    # Sum the entries of the account; the journal is never empty.'
+            fi
+            echo '    return sum(a for acc, a, _ in journal if acc == account)'
+            if [[ $bad == yes && $i == 88 ]]; then
+                echo ''
+                echo ''
+                echo "def close_$i(journal):"
+                echo '    """Close the period; this will definately fail on an open batch."""'
+                echo '    return [e for e in journal if e[1] != 0]'
+            fi
+        } >"$dir/$n"
+    done
+    for i in $(seq 1 50); do
+        n=$(printf 'web/components/panel-%02d.js' "$i")
+        {
+            echo "export function renderPanel$i(entries) {"
+            if [[ $bad == yes && $i == 12 ]]; then
+                echo "  const adress = entries.map((e) => e.account).join(', ');"
+                echo "  return \`<section>\${adress}</section>\`;"
+            else
+                echo "  const accounts = entries.map((e) => e.account).join(', ');"
+                echo "  return \`<section>\${accounts}</section>\`;"
+            fi
+            echo '}'
+            if [[ $bad == yes && $i == 45 ]]; then
+                echo '// Retreive the panel again when the ledger changes.'
+                echo "export const refreshPanel$i = () => renderPanel$i([]);"
+            fi
+        } >"$dir/$n"
+    done
+    (cd "$dir" && git init -q && git add -A)
+}
+
+# typos's findings, from its JSON lines (`--format json`) over the same files: each as
+# the form of the run names it: `PATH:LINE:COLUMN` (long and brief), or the file's
+# `"uri"` (SARIF).
+typos_truth() { # NAME DIR FORM(place|uri) FILES(tree|listed) [TRUTH ARGS...]
+    local name=$1 dir=$2 form=$3 files=$4
+    shift 4
+    if [[ $files == tree ]]; then
+        (cd "$dir" && "$PY_BIN/typos" --format json --sort >"$WORK/$name.raw" 2>/dev/null || true)
+    else
+        (cd "$dir" && git ls-files | xargs -n 1 "$PY_BIN/typos" --format json >"$WORK/$name.raw" 2>/dev/null || true)
+    fi
+    python3 -c '
+import json, sys
+found = []
+for line in open(sys.argv[1]):
+    d = json.loads(line)
+    if d.get("type") != "typo":
+        continue
+    item = "%s:%d:%d" % (d["path"], d["line_num"], d["byte_offset"] + 1) if sys.argv[3] == "place" else "\"uri\": \"%s\"" % d["path"]
+    if item not in found:
+        found.append(item)
+json.dump(found, open(sys.argv[2], "w"))
+' "$WORK/$name.raw" "$WORK/$name.json" "$form"
+    truth "$name" names "$WORK/$name.json" "$@"
+}
+
+if want typos && [[ -x "$PY_BIN/typos" ]] && command -v git >/dev/null; then
+    d="$WORK/typos"
+    typos_project "$d" yes
+    COMMAND='typos --format sarif'
+    pyvenv_run typos-sarif "$d"
+    typos_truth typos-sarif "$d" uri tree
+    COMMAND='mkdir -p build && typos --format sarif 2>&1 | tee build/typos.sarif'
+    pyvenv_run typos-sarif-tee-merged "$d"
+    typos_truth typos-sarif-tee-merged "$d" uri tree
+    COMMAND='git ls-files | xargs -t -n 1 typos --format brief'
+    pyvenv_run typos-xargs-trace-brief "$d"
+    typos_truth typos-xargs-trace-brief "$d" place listed
+    COMMAND='git ls-files | xargs -t -n 1 typos --color never 2>&1'
+    pyvenv_run typos-xargs-trace-merged "$d"
+    typos_truth typos-xargs-trace-merged "$d" place listed
+    d="$WORK/typos-pass"
+    typos_project "$d" no
+    COMMAND='git ls-files | xargs -t -n 1 typos 2>&1'
+    pyvenv_run typos-xargs-trace-pass-merged "$d"
+    truth typos-xargs-trace-pass-merged plain
+fi
+
+hapi_lab_project() { # dir: 10 lab scripts of 64 tests each, 5 of them failing (yes) or none (no)
+    local dir=$1 bad=$2 m i
+    mkdir -p "$dir/lib" "$dir/test"
+    ln -sfn "$NODE_TOOLS/node_modules" "$dir/node_modules"
+    cat >"$dir/package.json" <<'JSON'
+{
+  "name": "checkout",
+  "version": "3.4.0",
+  "private": true,
+  "scripts": {
+    "test": "lab -v -m 2000"
+  }
+}
+JSON
+    cat >"$dir/lib/cart.js" <<'JS'
+'use strict';
+
+exports.total = (items) => items.reduce((sum, item) => sum + item.price * item.qty, 0);
+
+exports.discount = (total, code) => {
+    if (code === 'HALF') {
+        return total / 2;
+    }
+    if (code === 'TEN') {
+        return total - 10;
+    }
+    return total;
+};
+
+exports.tax = (total, rate) => Math.round(total * rate * 100) / 100;
+
+exports.fetchRates = () => new Promise(() => {});
+JS
+    for m in cart discounts tax shipping returns coupons wallet invoices refunds loyalty; do
+        {
+            echo "'use strict';"
+            echo ''
+            echo "const Code = require('@hapi/code');"
+            echo "const Lab = require('@hapi/lab');"
+            echo "const Cart = require('../lib/cart');"
+            echo ''
+            echo 'const { expect } = Code;'
+            echo 'const { describe, it } = exports.lab = Lab.script();'
+            echo ''
+            echo "describe('$m', () => {"
+            for i in $(seq 1 32); do
+                echo "    it('totals $i items', () => {"
+                echo "        expect(Cart.total([{ price: 2, qty: $i }])).to.equal($((2 * i)));"
+                echo '    });'
+            done
+            echo ''
+            echo "    describe('with a code', () => {"
+            for i in $(seq 1 32); do
+                echo "        it('halves a total of $((i * 4))', () => {"
+                echo "            expect(Cart.discount($((i * 4)), 'HALF')).to.equal($((i * 2)));"
+                echo '        });'
+            done
+            if [[ $bad == yes ]]; then
+                case $m in
+                discounts)
+                    echo ''
+                    echo "        it('never goes below zero', () => {"
+                    echo "            expect(Cart.discount(4, 'TEN')).to.be.at.least(0);"
+                    echo '        });' ;;
+                tax)
+                    echo ''
+                    echo "        it('rounds the tax to cents', () => {"
+                    echo "            expect(Cart.tax(19.99, 0.0725)).to.equal(1.46);"
+                    echo '        });' ;;
+                coupons)
+                    echo ''
+                    echo "        it('reads the coupon of a guest', () => {"
+                    echo '            const guest = null;'
+                    echo "            expect(Cart.discount(10, guest.coupon)).to.equal(10);"
+                    echo '        });' ;;
+                invoices)
+                    echo ''
+                    echo "        it('loads the tax rates', async () => {"
+                    echo '            const rates = await Cart.fetchRates();'
+                    echo '            expect(rates).to.exist();'
+                    echo '        });' ;;
+                loyalty)
+                    echo ''
+                    echo "        it('lists the items of an order', () => {"
+                    echo "            expect(['a', 'b']).to.equal(['a', 'b', 'c']);"
+                    echo '        });' ;;
+                esac
+            fi
+            echo '    });'
+            echo '});'
+        } >"$dir/test/$m.js"
+    done
+}
+
+# lab's failing tests, from its JUnit reporter on the same run: each by the title its
+# list of failed tests gives it (the suites' and the test's), and the place in the
+# test file where it failed (`file.js:LINE:COLUMN`).
+hapi_lab_truth() { # NAME DIR LAB OPTIONS...
+    local name=$1 dir=$2
+    shift 2
+    mkdir -p "$dir/build"
+    (cd "$dir" && npx lab "$@" -r junit -o "build/$name.xml" >/dev/null 2>&1 || true)
+    python3 -c '
+import json, re, sys
+import xml.etree.ElementTree as ET
+found = []
+for case in ET.parse(sys.argv[1]).getroot().iter("testcase"):
+    node = case.find("failure")
+    if node is None:
+        node = case.find("error")
+    if node is None:
+        continue
+    found.append("%s %s" % (case.get("classname"), case.get("name")))
+    m = re.search(r"/test/(\w+\.js:\d+:\d+)", node.text or "")
+    if m:
+        found.append(m.group(1))
+json.dump(found, open(sys.argv[2], "w"))
+' "$dir/build/$name.xml" "$WORK/$name.json"
+    truth "$name" names "$WORK/$name.json" --verdict-regex '^[0-9]+ of [0-9]+ tests failed|^[0-9]+ tests complete'
+}
+
+if want hapi-lab && [[ -x "$NODE_TOOLS/node_modules/.bin/lab" ]]; then
+    d="$WORK/hapi-lab"
+    hapi_lab_project "$d" yes
+    COMMAND='npx lab -v -m 2000'
+    run hapi-lab-verbose-fail "$d" "$COMMAND"
+    hapi_lab_truth hapi-lab-verbose-fail "$d" -m 2000
+    COMMAND='npm test 2>&1'
+    run hapi-lab-npm-test-merged "$d" "$COMMAND"
+    hapi_lab_truth hapi-lab-npm-test-merged "$d" -m 2000
+    COMMAND='npx lab -v -m 2000 -c -t 100'
+    run hapi-lab-coverage-threshold "$d" "$COMMAND"
+    hapi_lab_truth hapi-lab-coverage-threshold "$d" -m 2000
+    d="$WORK/hapi-lab-pass"
+    hapi_lab_project "$d" no
+    COMMAND='npx lab -v -m 2000'
+    run hapi-lab-verbose-pass "$d" "$COMMAND"
+    truth hapi-lab-verbose-pass plain --verdict-regex '^[0-9]+ of [0-9]+ tests failed|^[0-9]+ tests complete'
+fi
+
+secretlint_project() { # dir: 246 files of a service repository, 6 secrets in 5 of them and 18 basic-auth URLs (warnings) in fixtures (yes) or none (no)
+    local dir=$1 bad=$2 i n
+    mkdir -p "$dir/src/handlers" "$dir/config/envs" "$dir/test/fixtures" "$dir/deploy" "$dir/docs"
+    ln -sfn "$NODE_TOOLS/node_modules" "$dir/node_modules"
+    printf 'node_modules/\nbuild/\n' >"$dir/.secretlintignore"
+    cat >"$dir/.secretlintrc.json" <<'JSON'
+{
+  "rules": [
+    {
+      "id": "@secretlint/secretlint-rule-preset-recommend",
+      "rules": [
+        { "id": "@secretlint/secretlint-rule-basicauth", "severity": "warning" }
+      ]
+    }
+  ]
+}
+JSON
+    for i in $(seq 1 120); do
+        n=$(printf 'src/handlers/handler-%03d.js' "$i")
+        {
+            echo "export async function handle$i(req, res) {"
+            echo "  const id = req.params.id ?? '$i';"
+            if [[ $bad == yes && $i == 73 ]]; then
+                echo "  const stripe = new Stripe('sk_live_51H8abcdefghijklmnopqrstuvwxyz');"
+                echo "  const slack = 'xoxb-1234567890123-1234567890123-AbCdEfGhIjKlMnOpQrStUvWx';"
+            fi
+            echo "  res.json({ id, handler: 'handle$i' });"
+            echo '}'
+        } >"$dir/$n"
+    done
+    for i in $(seq 1 60); do
+        n=$(printf 'config/envs/region-%02d.yml' "$i")
+        {
+            echo "region: r$i"
+            echo "replicas: $((i % 5 + 1))"
+            if [[ $bad == yes && $i == 22 ]]; then
+                echo 'github_token: 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'
+            else
+                echo 'github_token: ${GITHUB_TOKEN}'
+            fi
+        } >"$dir/$n"
+    done
+    for i in $(seq 1 40); do
+        n=$(printf 'test/fixtures/mirror-%02d.json' "$i")
+        if [[ $bad == yes && $((i % 2)) == 0 && $i -le 36 ]]; then
+            echo "{\"mirror\": \"https://ci-user:mirrorpass$i@mirror$i.example.com/repo.git\"}" >"$dir/$n"
+        else
+            echo "{\"mirror\": \"https://mirror$i.example.com/repo.git\"}" >"$dir/$n"
+        fi
+    done
+    for i in $(seq 1 20); do
+        printf '# Deploying region %d\n\nRun `make deploy REGION=r%d`.\n' "$i" "$i" >"$dir/docs/deploy-$i.md"
+    done
+    if [[ $bad == yes ]]; then
+        printf -- '-----BEGIN RSA PRIVATE KEY-----\nMIIEowIBAAKCAQEAu1SU1LfVLPHCozMxH2Mo4lgOEePzNm0tRgeLezV6ffAt0gun\nVTLw7onLRnrq0/IzW7yWR7QkrmBL7jTKEn5u+qKhbwKfBstIs+bMY2Zkp18gnTxK\n-----END RSA PRIVATE KEY-----\n' >"$dir/deploy/id_rsa"
+        echo 'AWS_SECRET_ACCESS_KEY=wJalrXUtnFEMI/K7MDENG/bPxRfiCYzzzzzzzzzz' >"$dir/deploy/prod.env"
+    else
+        echo 'AWS_SECRET_ACCESS_KEY=${AWS_SECRET_ACCESS_KEY}' >"$dir/deploy/prod.env"
+    fi
+    echo '{"name": "orders-api", "private": true, "type": "module"}' >"$dir/package.json"
+}
+
+# secretlint's errors (not its warnings), from its JSON (`--format json`) over the same
+# files: each file with an error as the form of the run names it (TAP's `not ok N -
+# PATH`, or the stylish report's PATH heading).
+secretlint_truth() { # NAME DIR FORM(tap|stylish) [TRUTH ARGS...]
+    local name=$1 dir=$2 form=$3
+    shift 3
+    (cd "$dir" && npx secretlint '**/*' --format json >"$WORK/$name.raw" 2>/dev/null || true)
+    python3 -c '
+import json, os, sys
+root = os.path.realpath(sys.argv[3])
+found = []
+for n, f in enumerate(json.load(open(sys.argv[1])), 1):
+    if any(m["severity"] == "error" for m in f["messages"]):
+        path = f["filePath"].replace(root, "/home/dev/work/" + os.path.basename(root))
+        found.append("not ok %d - %s" % (n, path) if sys.argv[4] == "tap" else path)
+json.dump(found, open(sys.argv[2], "w"))
+' "$WORK/$name.raw" "$WORK/$name.json" "$dir" "$form"
+    truth "$name" names "$WORK/$name.json" "$@"
+}
+
+if want secretlint && [[ -x "$NODE_TOOLS/node_modules/.bin/secretlint" ]]; then
+    d="$WORK/secretlint"
+    secretlint_project "$d" yes
+    COMMAND="npx secretlint '**/*' --format tap"
+    run secretlint-tap "$d" "$COMMAND"
+    secretlint_truth secretlint-tap "$d" tap
+    COMMAND="npx secretlint '**/*' --profile 2>&1"
+    run secretlint-profile-merged "$d" "$COMMAND"
+    secretlint_truth secretlint-profile-merged "$d" stylish --verdict-regex 'problems? \('
+    COMMAND="npx secretlint '**/*' --profile --no-color"
+    run secretlint-profile-nocolor "$d" "$COMMAND"
+    secretlint_truth secretlint-profile-nocolor "$d" stylish --verdict-regex 'problems? \('
+    COMMAND="mkdir -p build && npx secretlint '**/*' --format tap 2>&1 | tee build/secretlint.tap"
+    run secretlint-tap-tee-merged "$d" "$COMMAND"
+    secretlint_truth secretlint-tap-tee-merged "$d" tap
+    d="$WORK/secretlint-pass"
+    secretlint_project "$d" no
+    COMMAND="npx secretlint '**/*' --format tap"
+    run secretlint-tap-pass "$d" "$COMMAND"
+    truth secretlint-tap-pass plain
+fi
+
+markuplint_project() { # dir: 200 pages with about 380 warnings, and 4 errors in 4 of them (yes) or none (no)
+    local dir=$1 bad=$2 part i n
+    mkdir -p "$dir/pages"
+    ln -sfn "$NODE_TOOLS/node_modules" "$dir/node_modules"
+    cat >"$dir/package.json" <<'JSON'
+{
+  "name": "storefront-pages",
+  "private": true,
+  "scripts": {
+    "lint:html": "markuplint 'pages/**/*.html' --max-warnings 1000"
+  }
+}
+JSON
+    cat >"$dir/.markuplintrc" <<'JSON'
+{
+  "extends": ["markuplint:recommended"],
+  "rules": {
+    "required-attr": { "severity": "warning" },
+    "use-list": { "severity": "warning" },
+    "character-reference": { "severity": "warning" }
+  }
+}
+JSON
+    for part in shop blog account help; do
+        mkdir -p "$dir/pages/$part"
+        for i in $(seq 1 50); do
+            n=$(printf 'pages/%s/page-%02d.html' "$part" "$i")
+            {
+                echo '<!DOCTYPE html>'
+                echo '<html lang="en">'
+                echo '<head>'
+                echo '  <meta charset="utf-8">'
+                echo "  <title>${part^} $i</title>"
+                echo '</head>'
+                echo '<body>'
+                if [[ $bad.$part.$i != yes.account.9 ]]; then
+                    echo "  <h1>${part^} $i</h1>"
+                else
+                    echo "  <h2>${part^} $i</h2>"
+                fi
+                if ((i % 2 == 0)); then
+                    echo "  <img src=\"/img/$part-$i.png\" alt=\"${part^} $i\">"
+                else
+                    echo "  <img src=\"/img/$part-$i.png\" alt=\"${part^} $i\" width=\"640\" height=\"360\">"
+                fi
+                if ((i % 3 == 0)); then
+                    echo '  <p>• Ships in 2 days • Free returns</p>'
+                fi
+                if ((i % 5 == 0)); then
+                    echo '  <p>Terms & conditions apply</p>'
+                fi
+                case $bad.$part.$i in
+                yes.shop.17)
+                    echo '  <a href="/cart" id="cart-link">Cart</a>'
+                    echo '  <a href="/checkout" id="cart-link">Checkout</a>' ;;
+                yes.blog.44)
+                    echo '  <div class="tags"><li>news</li><li>sale</li></div>' ;;
+                yes.help.38)
+                    echo '  <button type="button" class="icon-close"></button>' ;;
+                esac
+                echo "  <a href=\"/$part/$((i + 1))\">Next</a>"
+                echo '</body>'
+                echo '</html>'
+            } >"$dir/$n"
+        done
+    done
+}
+
+# markuplint's errors (not its warnings), from its JSON (`--format JSON`) of the same
+# files: each as the form of the run shows it (the standard form's `FILE:LINE:COL`, or
+# the JSON's message).
+markuplint_truth() { # NAME DIR FORM(place|message) [TRUTH ARGS...]
+    local name=$1 dir=$2 form=$3
+    shift 3
+    (cd "$dir" && npx markuplint 'pages/**/*.html' --format JSON >"$WORK/$name.raw" 2>/dev/null || true)
+    python3 -c '
+import json, os, sys
+root = os.path.realpath(sys.argv[3]) + "/"
+found = []
+for v in json.load(open(sys.argv[1])):
+    if v["severity"] != "error":
+        continue
+    item = "%s:%d:%d" % (v["filePath"].replace(root, ""), v["line"], v["col"]) if sys.argv[4] == "place" else "\"message\": %s" % json.dumps(v["message"])
+    if item not in found:
+        found.append(item)
+json.dump(found, open(sys.argv[2], "w"))
+' "$WORK/$name.raw" "$WORK/$name.json" "$dir" "$form"
+    truth "$name" names "$WORK/$name.json" "$@"
+}
+
+if want markuplint && [[ -x "$NODE_TOOLS/node_modules/.bin/markuplint" ]]; then
+    d="$WORK/markuplint"
+    markuplint_project "$d" yes
+    COMMAND="npx markuplint 'pages/**/*.html'"
+    run markuplint-pages "$d" "$COMMAND"
+    markuplint_truth markuplint-pages "$d" place
+    COMMAND="npx markuplint 'pages/**/*.html' 2>&1"
+    run markuplint-pages-merged "$d" "$COMMAND"
+    markuplint_truth markuplint-pages-merged "$d" place
+    COMMAND="npx markuplint 'pages/**/*.html' --format JSON"
+    run markuplint-pages-json "$d" "$COMMAND"
+    markuplint_truth markuplint-pages-json "$d" message
+    COMMAND='npm run lint:html 2>&1'
+    run markuplint-npm-max-warnings-merged "$d" "$COMMAND"
+    markuplint_truth markuplint-npm-max-warnings-merged "$d" place
+    d="$WORK/markuplint-pass"
+    markuplint_project "$d" no
+    COMMAND="npx markuplint 'pages/**/*.html' --allow-warnings"
+    run markuplint-pages-allow-warnings-pass "$d" "$COMMAND"
+    truth markuplint-pages-allow-warnings-pass plain
+fi
+
+pydoclint_project() { # dir: 8 packages of 25 modules, 7 docstrings that disagree with their functions in 6 modules (yes) or none (no)
+    local dir=$1 bad=$2 pkg i n
+    mkdir -p "$dir/src"
+    cat >"$dir/Makefile" <<'MAKE'
+PYDOCLINT ?= pydoclint
+PACKAGES := billing catalog fulfilment identity inventory notify reports search
+
+docs-lint: $(PACKAGES:%=docs-lint-%)
+
+docs-lint-%:
+	$(PYDOCLINT) --style=google --show-filenames-in-every-violation-message=True src/$*
+
+.PHONY: docs-lint
+MAKE
+    for pkg in billing catalog fulfilment identity inventory notify reports search; do
+        mkdir -p "$dir/src/$pkg"
+        echo "\"\"\"The $pkg package.\"\"\"" >"$dir/src/$pkg/__init__.py"
+        for i in $(seq 1 25); do
+            n=$(printf 'src/%s/mod_%02d.py' "$pkg" "$i")
+            {
+                echo "\"\"\"Module $i of $pkg.\"\"\""
+                echo ''
+                echo ''
+                echo "def total_$i(items: list[int], scale: int) -> int:"
+                echo '    """Add up the items.'
+                echo ''
+                echo '    Args:'
+                echo '        items (list[int]): The amounts.'
+                if [[ $bad.$pkg.$i != yes.catalog.8 ]]; then
+                    echo '        scale (int): The factor.'
+                fi
+                echo ''
+                echo '    Returns:'
+                echo '        int: The scaled sum.'
+                echo '    """'
+                echo '    return sum(items) * scale'
+                echo ''
+                echo ''
+                echo "def lookup_$i(table: dict[str, int], key: str) -> int:"
+                echo '    """Find a value.'
+                echo ''
+                echo '    Args:'
+                echo '        table (dict[str, int]): The table.'
+                echo '        key (str): The key.'
+                echo ''
+                if [[ $bad.$pkg.$i != yes.inventory.19 ]]; then
+                    echo '    Returns:'
+                    echo '        int: The value.'
+                    echo ''
+                fi
+                echo '    Raises:'
+                echo '        KeyError: When the key is missing.'
+                echo '    """'
+                echo '    if key not in table:'
+                echo '        raise KeyError(key)'
+                echo '    return table[key]'
+                if [[ $bad.$pkg.$i == yes.notify.3 ]]; then
+                    echo ''
+                    echo ''
+                    echo 'def send(address: str, body: str) -> None:'
+                    echo '    """Send a message.'
+                    echo ''
+                    echo '    Args:'
+                    echo '        address (str): The recipient.'
+                    echo '        body (bytes): The text.'
+                    echo '    """'
+                    echo '    print(address, body)'
+                fi
+                if [[ $bad.$pkg.$i == yes.reports.22 ]]; then
+                    echo ''
+                    echo ''
+                    echo 'def render(rows: list[str]) -> str:'
+                    echo '    """Render the rows.'
+                    echo ''
+                    echo '    Args:'
+                    echo '        rows (list[str]): The rows.'
+                    echo ''
+                    echo '    Returns:'
+                    echo '        str: The text.'
+                    echo ''
+                    echo '    Raises:'
+                    echo '        ValueError: When there are no rows.'
+                    echo '    """'
+                    echo '    return "\n".join(rows)'
+                fi
+                if [[ $bad.$pkg.$i == yes.billing.11 || $bad.$pkg.$i == yes.search.25 ]]; then
+                    echo ''
+                    echo ''
+                    echo "def refund_$i(amount: int, reason: str) -> int:"
+                    echo '    """Refund an amount.'
+                    echo ''
+                    echo '    Args:'
+                    echo '        amount (int): The amount.'
+                    echo '        why (str): The reason.'
+                    echo ''
+                    echo '    Returns:'
+                    echo '        int: The refunded amount.'
+                    echo '    """'
+                    echo '    return amount if reason else 0'
+                fi
+            } >"$dir/$n"
+        done
+    done
+}
+
+# pydoclint's violations, from pydoclint run on each module alone: each as the run
+# prints it with the file name in every message (`FILE:LINE: DOCNNN`).
+pydoclint_truth() { # NAME DIR [TRUTH ARGS...]
+    local name=$1 dir=$2 f
+    shift 2
+    (cd "$dir" && for f in $(find src -name '*.py' | sort); do
+        "$PY_BIN/pydoclint" --style=google --quiet --show-filenames-in-every-violation-message=True "$f" 2>&1 || true
+    done) >"$WORK/$name.alone"
+    python3 -c '
+import json, re, sys
+found = []
+for line in open(sys.argv[1]):
+    m = re.match(r"\s*(src/\S+\.py:\d+: DOC\d+)", line)
+    if m and m.group(1) not in found:
+        found.append(m.group(1))
+json.dump(found, open(sys.argv[2], "w"))
+' "$WORK/$name.alone" "$WORK/$name.json"
+    truth "$name" names "$WORK/$name.json" "$@"
+}
+
+if want pydoclint && [[ -x "$PY_BIN/pydoclint" ]] && command -v make >/dev/null; then
+    d="$WORK/pydoclint"
+    pydoclint_project "$d" yes
+    COMMAND='make -k docs-lint 2>&1'
+    pyvenv_run pydoclint-make-merged "$d"
+    pydoclint_truth pydoclint-make-merged "$d" --verdict-regex "^make: (\*\*\* \[|Target .docs-lint. not remade)"
+    COMMAND='make -k docs-lint'
+    pyvenv_run pydoclint-make "$d"
+    pydoclint_truth pydoclint-make "$d" --verdict-regex "^make: (\*\*\* \[|Target .docs-lint. not remade)"
+    COMMAND='pydoclint --style=google --show-filenames-in-every-violation-message=True src'
+    pyvenv_run pydoclint-tree "$d"
+    pydoclint_truth pydoclint-tree "$d"
+    d="$WORK/pydoclint-pass"
+    pydoclint_project "$d" no
+    COMMAND='make -k docs-lint'
+    pyvenv_run pydoclint-make-pass "$d"
+    truth pydoclint-make-pass plain
 fi
 
 echo "corpus: $(ls "$LOGS"/*.truth | wc -l) cases, $(du -sh "$LOGS" | cut -f1)" >&2
