@@ -64,7 +64,9 @@
 # fourteenth pass, lizard, stestr (with python-subunit), typos and pydoclint from PyPI
 # (in PY_BIN), @hapi/lab with @hapi/code, secretlint with
 # @secretlint/secretlint-rule-preset-recommend, and markuplint from the npm registry (in
-# NODE_TOOLS), make and git.
+# NODE_TOOLS), make and git; Debian's libboost-test-dev, check, libcmocka-dev,
+# libcunit1-dev, ninja-build, valac with libglib2.0-dev, mandoc and appstream, g++, gcc,
+# make, pkg-config and python3 with PyYAML.
 # Not run by CI: the logs are committed. Usage: bash tests/corpus/generate.sh [case-name-filter]
 set -euo pipefail
 
@@ -17375,6 +17377,1296 @@ if want pydoclint && [[ -x "$PY_BIN/pydoclint" ]] && command -v make >/dev/null;
     COMMAND='make -k docs-lint'
     pyvenv_run pydoclint-make-pass "$d"
     truth pydoclint-make-pass plain
+fi
+
+# ---------------------------------------------- issue 40's fourteenth pass (held out)
+# Boost.Test, check (libcheck), cmocka and CUnit test binaries with many passing cases,
+# ninja over a C build, valac through make, `mandoc -T lint` over many man pages and
+# `appstreamcli validate` over many metainfo files: Debian's libboost-test-dev, check,
+# libcmocka-dev, libcunit1-dev, ninja-build, valac (with libglib2.0-dev), mandoc,
+# appstream, g++, gcc, make and pkg-config, and python3 with PyYAML.
+
+boost_test_project() { # dir: 600 cases in 6 suites, five of them failing (yes) or none (no)
+    local dir=$1 bad=$2 s i
+    mkdir -p "$dir/include" "$dir/tests"
+    cat >"$dir/include/ledger.hpp" <<'EOF'
+#pragma once
+#include <cmath>
+#include <map>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+namespace ledger {
+inline long cents(double amount) { return static_cast<long>(amount * 100); }
+inline long vat_of(long net, int per_mille) { return net * per_mille / 1000; }
+inline long balance(const std::vector<long>& moves) {
+    long sum = 0;
+    for (long m : moves) sum += m;
+    return sum;
+}
+inline int day_of_year(int month, int day) {
+    static const int starts[] = {0, 31, 59, 90, 120, 151, 181, 212, 243, 273, 304, 334};
+    return starts[month - 1] + day;
+}
+inline std::string column(const std::map<std::string, std::string>& mapping, const std::string& key) {
+    auto it = mapping.find(key);
+    if (it == mapping.end()) throw std::runtime_error("column '" + key + "' is not mapped");
+    return it->second;
+}
+inline std::string account_code(int n) { return "ACC-" + std::to_string(n); }
+}  // namespace ledger
+EOF
+    cat >"$dir/tests/main.cpp" <<'EOF'
+#define BOOST_TEST_MODULE ledger
+#define BOOST_TEST_DYN_LINK
+#include <boost/test/unit_test.hpp>
+EOF
+    for s in money tax accounts balances dates export_csv; do
+        {
+            echo '#define BOOST_TEST_DYN_LINK'
+            echo '#include <boost/test/unit_test.hpp>'
+            echo '#include "ledger.hpp"'
+            echo ''
+            echo 'using namespace ledger;'
+            echo ''
+            echo "BOOST_AUTO_TEST_SUITE($s)"
+            echo ''
+            for i in $(seq 1 100); do
+                case $s in
+                money) echo "BOOST_AUTO_TEST_CASE(cents_of_whole_$i) { BOOST_TEST(cents($i.0) == ${i}00); }" ;;
+                tax) echo "BOOST_AUTO_TEST_CASE(standard_rate_$i) { BOOST_CHECK_EQUAL(vat_of($((i * 1000)), 200), $((i * 200))); }" ;;
+                accounts) echo "BOOST_AUTO_TEST_CASE(code_$i) { BOOST_TEST(account_code($i) == \"ACC-$i\"); }" ;;
+                balances) echo "BOOST_AUTO_TEST_CASE(sums_moves_$i) { BOOST_TEST(balance({$i, -1, 1}) == $i); }" ;;
+                dates) echo "BOOST_AUTO_TEST_CASE(january_$((i % 31 + 1))_case_$i) { BOOST_TEST(day_of_year(1, $((i % 31 + 1))) == $((i % 31 + 1))); }" ;;
+                export_csv) echo "BOOST_AUTO_TEST_CASE(maps_column_$i) { BOOST_TEST(column({{\"c$i\", \"col$i\"}}, \"c$i\") == \"col$i\"); }" ;;
+                esac
+                if [[ $bad == yes && $i == 57 ]]; then
+                    echo ''
+                    case $s in
+                    money)
+                        echo 'BOOST_AUTO_TEST_CASE(rounds_half_cent_up) {'
+                        echo '    BOOST_TEST(cents(2.675) == 268);'
+                        echo '}' ;;
+                    tax)
+                        echo 'BOOST_AUTO_TEST_CASE(reduced_rate_on_odd_amount) {'
+                        echo '    BOOST_CHECK_EQUAL(vat_of(1005, 55), 56);'
+                        echo '}' ;;
+                    balances)
+                        echo 'BOOST_AUTO_TEST_CASE(closing_balance_is_positive) {'
+                        echo '    BOOST_REQUIRE_GT(balance({100, -250, 20}), 0);'
+                        echo '    BOOST_TEST(balance({1}) == 1);'
+                        echo '}' ;;
+                    dates)
+                        echo 'BOOST_AUTO_TEST_CASE(leap_day_in_march) {'
+                        echo '    BOOST_CHECK_MESSAGE(day_of_year(3, 1) == 61, "1 March 2024 is day 61, got " << day_of_year(3, 1));'
+                        echo '}' ;;
+                    export_csv)
+                        echo 'BOOST_AUTO_TEST_CASE(memo_column_is_exported) {'
+                        echo '    BOOST_TEST(column({{"amount", "Amount"}}, "memo") == "Memo");'
+                        echo '}' ;;
+                    esac
+                    echo ''
+                fi
+            done
+            echo ''
+            echo 'BOOST_AUTO_TEST_SUITE_END()'
+        } >"$dir/tests/test_$s.cpp"
+    done
+    cat >"$dir/Makefile" <<'EOF'
+CXX ?= g++
+CXXFLAGS ?= -O0 -Wall -Wextra -std=c++17
+CPPFLAGS += -Iinclude
+SRCS := $(sort $(wildcard tests/*.cpp))
+OBJS := $(patsubst tests/%.cpp,build/%.o,$(SRCS))
+TEST_FLAGS ?= --log_level=test_suite --color_output=no
+
+build/ledger_tests: $(OBJS)
+	$(CXX) -o $@ $^ -lboost_unit_test_framework
+
+build/%.o: tests/%.cpp include/ledger.hpp
+	@mkdir -p build
+	$(CXX) $(CPPFLAGS) $(CXXFLAGS) -c -o $@ $<
+
+check: build/ledger_tests
+	./build/ledger_tests $(TEST_FLAGS)
+
+.PHONY: check
+EOF
+    (cd "$dir" && make -s build/ledger_tests >/dev/null 2>&1)
+}
+
+# Each failing case as Boost.Test's log names it (`suite/case`), with the place of each
+# failed assertion (`FILE(LINE)`) or the exception that ended it, from the JUnit report
+# of the same binary.
+boost_test_truth() { # NAME DIR [VERDICT-REGEX]
+    local verdict=${3:-'^\*\*\* (\d+ failures? (is|are) detected|No errors detected)'}
+    (cd "$2" && ./build/ledger_tests --log_format=JUNIT --log_sink="$WORK/$1.xml" --report_level=no >/dev/null 2>&1 || true)
+    python3 -c '
+import json, re, sys
+import xml.etree.ElementTree as ET
+found = []
+for case in ET.parse(sys.argv[1]).getroot().iter("testcase"):
+    bad = case.findall("failure") + case.findall("error")
+    if not bad:
+        continue
+    found.append("%s/%s" % (case.get("classname"), case.get("name")))
+    for node in bad:
+        text = node.text or ""
+        place = re.search(r"- file\s*: (\S+)\n- line\s*: (\d+)", text)
+        if place and place.group(1) != "unknown":
+            found.append("%s(%s)" % place.groups())
+        exc = re.search(r"EXCEPTION STACK TRACE: -+\n(.+)", text)
+        if exc:
+            found.append(exc.group(1).strip())
+json.dump(list(dict.fromkeys(found)), open(sys.argv[2], "w"))
+' "$WORK/$1.xml" "$WORK/$1.json"
+    truth "$1" names "$WORK/$1.json" --verdict-regex "$verdict"
+}
+
+if want boost-test && [[ -f /usr/include/boost/test/unit_test.hpp ]] && command -v g++ >/dev/null; then
+    d="$WORK/boost-test"
+    boost_test_project "$d" yes
+    COMMAND='./build/ledger_tests --log_level=test_suite'
+    run boost-test-fail-suite-log "$d" "$COMMAND"
+    boost_test_truth boost-test-fail-suite-log "$d"
+    COMMAND='./build/ledger_tests --report_level=detailed 2>&1'
+    run boost-test-fail-detailed-merged "$d" "$COMMAND"
+    boost_test_truth boost-test-fail-detailed-merged "$d" '^Test module "ledger" has failed with:'
+    rm -rf "$d/build"
+    COMMAND='make check'
+    run boost-test-make-check "$d" "$COMMAND"
+    boost_test_truth boost-test-make-check "$d"
+    d="$WORK/boost-test-pass"
+    boost_test_project "$d" no
+    COMMAND='./build/ledger_tests --log_level=test_suite'
+    run boost-test-pass-suite-log "$d" "$COMMAND"
+    truth boost-test-pass-suite-log plain --verdict-regex '^\*\*\* No errors detected'
+fi
+
+libcheck_project() { # dir: 600 checks in 4 suites, five failing or erroring (yes) or none (no)
+    local dir=$1 bad=$2 s i
+    mkdir -p "$dir/src" "$dir/tests"
+    cat >"$dir/src/stock.h" <<'EOF'
+#ifndef STOCK_H
+#define STOCK_H
+#include <stddef.h>
+
+typedef struct {
+    char sku[16];
+    int qty;
+    long price_cents;
+} item_t;
+
+int stock_reserve(item_t *item, int n);
+long stock_value(const item_t *items, size_t n);
+long price_with_discount(long cents, int percent);
+const char *order_status_name(int status);
+int report_width(const char *title);
+#endif
+EOF
+    cat >"$dir/src/stock.c" <<'EOF'
+#include <string.h>
+#include "stock.h"
+
+int stock_reserve(item_t *item, int n)
+{
+    if (n <= 0 || n > item->qty)
+        return -1;
+    item->qty -= n;
+    return item->qty;
+}
+
+long stock_value(const item_t *items, size_t n)
+{
+    long sum = 0;
+    size_t i;
+    for (i = 0; i < n; i++)
+        sum += items[i].qty * items[i].price_cents;
+    return sum;
+}
+
+long price_with_discount(long cents, int percent)
+{
+    return cents * (100 - percent) / 100;
+}
+
+const char *order_status_name(int status)
+{
+    static const char *names[] = {"open", "paid", "shipped", "closed"};
+    if (status < 0 || status > 3)
+        return NULL;
+    return names[status];
+}
+
+int report_width(const char *title)
+{
+    int width = (int)strlen(title);
+    return width < 20 ? 20 : width;
+}
+EOF
+    for s in stock pricing orders reports; do
+        {
+            echo '#include <check.h>'
+            echo '#include <stdlib.h>'
+            echo '#include "stock.h"'
+            echo ''
+            for i in $(seq 1 150); do
+                case $s in
+                stock) echo "START_TEST(test_reserve_$i) { item_t it = {\"SKU-$i\", $((i + 5)), 100}; ck_assert_int_eq(stock_reserve(&it, 5), $i); } END_TEST" ;;
+                pricing) echo "START_TEST(test_discount_$i) { ck_assert_int_eq(price_with_discount($((i * 100)), 10), $((i * 90))); } END_TEST" ;;
+                orders) echo "START_TEST(test_status_$i) { ck_assert_str_eq(order_status_name($((i % 4))), order_status_name($((i % 4)))); } END_TEST" ;;
+                reports) echo "START_TEST(test_width_$i) { ck_assert_int_ge(report_width(\"report $i\"), 20); } END_TEST" ;;
+                esac
+            done
+            if [[ $bad == yes ]]; then
+                echo ''
+                case $s in
+                stock)
+                    echo 'START_TEST(test_reserve_all_of_it)'
+                    echo '{'
+                    echo '    item_t it = {"SKU-LAST", 3, 250};'
+                    echo '    ck_assert_int_eq(stock_reserve(&it, 3), 0);'
+                    echo '    ck_assert_int_eq(stock_reserve(&it, 1), 0);'
+                    echo '}'
+                    echo 'END_TEST' ;;
+                pricing)
+                    echo 'START_TEST(test_discount_rounds_half_up)'
+                    echo '{'
+                    echo '    ck_assert_int_eq(price_with_discount(1999, 15), 1700);'
+                    echo '}'
+                    echo 'END_TEST' ;;
+                orders)
+                    echo 'START_TEST(test_status_out_of_range)'
+                    echo '{'
+                    echo '    ck_assert_str_eq(order_status_name(7), "unknown");'
+                    echo '}'
+                    echo 'END_TEST'
+                    echo ''
+                    echo 'START_TEST(test_status_refunded)'
+                    echo '{'
+                    echo '    ck_assert_msg(order_status_name(4) != NULL, "status %d has no name", 4);'
+                    echo '}'
+                    echo 'END_TEST' ;;
+                reports)
+                    echo 'START_TEST(test_width_of_untitled_report)'
+                    echo '{'
+                    echo '    ck_assert_int_eq(report_width(NULL), 20);'
+                    echo '}'
+                    echo 'END_TEST' ;;
+                esac
+            fi
+            echo ''
+            echo "Suite *${s}_suite(void)"
+            echo '{'
+            echo "    Suite *s = suite_create(\"$s\");"
+            echo "    TCase *tc = tcase_create(\"core\");"
+            for i in $(seq 1 150); do
+                case $s in
+                stock) echo "    tcase_add_test(tc, test_reserve_$i);" ;;
+                pricing) echo "    tcase_add_test(tc, test_discount_$i);" ;;
+                orders) echo "    tcase_add_test(tc, test_status_$i);" ;;
+                reports) echo "    tcase_add_test(tc, test_width_$i);" ;;
+                esac
+                if [[ $bad == yes && $i == 90 ]]; then
+                    case $s in
+                    stock) echo '    tcase_add_test(tc, test_reserve_all_of_it);' ;;
+                    pricing) echo '    tcase_add_test(tc, test_discount_rounds_half_up);' ;;
+                    orders) echo '    tcase_add_test(tc, test_status_out_of_range);'; echo '    tcase_add_test(tc, test_status_refunded);' ;;
+                    reports) echo '    tcase_add_test(tc, test_width_of_untitled_report);' ;;
+                    esac
+                fi
+            done
+            echo '    suite_add_tcase(s, tc);'
+            echo '    return s;'
+            echo '}'
+        } >"$dir/tests/check_$s.c"
+    done
+    cat >"$dir/tests/check_main.c" <<'EOF'
+#include <check.h>
+#include <stdlib.h>
+
+Suite *stock_suite(void);
+Suite *pricing_suite(void);
+Suite *orders_suite(void);
+Suite *reports_suite(void);
+
+int main(void)
+{
+    SRunner *sr = srunner_create(stock_suite());
+    srunner_add_suite(sr, pricing_suite());
+    srunner_add_suite(sr, orders_suite());
+    srunner_add_suite(sr, reports_suite());
+    srunner_run_all(sr, CK_ENV);
+    int failed = srunner_ntests_failed(sr);
+    srunner_free(sr);
+    return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+}
+EOF
+    cat >"$dir/Makefile" <<'EOF'
+CC ?= gcc
+CFLAGS ?= -O0 -g -Wall -Wextra
+CHECK_CFLAGS := $(shell pkg-config --cflags check)
+CHECK_LIBS := $(shell pkg-config --libs check)
+OBJS := build/stock.o build/check_main.o build/check_stock.o build/check_pricing.o build/check_orders.o build/check_reports.o
+CK_VERBOSITY ?= normal
+
+build/check_stock_suite: $(OBJS)
+	$(CC) -o $@ $^ $(CHECK_LIBS)
+
+build/%.o: src/%.c src/stock.h
+	@mkdir -p build
+	$(CC) $(CFLAGS) -Isrc -c -o $@ $<
+
+build/%.o: tests/%.c src/stock.h
+	@mkdir -p build
+	$(CC) $(CFLAGS) $(CHECK_CFLAGS) -Isrc -c -o $@ $<
+
+check: build/check_stock_suite
+	CK_VERBOSITY=$(CK_VERBOSITY) ./build/check_stock_suite
+
+.PHONY: check
+EOF
+    (cd "$dir" && make -s build/check_stock_suite >/dev/null 2>&1)
+}
+
+# Each failed or erroring check's name and its place (`FILE:LINE`, as check heads the
+# line it prints for it), from the XML log check writes of the same run.
+libcheck_truth() { # NAME DIR
+    (cd "$2" && CK_XML_LOG_FILE_NAME="$WORK/$1.xml" ./build/check_stock_suite >/dev/null 2>&1 || true)
+    python3 -c '
+import json, sys
+import xml.etree.ElementTree as ET
+ns = "{http://check.sourceforge.net/ns}"
+found = []
+for test in ET.parse(sys.argv[1]).getroot().iter(ns + "test"):
+    if test.get("result") == "success":
+        continue
+    found.append(test.find(ns + "id").text)
+    found.append(test.find(ns + "fn").text)
+json.dump(list(dict.fromkeys(found)), open(sys.argv[2], "w"))
+' "$WORK/$1.xml" "$WORK/$1.json"
+    truth "$1" names "$WORK/$1.json" --verdict-regex '^\d+%: Checks: \d+, Failures: \d+, Errors: \d+'
+}
+
+if want libcheck && pkg-config --exists check 2>/dev/null; then
+    d="$WORK/libcheck"
+    libcheck_project "$d" yes
+    COMMAND='CK_VERBOSITY=verbose ./build/check_stock_suite'
+    run libcheck-fail-verbose "$d" "$COMMAND"
+    libcheck_truth libcheck-fail-verbose "$d"
+    COMMAND='CK_TAP_LOG_FILE_NAME=- ./build/check_stock_suite'
+    run libcheck-fail-tap "$d" "$COMMAND"
+    libcheck_truth libcheck-fail-tap "$d"
+    rm -rf "$d/build"
+    COMMAND='make check CK_VERBOSITY=verbose 2>&1'
+    run libcheck-make-check-verbose-merged "$d" "$COMMAND"
+    libcheck_truth libcheck-make-check-verbose-merged "$d"
+    d="$WORK/libcheck-pass"
+    libcheck_project "$d" no
+    COMMAND='CK_VERBOSITY=verbose ./build/check_stock_suite'
+    run libcheck-pass-verbose "$d" "$COMMAND"
+    truth libcheck-pass-verbose plain --verdict-regex '^100%: Checks: \d+'
+fi
+
+cmocka_project() { # dir: 5 test binaries of 150 tests, five failing (yes) or none (no)
+    local dir=$1 bad=$2 g i
+    mkdir -p "$dir/src" "$dir/tests"
+    cat >"$dir/src/config.h" <<'EOF'
+#ifndef CONFIG_H
+#define CONFIG_H
+#include <stddef.h>
+
+int config_parse_int(const char *text, int *out);
+int config_merge(int base, int override, int has_override);
+size_t path_join(char *buf, size_t size, const char *dir, const char *name);
+const char *env_or(const char *value, const char *fallback);
+size_t render_width(const char *key, const char *value);
+#endif
+EOF
+    cat >"$dir/src/config.c" <<'EOF'
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "config.h"
+
+int config_parse_int(const char *text, int *out)
+{
+    char *end;
+    long v = strtol(text, &end, 10);
+    if (end == text)
+        return -1;
+    *out = (int)v;
+    return 0;
+}
+
+int config_merge(int base, int override, int has_override)
+{
+    return has_override ? override : base;
+}
+
+size_t path_join(char *buf, size_t size, const char *dir, const char *name)
+{
+    return (size_t)snprintf(buf, size, "%s/%s", dir, name);
+}
+
+const char *env_or(const char *value, const char *fallback)
+{
+    return value ? value : fallback;
+}
+
+size_t render_width(const char *key, const char *value)
+{
+    return strlen(key) + 3 + strlen(value);
+}
+EOF
+    for g in parse merge paths env render; do
+        {
+            echo '#include <stdarg.h>'
+            echo '#include <stddef.h>'
+            echo '#include <setjmp.h>'
+            echo '#include <stdint.h>'
+            echo '#include <string.h>'
+            echo '#include <cmocka.h>'
+            echo '#include "config.h"'
+            echo ''
+            for i in $(seq 1 150); do
+                case $g in
+                parse) echo "static void test_parse_value_$i(void **state) { int v = 0; (void)state; assert_int_equal(config_parse_int(\" $i\", &v), 0); assert_int_equal(v, $i); }" ;;
+                merge) echo "static void test_merge_override_$i(void **state) { (void)state; assert_int_equal(config_merge(0, $i, 1), $i); }" ;;
+                paths) echo "static void test_join_path_$i(void **state) { char buf[64]; (void)state; path_join(buf, sizeof buf, \"/etc\", \"f$i.conf\"); assert_string_equal(buf, \"/etc/f$i.conf\"); }" ;;
+                env) echo "static void test_env_fallback_$i(void **state) { (void)state; assert_string_equal(env_or(NULL, \"v$i\"), \"v$i\"); }" ;;
+                render) echo "static void test_render_width_$i(void **state) { (void)state; assert_int_equal(render_width(\"k$i\", \"v\"), strlen(\"k$i\") + 4); }" ;;
+                esac
+            done
+            if [[ $bad == yes ]]; then
+                echo ''
+                case $g in
+                parse)
+                    echo 'static void test_parse_rejects_trailing_garbage(void **state)'
+                    echo '{'
+                    echo '    int v = 0;'
+                    echo '    (void)state;'
+                    echo '    assert_int_equal(config_parse_int("42abc", &v), -1);'
+                    echo '}'
+                    echo ''
+                    echo 'static void test_parse_hex_value(void **state)'
+                    echo '{'
+                    echo '    int v = 0;'
+                    echo '    (void)state;'
+                    echo '    config_parse_int("0x1f", &v);'
+                    echo '    assert_int_equal(v, 31);'
+                    echo '}' ;;
+                paths)
+                    echo 'static void test_join_truncates_long_names(void **state)'
+                    echo '{'
+                    echo '    char buf[8];'
+                    echo '    (void)state;'
+                    echo '    assert_in_range(path_join(buf, sizeof buf, "/etc", "service.conf"), 0, sizeof buf - 1);'
+                    echo '}' ;;
+                env)
+                    echo 'static void test_env_empty_value_uses_fallback(void **state)'
+                    echo '{'
+                    echo '    (void)state;'
+                    echo '    assert_string_equal(env_or("", "default"), "default");'
+                    echo '}' ;;
+                render)
+                    echo 'static void test_render_null_value(void **state)'
+                    echo '{'
+                    echo '    (void)state;'
+                    echo '    assert_true(render_width("key", NULL) == 3);'
+                    echo '}' ;;
+                esac
+            fi
+            echo ''
+            echo 'int main(void)'
+            echo '{'
+            echo '    const struct CMUnitTest tests[] = {'
+            for i in $(seq 1 150); do
+                case $g in
+                parse) echo "        cmocka_unit_test(test_parse_value_$i)," ;;
+                merge) echo "        cmocka_unit_test(test_merge_override_$i)," ;;
+                paths) echo "        cmocka_unit_test(test_join_path_$i)," ;;
+                env) echo "        cmocka_unit_test(test_env_fallback_$i)," ;;
+                render) echo "        cmocka_unit_test(test_render_width_$i)," ;;
+                esac
+                if [[ $bad == yes && $i == 110 ]]; then
+                    case $g in
+                    parse) echo '        cmocka_unit_test(test_parse_rejects_trailing_garbage),'; echo '        cmocka_unit_test(test_parse_hex_value),' ;;
+                    paths) echo '        cmocka_unit_test(test_join_truncates_long_names),' ;;
+                    env) echo '        cmocka_unit_test(test_env_empty_value_uses_fallback),' ;;
+                    render) echo '        cmocka_unit_test(test_render_null_value),' ;;
+                    esac
+                fi
+            done
+            echo '    };'
+            echo "    return cmocka_run_group_tests_name(\"$g\", tests, NULL, NULL);"
+            echo '}'
+        } >"$dir/tests/test_$g.c"
+    done
+    cat >"$dir/Makefile" <<'EOF'
+CC ?= gcc
+CFLAGS ?= -O0 -g -Wall -Wextra
+TESTS := $(patsubst tests/%.c,build/%,$(sort $(wildcard tests/test_*.c)))
+
+all: $(TESTS)
+
+build/test_%: tests/test_%.c src/config.c src/config.h
+	@mkdir -p build
+	$(CC) $(CFLAGS) -Isrc -o $@ $< src/config.c -lcmocka
+
+check: $(patsubst build/%,run-%,$(TESTS))
+
+run-%: build/%
+	./build/$*
+
+.PHONY: all check
+EOF
+    (cd "$dir" && make -s all >/dev/null 2>&1)
+}
+
+# Each failing test and the place of its failed assertion (`FILE:LINE`, as cmocka's
+# LINE row shows it), from the XML cmocka writes of the same binaries.
+cmocka_truth() { # NAME DIR [truth args]
+    local name=$1 dir=$2 t
+    shift 2
+    for t in "$dir"/build/test_*; do
+        (cd "$dir" && CMOCKA_MESSAGE_OUTPUT=xml CMOCKA_XML_FILE="$WORK/$name-%g.xml" "$t" >/dev/null 2>&1 || true)
+    done
+    python3 -c '
+import glob, json, re, sys
+import xml.etree.ElementTree as ET
+found = []
+for path in sorted(glob.glob(sys.argv[1] + "-*.xml")):
+    for case in ET.parse(path).getroot().iter("testcase"):
+        for node in case.findall("failure") + case.findall("error"):
+            found.append(case.get("name"))
+            m = re.search(r"^(\S+:\d+): error: Failure!", node.text or "", re.M)
+            if m:
+                found.append(m.group(1))
+json.dump(list(dict.fromkeys(found)), open(sys.argv[2], "w"))
+' "$WORK/$name" "$WORK/$name.json"
+    truth "$name" names "$WORK/$name.json" "$@"
+}
+
+if want cmocka && [[ -f /usr/include/cmocka.h ]] && command -v make >/dev/null; then
+    d="$WORK/cmocka"
+    cmocka_project "$d" yes
+    rm -rf "$d/build"
+    COMMAND='make -k check'
+    run cmocka-make-check "$d" "$COMMAND"
+    cmocka_truth cmocka-make-check "$d" --verdict-regex "^make: (\*\*\* \[|Target .check. not remade)"
+    COMMAND='make -k check 2>&1'
+    run cmocka-make-check-merged "$d" "$COMMAND"
+    cmocka_truth cmocka-make-check-merged "$d" --verdict-regex "^make: (\*\*\* \[|Target .check. not remade)"
+    COMMAND='CMOCKA_MESSAGE_OUTPUT=tap make -k check 2>&1'
+    run cmocka-make-check-tap-merged "$d" "$COMMAND"
+    cmocka_truth cmocka-make-check-tap-merged "$d" --verdict-regex "^make: (\*\*\* \[|Target .check. not remade)"
+    COMMAND='./build/test_parse'
+    run cmocka-fail-one-binary "$d" "$COMMAND"
+    (cd "$d" && CMOCKA_MESSAGE_OUTPUT=xml CMOCKA_XML_FILE="$WORK/cmocka-one-%g.xml" ./build/test_parse >/dev/null 2>&1 || true)
+    python3 -c '
+import json, re, sys
+import xml.etree.ElementTree as ET
+found = []
+for case in ET.parse(sys.argv[1]).getroot().iter("testcase"):
+    for node in case.findall("failure"):
+        found.append(case.get("name"))
+        m = re.search(r"^(\S+:\d+): error: Failure!", node.text or "", re.M)
+        if m:
+            found.append(m.group(1))
+json.dump(found, open(sys.argv[2], "w"))
+' "$WORK/cmocka-one-parse.xml" "$WORK/cmocka-fail-one-binary.json"
+    truth cmocka-fail-one-binary names "$WORK/cmocka-fail-one-binary.json" --verdict-regex '^\s*\d+ FAILED TEST\(S\)$'
+    d="$WORK/cmocka-pass"
+    cmocka_project "$d" no
+    COMMAND='make check'
+    run cmocka-make-check-pass "$d" "$COMMAND"
+    truth cmocka-make-check-pass plain --verdict-regex '^\[  PASSED  \] \d+ test\(s\)\.'
+fi
+
+cunit_project() { # dir: 600 tests in 6 suites, four failing (yes) or none (no)
+    local dir=$1 bad=$2 s i
+    mkdir -p "$dir/src" "$dir/tests"
+    cat >"$dir/src/units.h" <<'EOF'
+#ifndef UNITS_H
+#define UNITS_H
+long km_to_m(long km);
+double c_to_f(double c);
+long minutes_to_seconds(long minutes);
+int bytes_to_kib(long bytes);
+double percent_of(double part, double whole);
+int grams_to_kg_rounded(int grams);
+#endif
+EOF
+    cat >"$dir/src/units.c" <<'EOF'
+#include "units.h"
+
+long km_to_m(long km) { return km * 1000; }
+double c_to_f(double c) { return c * 9.0 / 5.0 + 32.0; }
+long minutes_to_seconds(long minutes) { return minutes * 60; }
+
+int bytes_to_kib(long bytes)
+{
+    int unused_rounding;
+    return (int)(bytes / 1024);
+}
+
+double percent_of(double part, double whole)
+{
+    return part / whole * 100.0;
+}
+
+int grams_to_kg_rounded(int grams)
+{
+    return grams / 1000;
+}
+EOF
+    for s in distance temperature time storage ratios weight; do
+        {
+            echo '#include <CUnit/CUnit.h>'
+            echo '#include "units.h"'
+            echo ''
+            for i in $(seq 1 100); do
+                case $s in
+                distance) echo "static void km_$i(void) { CU_ASSERT_EQUAL(km_to_m($i), $((i * 1000))); }" ;;
+                temperature) echo "static void c_to_f_$i(void) { CU_ASSERT_DOUBLE_EQUAL(c_to_f($((i * 5))), $((i * 9 + 32)), 0.001); }" ;;
+                time) echo "static void minutes_$i(void) { CU_ASSERT_EQUAL(minutes_to_seconds($i), $((i * 60))); }" ;;
+                storage) echo "static void kib_$i(void) { CU_ASSERT_EQUAL(bytes_to_kib($((i * 1024))), $i); }" ;;
+                ratios) echo "static void percent_$i(void) { CU_ASSERT_DOUBLE_EQUAL(percent_of($i, 200), $i / 2.0, 0.0001); }" ;;
+                weight) echo "static void kg_$i(void) { CU_ASSERT_EQUAL(grams_to_kg_rounded($((i * 1000))), $i); }" ;;
+                esac
+            done
+            if [[ $bad == yes ]]; then
+                echo ''
+                case $s in
+                temperature)
+                    echo 'static void body_temperature(void)'
+                    echo '{'
+                    echo '    CU_ASSERT_DOUBLE_EQUAL(c_to_f(37.0), 98.7, 0.01);'
+                    echo '}' ;;
+                storage)
+                    echo 'static void partial_kib_rounds_up(void)'
+                    echo '{'
+                    echo '    CU_ASSERT_EQUAL_FATAL(bytes_to_kib(1536), 2);'
+                    echo '    CU_ASSERT_EQUAL(bytes_to_kib(512), 1);'
+                    echo '}' ;;
+                ratios)
+                    echo 'static void percent_of_zero_whole(void)'
+                    echo '{'
+                    echo '    CU_ASSERT_DOUBLE_EQUAL(percent_of(1, 0), 0.0, 0.0001);'
+                    echo '}' ;;
+                weight)
+                    echo 'static void half_kilo_rounds_up(void)'
+                    echo '{'
+                    echo '    CU_ASSERT_EQUAL(grams_to_kg_rounded(1500), 2);'
+                    echo '    CU_ASSERT_TRUE(grams_to_kg_rounded(999) > 0);'
+                    echo '}' ;;
+                esac
+            fi
+            echo ''
+            echo "int add_${s}_suite(void)"
+            echo '{'
+            echo "    CU_pSuite suite = CU_add_suite(\"$s\", NULL, NULL);"
+            echo '    if (suite == NULL)'
+            echo '        return -1;'
+            for i in $(seq 1 100); do
+                case $s in
+                distance) echo "    CU_add_test(suite, \"converts $i km to metres\", km_$i);" ;;
+                temperature) echo "    CU_add_test(suite, \"converts $((i * 5)) C to Fahrenheit\", c_to_f_$i);" ;;
+                time) echo "    CU_add_test(suite, \"converts $i minutes to seconds\", minutes_$i);" ;;
+                storage) echo "    CU_add_test(suite, \"converts $i KiB worth of bytes\", kib_$i);" ;;
+                ratios) echo "    CU_add_test(suite, \"takes $i of 200 as a percentage\", percent_$i);" ;;
+                weight) echo "    CU_add_test(suite, \"converts $i kg worth of grams\", kg_$i);" ;;
+                esac
+                if [[ $bad == yes && $i == 64 ]]; then
+                    case $s in
+                    temperature) echo '    CU_add_test(suite, "body temperature in Fahrenheit", body_temperature);' ;;
+                    storage) echo '    CU_add_test(suite, "partial KiB rounds up", partial_kib_rounds_up);' ;;
+                    ratios) echo '    CU_add_test(suite, "percentage of a zero whole", percent_of_zero_whole);' ;;
+                    weight) echo '    CU_add_test(suite, "half a kilo rounds up", half_kilo_rounds_up);' ;;
+                    esac
+                fi
+            done
+            echo '    return 0;'
+            echo '}'
+        } >"$dir/tests/test_$s.c"
+    done
+    cat >"$dir/tests/main.c" <<'EOF'
+#include <stdio.h>
+#include <string.h>
+#include <CUnit/Automated.h>
+#include <CUnit/Basic.h>
+
+int add_distance_suite(void);
+int add_temperature_suite(void);
+int add_time_suite(void);
+int add_storage_suite(void);
+int add_ratios_suite(void);
+int add_weight_suite(void);
+
+int main(int argc, char **argv)
+{
+    unsigned failed;
+    if (CU_initialize_registry() != CUE_SUCCESS)
+        return CU_get_error();
+    add_distance_suite();
+    add_temperature_suite();
+    add_time_suite();
+    add_storage_suite();
+    add_ratios_suite();
+    add_weight_suite();
+    if (argc > 2 && strcmp(argv[1], "--xml") == 0) {
+        CU_set_output_filename(argv[2]);
+        CU_automated_run_tests();
+    } else {
+        CU_basic_set_mode(argc > 1 && strcmp(argv[1], "-v") == 0 ? CU_BRM_VERBOSE : CU_BRM_NORMAL);
+        CU_basic_run_tests();
+    }
+    failed = CU_get_number_of_tests_failed();
+    CU_cleanup_registry();
+    return failed ? 1 : 0;
+}
+EOF
+    cat >"$dir/Makefile" <<'EOF'
+CC ?= gcc
+CFLAGS ?= -O0 -g -Wall -Wextra
+SRCS := src/units.c $(sort $(wildcard tests/*.c))
+OBJS := $(patsubst %.c,build/%.o,$(notdir $(SRCS)))
+vpath %.c src tests
+
+build/unit_tests: $(OBJS)
+	$(CC) -o $@ $^ -lcunit
+
+build/%.o: %.c src/units.h
+	@mkdir -p build
+	$(CC) $(CFLAGS) -Isrc -c -o $@ $<
+
+check: build/unit_tests
+	./build/unit_tests -v
+
+.PHONY: check
+EOF
+    (cd "$dir" && make -s build/unit_tests >/dev/null 2>&1)
+}
+
+# Each failing test's name and the place of its first failed assertion (`FILE:LINE`,
+# as CUnit lists it), from the XML report of CUnit's automated mode on the same binary.
+cunit_truth() { # NAME DIR
+    (cd "$WORK" && "$2/build/unit_tests" --xml "$WORK/$1" >/dev/null 2>&1 || true)
+    python3 -c '
+import json, sys
+import xml.etree.ElementTree as ET
+found = []
+for rec in ET.parse(sys.argv[1]).getroot().iter("CUNIT_RUN_TEST_FAILURE"):
+    found.append(rec.find("TEST_NAME").text.strip())
+    found.append("%s:%s" % (rec.find("FILE_NAME").text.strip(), rec.find("LINE_NUMBER").text.strip()))
+json.dump(list(dict.fromkeys(found)), open(sys.argv[2], "w"))
+' "$WORK/$1-Results.xml" "$WORK/$1.json"
+    truth "$1" names "$WORK/$1.json" --verdict-regex '^\s+tests\s+\d+\s+\d+\s+\d+\s+\d+\s+\d+'
+}
+
+if want cunit && [[ -f /usr/include/CUnit/CUnit.h ]] && command -v make >/dev/null; then
+    d="$WORK/cunit"
+    cunit_project "$d" yes
+    COMMAND='./build/unit_tests -v'
+    run cunit-fail-verbose "$d" "$COMMAND"
+    cunit_truth cunit-fail-verbose "$d"
+    rm -rf "$d/build"
+    COMMAND='make check 2>&1'
+    run cunit-make-check-merged "$d" "$COMMAND"
+    cunit_truth cunit-make-check-merged "$d"
+    COMMAND='make check'
+    run cunit-make-check "$d" "$COMMAND"
+    cunit_truth cunit-make-check "$d"
+    d="$WORK/cunit-pass"
+    cunit_project "$d" no
+    COMMAND='./build/unit_tests -v'
+    run cunit-pass-verbose "$d" "$COMMAND"
+    truth cunit-pass-verbose plain --verdict-regex '^\s+tests\s+\d+\s+\d+\s+\d+\s+0\s+0'
+fi
+
+ninja_project() { # dir: 200 C files in 4 modules with -Wall warnings, 4 that do not compile (yes) or none (no)
+    local dir=$1 bad=$2 m i f n=0
+    mkdir -p "$dir/include"
+    cat >"$dir/include/telemetry.h" <<'EOF'
+#ifndef TELEMETRY_H
+#define TELEMETRY_H
+#include <stddef.h>
+
+struct sample {
+    long when;
+    double value;
+    const char *label;
+};
+
+double sample_scale(const struct sample *s, double factor);
+#endif
+EOF
+    {
+        echo '# Generated by hand for the telemetry agent; regenerate with configure.py.'
+        echo 'ninja_required_version = 1.8'
+        echo 'cc = gcc'
+        echo 'cflags = -O0 -g -Wall -Wextra -Iinclude'
+        echo ''
+        echo 'rule cc'
+        echo '  command = $cc $cflags -MMD -MF $out.d -c $in -o $out'
+        echo '  depfile = $out.d'
+        echo '  deps = gcc'
+        echo '  description = CC $out'
+        echo ''
+        echo 'rule link'
+        echo '  command = $cc -o $out $in -lm'
+        echo '  description = LINK $out'
+        echo ''
+    } >"$dir/build.ninja"
+    local objs=()
+    for m in net store sched cli; do
+        mkdir -p "$dir/src/$m"
+        for i in $(seq 1 50); do
+            n=$((n + 1))
+            f=$(printf 'src/%s/%s_%03d.c' "$m" "$m" "$i")
+            {
+                echo '#include <string.h>'
+                echo '#include "telemetry.h"'
+                echo ''
+                echo "double ${m}_${i}_apply(const struct sample *s, int count)"
+                echo '{'
+                echo '    double total = 0;'
+                if (( n % 3 == 0 )); then echo '    int retries = 3;'; fi
+                echo '    for (int k = 0; k < count; k++)'
+                echo '        total += s[k].value;'
+                if (( n % 7 == 2 )); then
+                    echo '    size_t len = strlen(s->label);'
+                    echo '    for (int k = 0; k < len; k++)'
+                    echo '        total += 0;'
+                fi
+                if [[ $bad == yes ]]; then
+                    case $f in
+                    src/net/net_017.c) echo '    total += backoff_ms * 2;' ;;
+                    src/store/store_031.c) echo '    struct sample copy = total;' ;;
+                    src/sched/sched_008.c) echo '    total = sample_scale(s)' ;;
+                    src/cli/cli_044.c) echo '    s->value = total;' ;;
+                    esac
+                fi
+                echo '    return total;'
+                echo '}'
+                echo ''
+                echo "int ${m}_${i}_flags(int mode, int unused_mask)"
+                echo '{'
+                if (( n % 5 == 1 )); then
+                    echo '    if (mode = 2)'
+                    echo '        return 1;'
+                fi
+                echo '    return mode & 1;'
+                echo '}'
+            } >"$dir/$f"
+            echo "build build/${f%.c}.o: cc $f" >>"$dir/build.ninja"
+            objs+=("build/${f%.c}.o")
+        done
+    done
+    cat >"$dir/src/main.c" <<'EOF'
+#include <stdio.h>
+#include "telemetry.h"
+
+double sample_scale(const struct sample *s, double factor)
+{
+    return s->value * factor;
+}
+
+int main(void)
+{
+    struct sample s = {0, 1.5, "boot"};
+    printf("%.1f\n", sample_scale(&s, 2.0));
+    return 0;
+}
+EOF
+    {
+        echo 'build build/src/main.o: cc src/main.c'
+        echo ''
+        echo "build build/telemetry-agent: link build/src/main.o ${objs[*]}"
+        echo ''
+        echo 'default build/telemetry-agent'
+    } >>"$dir/build.ninja"
+}
+
+# Each compile error's place (`FILE:LINE`), from gcc's JSON diagnostics of each file
+# compiled alone; for a run that stopped early, only the files it tried to compile.
+ninja_truth() { # NAME DIR [truth args]
+    local name=$1 dir=$2 f
+    shift 2
+    (cd "$dir" && for f in src/*/*.c src/main.c; do
+        gcc -O0 -Wall -Wextra -Iinclude -fsyntax-only -fdiagnostics-format=json "$f" 2>&1 || true
+        echo
+    done >"$WORK/$name.gcc.json")
+    python3 -c '
+import json, sys
+log = open(sys.argv[2], errors="replace").read() + open(sys.argv[3], errors="replace").read()
+failed = {l.split("FAILED: ", 1)[1].strip() for l in log.splitlines() if l.startswith("FAILED: ")}
+found = []
+for line in open(sys.argv[1]):
+    if not line.startswith("["):
+        continue
+    for diag in json.loads(line):
+        if diag["kind"] == "error":
+            caret = diag["locations"][0]["caret"]
+            obj = "build/" + caret["file"][:-2] + ".o"
+            if obj in failed:
+                found.append("%s:%d" % (caret["file"], caret["line"]))
+json.dump(list(dict.fromkeys(found)), open(sys.argv[4], "w"))
+' "$WORK/$name.gcc.json" "$LOGS/$name.out" "$LOGS/$name.err" "$WORK/$name.json"
+    truth "$name" names "$WORK/$name.json" "$@"
+}
+
+if want ninja && command -v ninja >/dev/null && command -v gcc >/dev/null; then
+    d="$WORK/ninja"
+    ninja_project "$d" yes
+    COMMAND='ninja -k 0'
+    run ninja-keep-going "$d" "$COMMAND"
+    ninja_truth ninja-keep-going "$d" --verdict-regex '^ninja: build stopped'
+    rm -rf "$d/build" "$d/.ninja_log" "$d/.ninja_deps"
+    COMMAND='ninja -v -k 0 2>&1'
+    run ninja-keep-going-verbose-merged "$d" "$COMMAND"
+    ninja_truth ninja-keep-going-verbose-merged "$d" --verdict-regex '^ninja: build stopped'
+    rm -rf "$d/build" "$d/.ninja_log" "$d/.ninja_deps"
+    COMMAND='ninja -j 1 -k 2'
+    run ninja-stop-after-two "$d" "$COMMAND"
+    ninja_truth ninja-stop-after-two "$d" --verdict-regex '^ninja: build stopped'
+    d="$WORK/ninja-pass"
+    ninja_project "$d" no
+    COMMAND='ninja'
+    run ninja-warnings-pass "$d" "$COMMAND"
+    truth ninja-warnings-pass plain --verdict-regex '^\[(\d+)/\1\] LINK '
+fi
+
+valac_project() { # dir: 8 modules of 10 Vala files with unused locals, 4 errors in 3 modules (yes) or none (no)
+    local dir=$1 bad=$2 m i f c
+    for m in accounts billing catalog inventory mailer reports search shipping; do
+        mkdir -p "$dir/src/$m"
+        for i in $(seq 1 10); do
+            c="${m^}Part$i"
+            f="$dir/src/$m/$(printf '%s_%02d' "$m" "$i").vala"
+            {
+                echo "namespace ${m^} {"
+                echo "    public class $c : Object {"
+                echo '        public string name { get; set; default = "'"$m-$i"'"; }'
+                echo '        private GenericArray<string> entries = new GenericArray<string> ();'
+                echo ''
+                echo '        public int count_matching (string prefix) {'
+                echo '            int found = 0;'
+                if (( i % 2 == 1 )); then echo '            int scanned = 0;'; fi
+                echo '            for (int k = 0; k < entries.length; k++) {'
+                echo '                if (entries[k].has_prefix (prefix)) {'
+                echo '                    found++;'
+                echo '                }'
+                echo '            }'
+                echo '            return found;'
+                echo '        }'
+                echo ''
+                echo '        public void add (string entry) {'
+                if (( i % 3 != 0 )); then echo '            string trimmed = entry.strip ();'; fi
+                if (( i % 4 == 1 )); then echo '            var stamp = new DateTime.now_utc ();'; fi
+                echo '            entries.add (entry);'
+                echo '        }'
+                if [[ $bad == yes ]]; then
+                    case $m.$i in
+                    billing.4)
+                        echo ''
+                        echo '        public string total_label () {'
+                        echo '            string label = entries.length * 100;'
+                        echo '            return label;'
+                        echo '        }' ;;
+                    inventory.7)
+                        echo ''
+                        echo '        public int reorder_level () {'
+                        echo '            return minimum_stock + 5;'
+                        echo '        }' ;;
+                    reports.2)
+                        echo ''
+                        echo '        public void print_all () {'
+                        echo '            entries.foreach_entry ((e) => { stdout.printf ("%s\n", e); });'
+                        echo '        }'
+                        echo ''
+                        echo '        public double ratio () {'
+                        echo '            return Math.fabs (1.0, 2.0);'
+                        echo '        }' ;;
+                    esac
+                fi
+                echo '    }'
+                echo '}'
+            } >"$f"
+        done
+    done
+    cat >"$dir/Makefile" <<'EOF'
+VALAC ?= valac
+VALAFLAGS ?= --pkg glib-2.0 --pkg gobject-2.0
+MODULES := $(notdir $(wildcard src/*))
+STAMPS := $(patsubst %,build/%.stamp,$(sort $(MODULES)))
+
+all: $(STAMPS)
+	@echo "all: $(words $(STAMPS)) modules compiled to C"
+
+.SECONDEXPANSION:
+build/%.stamp: $$(sort $$(wildcard src/%/*.vala))
+	@mkdir -p build/$*
+	$(VALAC) $(VALAFLAGS) -C --library=$* -H build/$*/$*.h --vapi $*.vapi -d build/$* $^
+	@touch $@
+
+clean:
+	rm -rf build
+.PHONY: all clean
+EOF
+}
+
+# valac has no machine-readable form of its messages: the errors are taken from each
+# file compiled alone (each file of this project stands alone), as
+# `FILE:LINE.COL-LINE.COL: error:` heads each of them.
+valac_truth() { # NAME DIR [truth args]
+    local name=$1 dir=$2 f
+    shift 2
+    mkdir -p "$WORK/$name.alone"
+    (cd "$dir" && for f in src/*/*.vala; do
+        valac --pkg glib-2.0 --pkg gobject-2.0 -C -d "$WORK/$name.alone" "$f" 2>&1 || true
+    done >"$WORK/$name.raw")
+    python3 -c '
+import json, re, sys
+found = []
+for line in open(sys.argv[1]):
+    m = re.match(r"^(\S+\.vala:\d+\.\d+-\d+\.\d+): error: ", line)
+    if m and m.group(1) not in found:
+        found.append(m.group(1))
+json.dump(found, open(sys.argv[2], "w"))
+' "$WORK/$name.raw" "$WORK/$name.json"
+    truth "$name" names "$WORK/$name.json" "$@"
+}
+
+if want valac && command -v valac >/dev/null && command -v make >/dev/null; then
+    d="$WORK/valac"
+    valac_project "$d" yes
+    COMMAND='make -k'
+    run valac-make-errors "$d" "$COMMAND"
+    valac_truth valac-make-errors "$d" --verdict-regex "^make: (\*\*\* \[|Target .all. not remade)"
+    (cd "$d" && make -s clean)
+    COMMAND='make -k 2>&1'
+    run valac-make-errors-merged "$d" "$COMMAND"
+    valac_truth valac-make-errors-merged "$d" --verdict-regex "^make: (\*\*\* \[|Target .all. not remade)"
+    (cd "$d" && make -s clean)
+    COMMAND='make -k 2>&1 | tee build.log'
+    run valac-make-errors-tee "$d" "$COMMAND"
+    valac_truth valac-make-errors-tee "$d" --verdict-regex "^make: (\*\*\* \[|Target .all. not remade)"
+    d="$WORK/valac-pass"
+    valac_project "$d" no
+    COMMAND='make'
+    run valac-make-warnings-pass "$d" "$COMMAND"
+    truth valac-make-warnings-pass plain --verdict-regex '^all: \d+ modules compiled'
+fi
+
+mandoc_project() { # dir: 210 man(7) and mdoc(7) pages with style and warning messages, 4 with errors (yes) or none (no)
+    local dir=$1 bad=$2 sec i n=0 p
+    for sec in 1 3 5 7; do
+        mkdir -p "$dir/man/man$sec"
+    done
+    for i in $(seq 1 210); do
+        n=$i
+        if (( i <= 60 )); then sec=1; p=$(printf 'pkgtool-%03d' "$i")
+        elif (( i <= 160 )); then sec=3; p=$(printf 'pkg_api_%03d' "$i")
+        elif (( i <= 190 )); then sec=5; p=$(printf 'pkg.conf.%03d' "$i")
+        else sec=7; p=$(printf 'pkg-guide-%03d' "$i"); fi
+        if (( i % 2 == 0 )); then
+            {
+                echo '.Dd March 3, 2024'
+                echo ".Dt ${p^^} $sec"
+                echo '.Os'
+                echo '.Sh NAME'
+                echo ".Nm $p"
+                echo ".Nd manage package item $i"
+                echo '.Sh SYNOPSIS'
+                echo ".Nm"
+                echo '.Op Fl v'
+                echo '.Op Fl o Ar file'
+                echo '.Sh DESCRIPTION'
+                echo "The"
+                echo ".Nm"
+                echo "utility handles package item $i. "
+                if [[ $bad == yes ]]; then echo '.Bl -tag'; else echo '.Bl -tag -width Ds'; fi
+                echo '.It Fl v'
+                echo 'Print more.'
+                echo '.It Fl o Ar file'
+                echo 'Write the result to'
+                echo '.Ar file .'
+                if [[ $bad == yes && $i == 74 ]]; then echo '.Sh FILES'; echo '.Pa /etc/pkg.conf'; fi
+                echo '.El'
+                if [[ $bad == yes && $i == 128 ]]; then echo '.Ed'; fi
+                echo '.Sh SEE ALSO'
+                echo ".Xr pkg-helper-$i 1 ,"
+                echo '.Xr pkgtool 8'
+            } >"$dir/man/man$sec/$p.$sec"
+        else
+            {
+                echo ".TH ${p^^} $sec 2024-03-03 \"pkgtools 2.4\" \"Package Manual\""
+                echo '.SH NAME'
+                echo "$p \\- manage package item $i"
+                echo '.SH SYNOPSIS'
+                echo ".B $p"
+                echo '[\fB\-v\fR]'
+                echo '.SH DESCRIPTION'
+                if [[ $bad == yes ]]; then echo '.PP'; fi
+                echo "Handles package item $i.  "
+                if [[ $bad == yes && $i == 37 ]]; then echo '.Op Fl q'; fi
+                if [[ $bad == yes && $i == 171 ]]; then echo '.RS'; echo 'Indented.'; echo '.RE'; echo '.RE'; echo '.UE'; fi
+                echo '.SH OPTIONS'
+                echo '.TP'
+                echo '.B \-v'
+                echo 'Print more.'
+                echo '.SH SEE ALSO'
+                echo ".BR pkgtool (8),"
+                echo ".BR pkg-helper-$i (1)"
+            } >"$dir/man/man$sec/$p.$sec"
+        fi
+    done
+}
+
+# mandoc has no machine-readable form of its messages: the errors are taken from each
+# page checked alone with `-W error` (mandoc's own filter of its messages), as
+# `FILE:LINE:COLUMN: ERROR:` heads each of them.
+mandoc_truth() { # NAME DIR [truth args]
+    local name=$1 dir=$2 f
+    shift 2
+    (cd "$dir" && for f in man/*/*; do mandoc -T lint -W error "$f" 2>&1 || true; done >"$WORK/$name.raw")
+    python3 -c '
+import json, re, sys
+found = []
+for line in open(sys.argv[1]):
+    m = re.match(r"^mandoc: (\S+:\d+:\d+): ERROR: ", line)
+    if m and m.group(1) not in found:
+        found.append(m.group(1))
+json.dump(found, open(sys.argv[2], "w"))
+' "$WORK/$name.raw" "$WORK/$name.json"
+    truth "$name" names "$WORK/$name.json" "$@"
+}
+
+if want mandoc && command -v mandoc >/dev/null; then
+    d="$WORK/mandoc"
+    mandoc_project "$d" yes
+    COMMAND='mandoc -T lint man/*/*'
+    run mandoc-lint-errors "$d" "$COMMAND"
+    mandoc_truth mandoc-lint-errors "$d"
+    COMMAND='mandoc -T lint -W warning man/*/* 2>&1'
+    run mandoc-lint-errors-warning-merged "$d" "$COMMAND"
+    mandoc_truth mandoc-lint-errors-warning-merged "$d"
+    COMMAND="find man -type f -name '*.[1-9]' | sort | xargs -t -n 25 mandoc -T lint"
+    run mandoc-lint-errors-xargs "$d" "$COMMAND"
+    mandoc_truth mandoc-lint-errors-xargs "$d"
+    d="$WORK/mandoc-pass"
+    mandoc_project "$d" no
+    COMMAND='mandoc -T lint -W warning man/*/* && echo "man pages: no warnings"'
+    run mandoc-lint-warning-pass "$d" "$COMMAND"
+    truth mandoc-lint-warning-pass plain --verdict-regex '^man pages: no warnings'
+fi
+
+appstream_project() { # dir: 48 metainfo files with infos and warnings, errors in 4 (yes) or none (no)
+    local dir=$1 bad=$2 i id
+    mkdir -p "$dir/data"
+    for i in $(seq 1 48); do
+        id=$(printf 'org.example.tools.Tool%03d' "$i")
+        {
+            echo '<?xml version="1.0" encoding="UTF-8"?>'
+            echo '<component type="desktop-application">'
+            echo "  <id>$id</id>"
+            if [[ $bad == yes && $i == 7 ]]; then
+                echo '  <metadata_license>GPL-2.0</metadata_license>'
+            else
+                echo '  <metadata_license>CC0-1.0</metadata_license>'
+            fi
+            echo '  <project_license>GPL-3.0-or-later</project_license>'
+            echo "  <name>Tool $i</name>"
+            if (( i % 2 == 0 )); then
+                echo "  <summary>Edit and convert files of kind $i.</summary>"
+            else
+                echo "  <summary>Edit and convert files of kind $i</summary>"
+            fi
+            if [[ $bad == yes && $i == 19 ]]; then
+                :
+            else
+                echo '  <description>'
+                if (( i % 3 == 0 )); then
+                    echo "    <p>Tool $i edits files.</p>"
+                else
+                    echo "    <p>Tool $i edits and converts files of kind $i, with a preview of each change and an undo history.</p>"
+                fi
+                echo '  </description>'
+            fi
+            if [[ $bad == yes && $i == 31 ]]; then
+                :
+            else
+                echo "  <launchable type=\"desktop-id\">$id.desktop</launchable>"
+            fi
+            echo "  <url type=\"homepage\">https://tools.example.org/$i</url>"
+            echo '  <releases>'
+            if [[ $bad == yes ]] && (( i % 4 == 1 )); then
+                echo "    <release version=\"1.$i\" date=\"2024-02-30\"/>"
+            else
+                echo "    <release version=\"1.$i\" date=\"2024-02-14\"/>"
+            fi
+            if [[ $bad == yes && $i == 44 ]]; then
+                echo '    <release date="2023-11-02"/>'
+            fi
+            echo '  </releases>'
+            echo '  <content_rating type="oars-1.1"/>'
+            echo '</component>'
+        } >"$dir/data/$id.metainfo.xml"
+    done
+}
+
+# The errors (not the warnings and infos) of each file, from the YAML report of
+# `appstreamcli validate --format yaml` on the same files: `COMPONENT:LINE: TAG` as the
+# text report heads each of them (`~` for no line), or for a run whose output is that
+# YAML report, each failing file's `File:` line and its errors' `tag:` lines.
+appstream_truth() { # NAME DIR text|yaml [truth args]
+    local name=$1 dir=$2 form=$3
+    shift 3
+    (cd "$dir" && appstreamcli validate --no-net --format yaml data/*.metainfo.xml >"$WORK/$name.yaml" 2>/dev/null || true)
+    python3 -c '
+import json, sys, yaml
+found = []
+for doc in yaml.load_all(open(sys.argv[1]), Loader=yaml.BaseLoader):
+    if not doc:
+        continue
+    errors = [i for i in doc.get("Issues") or [] if i["severity"] == "error"]
+    if not errors:
+        continue
+    if sys.argv[3] == "yaml":
+        found.append("File: %s" % doc["File"])
+    for issue in errors:
+        if sys.argv[3] == "yaml":
+            found.append("tag: %s" % issue["tag"])
+        else:
+            found.append("%s:%s: %s" % (issue["component"], issue.get("line", "~"), issue["tag"]))
+json.dump(list(dict.fromkeys(found)), open(sys.argv[2], "w"))
+' "$WORK/$name.yaml" "$WORK/$name.json" "$form"
+    truth "$name" names "$WORK/$name.json" "$@"
+}
+
+if want appstream && command -v appstreamcli >/dev/null; then
+    d="$WORK/appstream"
+    appstream_project "$d" yes
+    COMMAND='appstreamcli validate --no-net data/*.metainfo.xml'
+    run appstream-validate-errors "$d" "$COMMAND"
+    appstream_truth appstream-validate-errors "$d" text --verdict-regex 'Validation (failed|was successful)'
+    COMMAND='appstreamcli validate --no-net --pedantic --explain data/*.metainfo.xml 2>&1'
+    run appstream-validate-errors-explain-merged "$d" "$COMMAND"
+    appstream_truth appstream-validate-errors-explain-merged "$d" text --verdict-regex 'Validation (failed|was successful)'
+    COMMAND='ls data/*.metainfo.xml | xargs -n 1 appstreamcli validate --no-net --pedantic --explain 2>&1'
+    run appstream-validate-errors-xargs-merged "$d" "$COMMAND"
+    appstream_truth appstream-validate-errors-xargs-merged "$d" text --verdict-regex 'Validation (failed|was successful)'
+    COMMAND='appstreamcli validate --no-net --format yaml data/*.metainfo.xml'
+    run appstream-validate-errors-yaml "$d" "$COMMAND"
+    appstream_truth appstream-validate-errors-yaml "$d" yaml --verdict-regex '^Passed: no'
+    d="$WORK/appstream-pass"
+    appstream_project "$d" no
+    COMMAND='appstreamcli validate --no-net data/*.metainfo.xml'
+    run appstream-validate-warnings-pass "$d" "$COMMAND"
+    truth appstream-validate-warnings-pass plain --verdict-regex 'Validation (failed|was successful)'
 fi
 
 echo "corpus: $(ls "$LOGS"/*.truth | wc -l) cases, $(du -sh "$LOGS" | cut -f1)" >&2

@@ -50,7 +50,9 @@ compiler's API for erlc, plunit's own records of failed tests, splint's CSV repo
 xmlstarlet's list of invalid files; the result object of Django's
 DiscoverRunner, reuse's JSON report, and the Python APIs of cmakelang, pyupgrade,
 pymarkdown and mdformat; lizard's CSV, the subunit stream of stestr's run, the JSON of
-typos, secretlint and markuplint, and the JUnit XML of @hapi/lab), and from the log itself or the
+typos, secretlint and markuplint, and the JUnit XML of @hapi/lab; Boost.Test's JUnit
+report, the XML logs of check, cmocka and CUnit's automated mode, gcc's JSON diagnostics
+of each file ninja builds and appstreamcli's YAML report), and from the log itself or the
 project's design where it has none (pip, ld, Test::More's diagnostics, `php -l`,
 black, CMake, xmllint, shfmt, ward, Ruby's test-unit, mkdocs, the Erlang and OCaml
 compilers' errors, alcotest, uvu, tape's uncaught error, tap's coverage table; gfortran, nasm, `perl -c` and javac, each file compiled alone;
@@ -60,7 +62,7 @@ Verilator's, iverilog's, GHDL's and msgfmt's errors, each file alone, and the fa
 checks of the Verilog and VHDL testbenches, each run alone; JSDoc's ERROR lines of a run
 that only dumps its doclets; GNAT's, sparse's, tcc's and
 cobc's errors, each file alone, and jing's place of the error, each invalid file alone; taplo, each file alone; pydoclint, each
-module alone).
+module alone; valac's errors and mandoc's (`-W error`), each file alone).
 Every verdict and item
 is checked to be in the log as a
 terminal shows it.
