@@ -84,7 +84,8 @@ const HEADER_BEFORE: u64 = 40;
 /// `--- FAIL:`.
 const BLOCK_DETAILS: usize = 6;
 
-/// Lines of the list under a status after dot leaders kept with it, at most.
+/// Lines of the list under a status after dot leaders (or of the message under a
+/// severity at its place) kept with it, at most.
 const STATUS_DETAILS: usize = 3;
 
 /// Bytes of failing tests' names kept (for the list of those the key lines cannot
@@ -207,6 +208,8 @@ const KEY: &str = concat!(
     r"|(^|[\s:(\[])(error|ERROR|fatal error)(\[[\w-]+\])?(:|!| [A-Z]{1,4}\d{2,5}:)",
     r"|\S:\d+(:\d+)?:(error|ERROR)\([\w./-]+\):",
     r"|^\s*(error|ERROR)\s",
+    // a severity at its place in words: CSSLint's `2: error at line 8, col 11`
+    r"|\b(error|ERROR|Error|fatal|FATAL) at line \d+",
     // a stylish report's error rows, the severity a word, a symbol or a letter:
     // `  5:10  error  'x' is not defined  no-undef`, `  5:3  ✖  Unknown unit "pz"`
     r"|^\s+\d+:\d+\s+(error|✖|✘|×|‼|E)\s+\S",
@@ -871,10 +874,13 @@ impl Digest {
         if !opens_block(&key.first.text) {
             return false;
         }
-        if is_status_title(&key.first.text) {
+        let status = is_status_title(&key.first.text);
+        if status || says_no_message(&key.first.text) {
             // The list under a status after dot leaders: pre-commit's `- hook id: x`,
-            // `- exit code: 1` under `no debug prints.....Failed`.
-            let listed = text.starts_with("- ") || text.starts_with([' ', '\t']);
+            // `- exit code: 1` under `no debug prints.....Failed`; the message under a
+            // severity at its place: CSSLint's `Unknown property 'colr'.` under `2:
+            // error at line 8, col 11`, and the line it quotes.
+            let listed = !status || text.starts_with("- ") || text.starts_with([' ', '\t']);
             if !listed
                 || text.trim().is_empty()
                 || (triggered && classify(text) == Class::Key)
@@ -1320,7 +1326,7 @@ impl Seen<'_> {
     /// [`KEY_LINE_BYTES`] as the whole line would be.
     fn numbered(&self, text: &str) -> Numbered {
         let text = if self.omitted == 0 || text.len() <= KEY_LINE_BYTES {
-            cut_middle(text, KEY_LINE_BYTES)
+            cut_line(text, KEY_LINE_BYTES)
         } else {
             let half = KEY_LINE_BYTES / 2;
             let head = crate::render::floor_char_boundary(text, half);
@@ -1456,8 +1462,20 @@ fn symbol_lead(text: &str) -> Option<&str> {
 /// A failure marker that opens a block explaining it (doctest's `Failed example:`), or
 /// a status after dot leaders, the list under which says what failed.
 fn opens_block(text: &str) -> bool {
-    text == "Failed example:" || is_status_title(text)
+    text == "Failed example:" || is_status_title(text) || says_no_message(text)
 }
+
+/// A severity at its place in words that ends its line, its message on the lines
+/// under it: CSSLint's `2: error at line 8, col 11`.
+fn says_no_message(text: &str) -> bool {
+    static PLACE: OnceLock<Regex> = OnceLock::new();
+    PLACE
+        .get_or_init(|| pattern::regex(NO_MESSAGE).expect("a valid rule"))
+        .is_match(text)
+}
+
+const NO_MESSAGE: &str =
+    r"^\s*(\d+: *)?(error|ERROR|Error|fatal|FATAL) at line \d+(, col(umn)? \d+)?:?\s*$";
 
 /// A step's status of failure after dot leaders, ending its line: pre-commit's `no
 /// debug prints.....Failed`.
@@ -1586,6 +1604,49 @@ fn has_location(text: &str) -> bool {
 }
 
 /// `text`, or its first and last `max / 2` bytes around a marker of what was cut.
+/// A line cut to `max` bytes as [`cut_middle`] cuts it, unless the record that says
+/// error lies in what that leaves out (one `<error … severity="error" …/>` among a
+/// file's warnings, all on one line): then its start, and that record from its
+/// opening on.
+pub fn cut_line(text: &str, max: usize) -> String {
+    static MARK: OnceLock<Regex> = OnceLock::new();
+    if text.len() <= max {
+        return text.to_owned();
+    }
+    let mark = MARK.get_or_init(|| {
+        pattern::regex(
+            r#"(?i)\bseverity\\?["']?\s*[=:]\s*\\?["']?(error|fatal|critical|blocker)\b"#,
+        )
+        .expect("a valid rule")
+    });
+    let half = max / 2;
+    let Some(at) = mark
+        .find_iter(text)
+        .map(|m| m.start())
+        .find(|&at| at >= half && at + half < text.len())
+    else {
+        return cut_middle(text, max);
+    };
+    let floor = |at: usize| crate::render::floor_char_boundary(text, at);
+    let head = floor(max / 4);
+    // The record opens at the last `<` or `{` before its severity, near it.
+    let near = floor(at.saturating_sub(max / 2)).max(head);
+    let from = text[near..at]
+        .rfind(['<', '{'])
+        .map_or(floor(at.saturating_sub(max / 4)).max(head), |o| near + o);
+    let to = floor(from + max - head);
+    let mut out = format!(
+        "{}…[{} bytes cut]…{}",
+        &text[..head],
+        from - head,
+        &text[from..to]
+    );
+    if to < text.len() {
+        out.push_str(&format!("…[{} bytes cut]…", text.len() - to));
+    }
+    out
+}
+
 pub fn cut_middle(text: &str, max: usize) -> String {
     if text.len() <= max {
         return text.to_owned();

@@ -856,7 +856,7 @@ fn numbered(bytes: &[u8], line: u64) -> Numbered {
     let text = String::from_utf8_lossy(&view);
     Numbered {
         line,
-        text: cut_middle(text.trim_end(), super::KEY_LINE_BYTES),
+        text: super::cut_line(text.trim_end(), super::KEY_LINE_BYTES),
     }
 }
 
