@@ -49,7 +49,9 @@ in each npm workspace, and CoffeeScript's API on each file alone; the Erlang
 compiler's API for erlc, plunit's own records of failed tests, splint's CSV report and
 xmlstarlet's list of invalid files; the result object of Django's
 DiscoverRunner, reuse's JSON report, and the Python APIs of cmakelang, pyupgrade,
-pymarkdown and mdformat), and from the log itself or the
+pymarkdown and mdformat; gdc's JSON diagnostics, Ruby's compiler and Lua's loadfile on
+each file, rackunit's hooks around the same test modules and Octave's test function on
+each file), and from the log itself or the
 project's design where it has none (pip, ld, Test::More's diagnostics, `php -l`,
 black, CMake, xmllint, shfmt, ward, Ruby's test-unit, mkdocs, the Erlang and OCaml
 compilers' errors, alcotest, uvu, tape's uncaught error, tap's coverage table; gfortran, nasm, `perl -c` and javac, each file compiled alone;
@@ -58,7 +60,8 @@ Pascal's errors and HTML Tidy's, each file alone, checkbashisms on each script a
 Verilator's, iverilog's, GHDL's and msgfmt's errors, each file alone, and the failing
 checks of the Verilog and VHDL testbenches, each run alone; JSDoc's ERROR lines of a run
 that only dumps its doclets; GNAT's, sparse's, tcc's and
-cobc's errors, each file alone, and jing's place of the error, each invalid file alone; taplo, each file alone).
+cobc's errors, each file alone, and jing's place of the error, each invalid file alone; taplo, each file alone;
+the OCaml compilers', gplc's (its pl2wam), SBCL's and mcs's errors, each file alone).
 Every verdict and item
 is checked to be in the log as a
 terminal shows it.
