@@ -66,7 +66,8 @@
 # @secretlint/secretlint-rule-preset-recommend, and markuplint from the npm registry (in
 # NODE_TOOLS), make and git; Debian's libboost-test-dev, check, libcmocka-dev,
 # libcunit1-dev, ninja-build, valac with libglib2.0-dev, mandoc and appstream, g++, gcc,
-# make, pkg-config and python3 with PyYAML.
+# make, pkg-config and python3 with PyYAML; Debian's gdc, ocaml-nox, ruby, lua5.1, racket, gprolog,
+# sbcl, mono-mcs and octave.
 # Not run by CI: the logs are committed. Usage: bash tests/corpus/generate.sh [case-name-filter]
 set -euo pipefail
 
@@ -18667,6 +18668,1125 @@ if want appstream && command -v appstreamcli >/dev/null; then
     COMMAND='appstreamcli validate --no-net data/*.metainfo.xml'
     run appstream-validate-warnings-pass "$d" "$COMMAND"
     truth appstream-validate-warnings-pass plain --verdict-regex 'Validation (failed|was successful)'
+fi
+
+# ---------------------------------------- issue 40's fourteenth pass (held out)
+# gdc through make (with its JSON diagnostics), ocamlc and ocamlopt through make, ruby
+# -wc and luac -p over many files, raco test over rackunit modules, gplc on a Prolog
+# library, sbcl compiling many files (alone and through make), mono's mcs (in one
+# invocation and through make) and Octave's %!-tests: Debian's gdc, ocaml-nox, ruby,
+# lua5.1, racket, gprolog, sbcl, mono-mcs and octave.
+
+gdc_project() { # dir: 160 D modules with -Wall warnings, 4 that do not compile (yes) or none (no)
+    local dir=$1 errors=$2 i m
+    mkdir -p "$dir/src/fleet"
+    cat >"$dir/Makefile" <<'MAKE'
+GDC ?= gdc
+GDCFLAGS ?= -Wall
+SRC := $(sort $(wildcard src/fleet/unit_*.d))
+OBJ := $(patsubst src/fleet/%.d,obj/%.o,$(SRC))
+
+libfleet.a: $(OBJ) obj/common.o
+	ar rcs $@ $^
+	@echo "libfleet.a: $(words $^) objects"
+
+obj/%.o: src/fleet/%.d src/fleet/common.d
+	@mkdir -p obj
+	$(GDC) $(GDCFLAGS) -Isrc -c $< -o $@
+
+clean:
+	rm -rf obj libfleet.a
+.PHONY: clean
+MAKE
+    cat >"$dir/src/fleet/common.d" <<'D'
+module fleet.common;
+
+struct Vehicle { int id; long odometer; double load; string plate; }
+
+deprecated("use serviceDue(v, limit) instead")
+bool needsService(Vehicle v) { return v.odometer > 10_000; }
+
+bool serviceDue(Vehicle v, long limit) { return v.odometer > limit; }
+D
+    for i in $(seq 1 160); do
+        m=$(printf 'unit_%03d' "$i")
+        {
+            echo "module fleet.$m;"
+            echo ''
+            echo 'import fleet.common;'
+            echo ''
+            echo "Vehicle make$i(int id, string plate)"
+            echo '{'
+            echo "    return Vehicle(id, $((i * 100)), 0.0, plate);"
+            echo '}'
+            echo ''
+            echo "long distance$i(Vehicle[] vs)"
+            echo '{'
+            echo '    long total = 0;'
+            echo '    foreach (v; vs)'
+            echo '        total += v.odometer;'
+            echo '    return total;'
+            if (( i % 3 == 0 )); then
+                echo '    total = 0;'
+            fi
+            echo '}'
+            echo ''
+            echo "bool due$i(Vehicle v)"
+            echo '{'
+            if (( i % 4 == 1 )); then
+                echo '    return needsService(v);'
+            else
+                echo "    return serviceDue(v, $((i * 50)));"
+            fi
+            echo '}'
+            echo ''
+            echo "double average$i(Vehicle[] vs)"
+            echo '{'
+            echo '    if (vs.length == 0)'
+            echo '        return 0;'
+            echo '    double sum = 0;'
+            echo '    foreach (v; vs)'
+            echo '        sum += v.load;'
+            echo '    return sum / vs.length;'
+            if (( i % 5 == 2 )); then
+                echo '    sum = 0;'
+            fi
+            echo '}'
+            echo ''
+            echo "bool anyDue$i(Vehicle[] vs)"
+            echo '{'
+            echo '    foreach (v; vs)'
+            if (( i % 2 == 0 )); then
+                echo '        if (needsService(v))'
+            else
+                echo "        if (serviceDue(v, $i))"
+            fi
+            echo '            return true;'
+            echo '    return false;'
+            echo '}'
+            if [[ $errors == yes ]]; then
+                case $i in
+                29) printf '\nint trips29(Vehicle v)\n{\n    int n = v.odometer / 100;\n    return n;\n}\n' ;;
+                74) printf '\nint grade74(int level)\n{\n    switch (level)\n    {\n    case 1:\n        level++;\n    case 2:\n        return level;\n    default:\n        return 0;\n    }\n}\n' ;;
+                118) printf '\nbool inspect118(Vehicle v)\n{\n    return inspectionLog.contains(v.id);\n}\n' ;;
+                151) printf '\nstring label151(Vehicle v)\n{\n    auto s = v.plate\n    return s;\n}\n' ;;
+                esac
+            fi
+        } >"$dir/src/fleet/$m.d"
+    done
+}
+
+# Each module's errors (not its warnings), from gdc's own JSON diagnostics of each file
+# compiled alone (GCC 12 nests a file's later diagnostics as children of its first):
+# the place of each error as the text heads it (`FILE:LINE:COLUMN`), or as the JSON
+# names it (`"line": L, "file": "F"`) for a run whose output is that JSON.
+gdc_truth() { # NAME DIR text|json VERDICT-ARGS...
+    mkdir -p "$WORK/$1.alone"
+    (cd "$2" && for f in src/fleet/unit_*.d; do
+        gdc -Wall -fdiagnostics-format=json -Isrc -c "$f" -o "$WORK/$1.alone/unit.o" 2>&1 || true
+        echo
+    done >"$WORK/$1.raw")
+    python3 -c '
+import json, sys
+found = []
+def walk(diag):
+    if diag.get("kind") == "error":
+        caret = diag["locations"][0]["caret"]
+        if sys.argv[3] == "json":
+            item = "\"line\": %d, \"file\": \"%s\"" % (caret["line"], caret["file"])
+        else:
+            item = "%s:%d:%d" % (caret["file"], caret["line"], caret["column"])
+        if item not in found:
+            found.append(item)
+    for child in diag.get("children", []):
+        walk(child)
+for line in open(sys.argv[1]):
+    if line.startswith("["):
+        for diag in json.loads(line):
+            walk(diag)
+json.dump(found, open(sys.argv[2], "w"))
+' "$WORK/$1.raw" "$WORK/$1.json" "$3"
+    truth "$1" names "$WORK/$1.json" "${@:4}"
+}
+
+if want gdc && command -v gdc >/dev/null && command -v make >/dev/null; then
+    d="$WORK/gdc"
+    gdc_project "$d" yes
+    COMMAND='make -k'
+    run gdc-make-errors "$d" "$COMMAND"
+    gdc_truth gdc-make-errors "$d" text --verdict-regex "^make: (\*\*\* \[|Target .* not remade)"
+    (cd "$d" && make -s clean)
+    COMMAND='make -k 2>&1'
+    run gdc-make-errors-merged "$d" "$COMMAND"
+    gdc_truth gdc-make-errors-merged "$d" text --verdict-regex "^make: (\*\*\* \[|Target .* not remade)"
+    (cd "$d" && make -s clean)
+    COMMAND='make -k GDCFLAGS="-Wall -fdiagnostics-format=json"'
+    run gdc-make-errors-json "$d" "$COMMAND"
+    gdc_truth gdc-make-errors-json "$d" json --verdict-regex "^make: (\*\*\* \[|Target .* not remade)"
+    (cd "$d" && make -s clean)
+    COMMAND='make -k -j2 GDCFLAGS="-Wall -fdiagnostics-color=always" 2>&1'
+    run gdc-make-errors-color-jobs-merged "$d" "$COMMAND"
+    gdc_truth gdc-make-errors-color-jobs-merged "$d" text --verdict-regex "^make: (\*\*\* \[|Target .* not remade)"
+    d="$WORK/gdc-pass"
+    gdc_project "$d" no
+    COMMAND='make'
+    run gdc-make-warnings-pass "$d" "$COMMAND"
+    truth gdc-make-warnings-pass plain --verdict-prefix 'libfleet.a: '
+fi
+
+ocamlc_project() { # dir: 160 OCaml modules with warnings, 4 that do not compile (yes) or none (no)
+    local dir=$1 errors=$2 i m
+    mkdir -p "$dir/src"
+    cat >"$dir/Makefile" <<'MAKE'
+OCAMLC ?= ocamlc
+OBJEXT ?= cmo
+WARNINGS ?= +a-4-40-41-42-44-45-70
+SRC := $(sort $(wildcard src/shop_*.ml))
+OBJ := $(SRC:.ml=.$(OBJEXT))
+
+all: src/base_money.$(OBJEXT) $(OBJ)
+	@echo "all: $(words $(OBJ)) modules compiled with $(OCAMLC)"
+
+src/base_money.$(OBJEXT): src/base_money.ml
+	$(OCAMLC) -w $(WARNINGS) -I src -c $<
+
+src/%.$(OBJEXT): src/%.ml src/base_money.$(OBJEXT)
+	$(OCAMLC) -w $(WARNINGS) -I src -c $<
+
+clean:
+	rm -f src/*.cm[iox] src/*.o
+.PHONY: all clean
+MAKE
+    cat >"$dir/src/base_money.ml" <<'ML'
+type payment = Cash | Card | Voucher
+type line = { sku : string; qty : int; cents : int }
+let round_cents x = (x + 50) / 100 * 100
+let line_total l = l.qty * l.cents
+ML
+    for i in $(seq 1 160); do
+        m=$(printf 'shop_%03d' "$i")
+        {
+            echo 'open Base_money'
+            if (( i % 6 == 1 )); then echo 'open Printf'; fi
+            echo ''
+            echo "let base_price = $((i * 10 + 99))"
+            echo ''
+            echo 'let total lines ='
+            echo '  List.fold_left (fun acc l -> acc + line_total l) 0 lines'
+            echo ''
+            if (( i % 3 == 0 )); then
+                echo 'let describe = function Cash -> "cash" | Card -> "card"'
+            else
+                echo 'let describe = function Cash -> "cash" | Card -> "card" | Voucher -> "voucher"'
+            fi
+            echo ''
+            echo 'let discounted l pct ='
+            if (( i % 4 == 1 )); then echo '  let rounded = round_cents l.cents in'; fi
+            echo '  { l with cents = l.cents - l.cents * pct / 100 }'
+            echo ''
+            if (( i % 5 == 2 )); then
+                echo 'let first_sku (l, extra) = l.sku'
+            else
+                echo 'let first_sku (l, _extra) = l.sku'
+            fi
+            echo ''
+            echo "let label l = l.sku ^ \" x\" ^ string_of_int l.qty ^ \" #$i\""
+            if [[ $errors == yes ]]; then
+                case $i in
+                37) printf '\nlet surcharge l = line_total l + "ten"\n' ;;
+                81) printf '\nlet restock l = Stock.refill l.sku l.qty\n' ;;
+                122) printf '\nlet tax l =\n  let base = line_total l in\n  base + * 20 / 100\n' ;;
+                149) printf '\nlet sample = { sku = "x"; quantity = 1; cents = 100 }\n' ;;
+                esac
+            fi
+        } >"$dir/src/$m.ml"
+    done
+}
+
+# The OCaml compilers have no machine-readable form of their messages: the errors (not
+# the warnings) are taken from each module compiled alone, as the `File "F", line L,
+# characters A-B` heading the `Error:` names its place.
+ocamlc_truth() { # NAME DIR VERDICT-ARGS...
+    mkdir -p "$WORK/$1.alone/src"
+    cp "$2"/src/*.ml "$WORK/$1.alone/src/"
+    (cd "$WORK/$1.alone" && ocamlc -I src -c src/base_money.ml && for f in src/shop_*.ml; do
+        ocamlc -w +a-4-40-41-42-44-45-70 -I src -c "$f" 2>&1 || true
+    done >"$WORK/$1.raw")
+    python3 -c '
+import json, re, sys
+found, place = [], None
+for line in open(sys.argv[1]):
+    m = re.match(r"^(File \"[^\"]+\", line \d+, characters \d+-\d+):", line)
+    if m:
+        place = m.group(1)
+    elif line.startswith("Error:") and place and place not in found:
+        found.append(place)
+json.dump(found, open(sys.argv[2], "w"))
+' "$WORK/$1.raw" "$WORK/$1.json"
+    truth "$1" names "$WORK/$1.json" "${@:3}"
+}
+
+if want ocamlc && command -v ocamlc >/dev/null && command -v make >/dev/null; then
+    d="$WORK/ocamlc"
+    ocamlc_project "$d" yes
+    COMMAND='make -k'
+    run ocamlc-make-errors "$d" "$COMMAND"
+    ocamlc_truth ocamlc-make-errors "$d" --verdict-regex "^make: (\*\*\* \[|Target .* not remade)"
+    (cd "$d" && make -s clean)
+    COMMAND='make -k 2>&1'
+    run ocamlc-make-errors-merged "$d" "$COMMAND"
+    ocamlc_truth ocamlc-make-errors-merged "$d" --verdict-regex "^make: (\*\*\* \[|Target .* not remade)"
+    (cd "$d" && make -s clean)
+    if command -v ocamlopt >/dev/null; then
+        COMMAND='make -k OCAMLC=ocamlopt OBJEXT=cmx 2>&1'
+        run ocamlc-make-ocamlopt-errors-merged "$d" "$COMMAND"
+        ocamlc_truth ocamlc-make-ocamlopt-errors-merged "$d" --verdict-regex "^make: (\*\*\* \[|Target .* not remade)"
+        (cd "$d" && make -s clean)
+    fi
+    COMMAND='ocamlc -I src -c src/base_money.ml && for f in src/shop_*.ml; do echo "OCAMLC $f"; ocamlc -w +a-4-40-41-42-44-45-70 -I src -c "$f" || echo "FAILED: $f"; done'
+    run ocamlc-loop-errors "$d" "$COMMAND"
+    ocamlc_truth ocamlc-loop-errors "$d"
+    d="$WORK/ocamlc-pass"
+    ocamlc_project "$d" no
+    COMMAND='make'
+    run ocamlc-make-warnings-pass "$d" "$COMMAND"
+    truth ocamlc-make-warnings-pass plain --verdict-prefix 'all: '
+fi
+
+ruby_wc_project() { # dir: 220 Ruby files with -w warnings, 4 with syntax errors (yes) or none (no)
+    local dir=$1 errors=$2 i f
+    mkdir -p "$dir/lib/billing"
+    for i in $(seq 1 220); do
+        f=$(printf 'lib/billing/invoice_%03d.rb' "$i")
+        {
+            echo '# frozen_string_literal: true'
+            echo ''
+            echo 'module Billing'
+            echo "  class Invoice$i"
+            echo '    attr_reader :lines, :currency'
+            echo ''
+            echo '    def initialize(lines, currency = "EUR")'
+            echo '      @lines = lines'
+            echo '      @currency = currency'
+            echo '    end'
+            echo ''
+            echo '    def total'
+            if (( i % 3 == 0 )); then echo '      rounded = 0'; fi
+            echo "      lines.sum { |l| l.qty * l.cents } + $i * 0"
+            echo '    end'
+            echo ''
+            echo '    def overdue?(today)'
+            if (( i % 4 == 1 )); then
+                echo '      due == today'
+                echo '      due < today'
+            else
+                echo '      due < today'
+            fi
+            echo '    end'
+            echo ''
+            echo '    def label'
+            if (( i % 5 == 2 )); then
+                echo '      puts -total'
+            fi
+            echo "      \"#{currency} #{total}\""
+            echo '    end'
+            echo ''
+            echo '    def due'
+            if (( i % 7 == 3 )); then
+                echo '      if (d = @due_on) then d end'
+                echo '      d = nil'
+            fi
+            echo "      @due_on ||= Time.at($((1700000000 + i * 86400)))"
+            if (( i % 6 == 5 )); then
+                echo '  end'
+            else
+                echo '    end'
+            fi
+            if [[ $errors == yes ]]; then
+                case $i in
+                26) printf '\n    def refund(amount)\n      if amount > total\n        raise ArgumentError, "too much"\n    end\n' ;;
+                88) printf '\n    def fee\n      total +* 2\n    end\n' ;;
+                141) printf '\n    def note\n      "due #{due.strftime("%%F")\n    end\n' ;;
+                203) printf '\n    def split(n)\n      [total / n] * n)\n    end\n' ;;
+                esac
+            fi
+            echo '  end'
+            echo 'end'
+        } >"$dir/$f"
+    done
+}
+
+# Ruby's syntax errors (not its warnings), from its own compiler on each file alone
+# (RubyVM::InstructionSequence.compile, whose SyntaxError names `FILE:LINE: syntax
+# error` for each of them): the place of each, as `ruby -wc` heads its message.
+ruby_wc_truth() { # NAME DIR VERDICT-ARGS...
+    (cd "$2" && ruby -rjson -e '
+found = []
+Dir.glob("lib/**/*.rb").sort.each do |f|
+  begin
+    RubyVM::InstructionSequence.compile(File.read(f), f)
+  rescue SyntaxError => e
+    e.message.scan(/^(\S+\.rb:\d+): syntax error/) { |m| found << m[0] unless found.include?(m[0]) }
+  end
+end
+File.write(ARGV[0], JSON.generate(found))
+' "$WORK/$1.json" 2>/dev/null)
+    truth "$1" names "$WORK/$1.json" "${@:3}"
+}
+
+if want ruby-wc && command -v ruby >/dev/null; then
+    d="$WORK/ruby-wc"
+    ruby_wc_project "$d" yes
+    COMMAND='for f in $(find lib -name "*.rb" | sort); do ruby -wc "$f" || echo "FAILED: $f"; done'
+    run ruby-wc-loop-errors "$d" "$COMMAND"
+    ruby_wc_truth ruby-wc-loop-errors "$d"
+    COMMAND='find lib -name "*.rb" | sort | xargs -n1 ruby -wc 2>&1'
+    run ruby-wc-xargs-errors-merged "$d" "$COMMAND"
+    ruby_wc_truth ruby-wc-xargs-errors-merged "$d"
+    COMMAND='find lib -name "*.rb" -print -exec ruby -wc {} \;'
+    run ruby-wc-find-exec-errors "$d" "$COMMAND"
+    ruby_wc_truth ruby-wc-find-exec-errors "$d"
+    COMMAND='n=0; for f in lib/billing/*.rb; do ruby -wc "$f" >/dev/null || n=$((n + 1)); done; echo "$n of $(ls lib/billing/*.rb | wc -l) files have syntax errors"; [ "$n" -eq 0 ]'
+    run ruby-wc-loop-count "$d" "$COMMAND"
+    ruby_wc_truth ruby-wc-loop-count "$d" --verdict-regex '^\d+ of \d+ files have syntax errors'
+    d="$WORK/ruby-wc-pass"
+    ruby_wc_project "$d" no
+    COMMAND='for f in $(find lib -name "*.rb" | sort); do ruby -wc "$f" || echo "FAILED: $f"; done; echo "checked $(find lib -name "*.rb" | wc -l) files"'
+    run ruby-wc-loop-pass "$d" "$COMMAND"
+    truth ruby-wc-loop-pass plain --verdict-prefix 'checked '
+fi
+
+luac_project() { # dir: 240 Lua modules, 4 that do not parse (yes) or none (no)
+    local dir=$1 errors=$2 i f
+    mkdir -p "$dir/src/game"
+    cat >"$dir/Makefile" <<'MAKE'
+LUAC ?= luac
+SRC := $(sort $(wildcard src/game/*.lua))
+STAMPS := $(patsubst src/game/%.lua,.stamps/%.ok,$(SRC))
+
+check: $(STAMPS)
+	@echo "check: $(words $(SRC)) modules parsed"
+
+.stamps/%.ok: src/game/%.lua
+	@mkdir -p .stamps
+	$(LUAC) -p $< && touch $@
+
+clean:
+	rm -rf .stamps
+.PHONY: check clean
+MAKE
+    for i in $(seq 1 240); do
+        f=$(printf 'src/game/entity_%03d.lua' "$i")
+        {
+            echo "-- entity $i: position, health and a small state machine"
+            echo 'local M = {}'
+            echo ''
+            echo 'function M.new(x, y)'
+            echo "  return { x = x, y = y, hp = $((i % 50 + 50)), state = 'idle', kind = 'entity_$i' }"
+            echo 'end'
+            echo ''
+            echo 'function M.move(e, dx, dy)'
+            echo '  e.x = e.x + dx'
+            echo '  e.y = e.y + dy'
+            echo '  return e'
+            echo 'end'
+            echo ''
+            echo 'function M.hit(e, dmg)'
+            echo '  e.hp = e.hp - dmg'
+            echo '  if e.hp <= 0 then'
+            echo "    e.state = 'dead'"
+            echo '  end'
+            echo '  return e.hp'
+            echo 'end'
+            echo ''
+            echo 'function M.step(e)'
+            echo "  if e.state == 'idle' then"
+            echo "    e.state = 'walk'"
+            echo "  elseif e.state == 'walk' then"
+            echo "    e.state = 'idle'"
+            echo '  end'
+            if [[ $errors == yes ]]; then
+                case $i in
+                31) echo '  for k = 1, 3 do'; echo '    e.x = e.x + k' ;;
+                97) echo '  local bonus = { 1, 2, 3'; echo '  e.hp = e.hp + bonus[1]' ;;
+                158) echo "  e.label = 'entity #\" .. e.kind" ;;
+                222) echo '  e.x == e.x + 1' ;;
+                esac
+            fi
+            echo '  return e'
+            echo 'end'
+            echo ''
+            echo 'return M'
+        } >"$dir/$f"
+    done
+}
+
+# Lua's own parser on each file alone (loadfile, whose error names `FILE:LINE:`): the
+# place of each error, as luac heads its message.
+luac_truth() { # NAME DIR VERDICT-ARGS...
+    cat >"$WORK/luac_truth.lua" <<'LUA'
+local found = {}
+local list = io.popen("ls src/game/*.lua")
+for f in list:lines() do
+  local ok, err = loadfile(f)
+  if not ok then
+    local place = err:match("^(%S+%.lua:%d+):")
+    if place then found[#found + 1] = string.format("%q", place) end
+  end
+end
+list:close()
+local out = assert(io.open(arg[1], "w"))
+out:write("[" .. table.concat(found, ",") .. "]")
+out:close()
+LUA
+    (cd "$2" && lua5.1 "$WORK/luac_truth.lua" "$WORK/$1.json")
+    truth "$1" names "$WORK/$1.json" "${@:3}"
+}
+
+if want luac-p && command -v luac >/dev/null && command -v lua5.1 >/dev/null; then
+    d="$WORK/luac-p"
+    luac_project "$d" yes
+    COMMAND='for f in $(find src -name "*.lua" | sort); do echo "luac -p $f"; luac -p "$f" || echo "FAILED: $f"; done'
+    run luac-p-loop-errors "$d" "$COMMAND"
+    luac_truth luac-p-loop-errors "$d"
+    COMMAND='find src -name "*.lua" | sort | xargs -t -n1 luac -p 2>&1'
+    run luac-p-xargs-trace-merged "$d" "$COMMAND"
+    luac_truth luac-p-xargs-trace-merged "$d"
+    COMMAND='make -k check'
+    run luac-p-make-errors "$d" "$COMMAND"
+    luac_truth luac-p-make-errors "$d" --verdict-regex "^make: (\*\*\* \[|Target .check. not remade)"
+    (cd "$d" && make -s clean)
+    COMMAND='make -k -j2 check 2>&1'
+    run luac-p-make-errors-jobs-merged "$d" "$COMMAND"
+    luac_truth luac-p-make-errors-jobs-merged "$d" --verdict-regex "^make: (\*\*\* \[|Target .check. not remade)"
+    d="$WORK/luac-p-pass"
+    luac_project "$d" no
+    COMMAND='make check'
+    run luac-p-make-pass "$d" "$COMMAND"
+    truth luac-p-make-pass plain --verdict-prefix 'check: '
+fi
+
+raco_test_project() { # dir: 260 rackunit modules of 6 tests over a ledger library, 6 failing tests (yes) or none (no)
+    local dir=$1 errors=$2 i m
+    mkdir -p "$dir/src" "$dir/tests"
+    cat >"$dir/src/ledger.rkt" <<'RKT'
+#lang racket/base
+(provide balance post parse-amount fee split-evenly)
+(define (balance entries) (for/sum ([e entries]) e))
+(define (post entries amount)
+  (unless (number? amount) (raise-argument-error 'post "number?" amount))
+  (cons amount entries))
+(define (parse-amount text)
+  (define parts (regexp-split #rx"[.]" text))
+  (+ (* 100 (string->number (car parts))) (string->number (cadr parts))))
+(define (fee amount) (if (> amount 1000) (quotient amount 100) 0))
+(define (split-evenly amount parts) (build-list parts (lambda (_) (quotient amount parts))))
+RKT
+    for i in $(seq 1 260); do
+        m=$(printf 'ledger-%03d-test' "$i")
+        {
+            echo '#lang racket/base'
+            echo '(require rackunit "../src/ledger.rkt")'
+            echo ''
+            echo '(module+ test'
+            echo "  (test-case \"balance of three entries #$i\""
+            echo "    (check-equal? (balance (list $i 2 3)) $((i + 5))))"
+            echo "  (test-case \"post prepends #$i\""
+            echo "    (check-equal? (post (list 1) $i) (list $i 1)))"
+            echo "  (test-case \"parse amount #$i\""
+            echo "    (check-equal? (parse-amount \"$i.25\") $((i * 100 + 25))))"
+            echo "  (test-case \"no fee on small amounts #$i\""
+            echo "    (check-equal? (fee $i) 0))"
+            echo "  (test-case \"fee on large amounts #$i\""
+            echo "    (check-equal? (fee $((i * 1000 + 5000))) $(((i * 1000 + 5000) / 100))))"
+            echo "  (test-case \"split evenly #$i\""
+            echo "    (check-equal? (split-evenly $((i * 4)) 4) (list $i $i $i $i)))"
+            if [[ $errors == yes ]]; then
+                case $i in
+                19) echo '  (test-case "balance with a refund"'
+                    echo '    (check-equal? (balance (list 100 -30 5)) 70))' ;;
+                64) echo '  (test-case "parse amount with one decimal"'
+                    echo '    (check-equal? (parse-amount "12.5") 1250 "cents are padded"))' ;;
+                107) echo '  (test-case "post rejects a symbol"'
+                     echo '    (check-exn exn:fail:contract? (lambda () (post (list) (quote ten))))'
+                     echo '    (check-equal? (post (list) "12") (list 12)))' ;;
+                143) echo '  (test-case "split uneven amounts"'
+                     echo '    (check-equal? (split-evenly 10 3) (list 4 3 3)))' ;;
+                171) echo '  (check-true (> (fee 1000) 0) "fee starts at 1000")' ;;
+                188) echo '  (test-case "parse amount without decimals"'
+                     echo '    (check-equal? (parse-amount "12") 1200))' ;;
+                esac
+            fi
+            echo ')'
+        } >"$dir/tests/$m.rkt"
+    done
+    (cd "$dir" && raco make src/ledger.rkt tests/*.rkt)
+}
+
+# rackunit's own hooks on the same modules (current-test-case-around and
+# current-check-handler, around each test submodule required in one process): the
+# name of each failing test-case, and the place of its failing check (FILE:LINE:COL).
+raco_test_truth() { # NAME DIR VERDICT-ARGS...
+    cat >"$WORK/raco_collect.rkt" <<'RKT'
+#lang racket/base
+(require rackunit rackunit/private/check-info json racket/list racket/path racket/port)
+(define found '())
+(define (add! s) (unless (member s found) (set! found (append found (list s)))))
+(define (record! e)
+  (define name (current-test-name))
+  (when name (add! name))
+  (when (exn:test:check? e)
+    (for ([i (exn:test:check-stack e)] #:when (eq? (check-info-name i) 'location))
+      (define v (check-info-value i))
+      (define loc (if (location-info? v) (location-info-value v) v))
+      (when (path? (first loc))
+        (add! (format "~a:~a:~a" (file-name-from-path (first loc)) (second loc) (third loc)))))))
+(define dir (vector-ref (current-command-line-arguments) 0))
+(for ([f (sort (map path->string (directory-list dir #:build? #t)) string<?)]
+      #:when (regexp-match? #rx"[.]rkt$" f))
+  (parameterize ([current-test-case-around
+                  (lambda (thunk) (with-handlers ([(lambda (e) (not (exn:break? e))) record!]) (thunk)))]
+                 [current-check-handler record!]
+                 [current-output-port (open-output-nowhere)]
+                 [current-error-port (open-output-nowhere)])
+    (dynamic-require `(submod (file ,(path->string (path->complete-path f))) test) #f)))
+(with-output-to-file (vector-ref (current-command-line-arguments) 1) #:exists 'replace
+  (lambda () (write-json found)))
+RKT
+    (cd "$2" && racket "$WORK/raco_collect.rkt" tests "$WORK/$1.json")
+    truth "$1" names "$WORK/$1.json" "${@:3}"
+}
+
+if want raco-test && command -v raco >/dev/null && command -v racket >/dev/null; then
+    d="$WORK/raco-test"
+    raco_test_project "$d" yes
+    COMMAND='raco test tests'
+    run raco-test-fail "$d" "$COMMAND"
+    raco_test_truth raco-test-fail "$d" --verdict-regex '^\d+/\d+ test failures'
+    COMMAND='raco test tests 2>&1'
+    run raco-test-fail-merged "$d" "$COMMAND"
+    raco_test_truth raco-test-fail-merged "$d" --verdict-regex '^\d+/\d+ test failures'
+    COMMAND='raco test -j 2 --table tests'
+    run raco-test-fail-jobs-table "$d" "$COMMAND"
+    raco_test_truth raco-test-fail-jobs-table "$d" --verdict-regex '^\d+/\d+ test failures'
+    COMMAND='raco make -v src/ledger.rkt tests/*.rkt && raco test --direct tests 2>&1 | tee test.log'
+    run raco-test-fail-make-direct-tee "$d" "$COMMAND"
+    raco_test_truth raco-test-fail-make-direct-tee "$d" --verdict-regex '^\d+/\d+ test failures'
+    d="$WORK/raco-test-pass"
+    raco_test_project "$d" no
+    COMMAND='raco test tests'
+    run raco-test-pass "$d" "$COMMAND"
+    truth raco-test-pass plain --verdict-regex '^\d+ tests? passed'
+fi
+
+gplc_project() { # dir: 180 GNU Prolog files with singleton and discontiguous warnings, 4 that do not compile (yes) or none (no)
+    local dir=$1 errors=$2 i m
+    mkdir -p "$dir/src"
+    cat >"$dir/Makefile" <<'MAKE'
+GPLC ?= gplc
+SRC := $(sort $(wildcard src/*.pl))
+OBJ := $(patsubst src/%.pl,obj/%.o,$(SRC))
+
+objects: $(OBJ)
+	@echo "objects: $(words $(OBJ)) files compiled"
+
+obj/%.o: src/%.pl
+	@mkdir -p obj
+	$(GPLC) -c $< -o $@
+
+clean:
+	rm -rf obj
+.PHONY: objects clean
+MAKE
+    for i in $(seq 1 180); do
+        m=$(printf 'route_%03d' "$i")
+        {
+            echo "% $m: distances, fares and transfers of line $i"
+            echo ''
+            echo "${m}_stop(a$i, 0)."
+            echo "${m}_stop(b$i, $((i % 7 + 3)))."
+            echo "${m}_stop(c$i, $((i % 11 + 9)))."
+            echo ''
+            echo "${m}_distance(From, To, D) :-"
+            echo "    ${m}_stop(From, D1),"
+            echo "    ${m}_stop(To, D2),"
+            echo '    D is abs(D2 - D1).'
+            echo ''
+            echo "${m}_fare(From, To, Fare) :-"
+            echo "    ${m}_distance(From, To, D),"
+            if (( i % 3 == 0 )); then
+                echo '    Base = 120,'
+            fi
+            echo "    Fare is 100 + D * $((i % 5 + 10))."
+            echo ''
+            if (( i % 4 == 1 )); then
+                echo "${m}_transfer(Stop, Line, Walk) :- ${m}_stop(Stop, _)."
+            else
+                echo "${m}_transfer(Stop, _Line, _Walk) :- ${m}_stop(Stop, _)."
+            fi
+            echo ''
+            echo "${m}_total([], 0)."
+            if (( i % 5 == 2 )); then
+                echo "${m}_fare_table(Rows) :- findall(S-F, ${m}_fare(a$i, S, F), Rows)."
+            fi
+            echo "${m}_total([F|Fs], T) :- ${m}_total(Fs, T0), T is T0 + F."
+            echo ''
+            echo "${m}_describe(Stop, Text) :-"
+            echo "    ${m}_stop(Stop, D),"
+            echo "    format_to_atom(Text, '~w at ~w km', [Stop, D])."
+            if [[ $errors == yes ]]; then
+                case $i in
+                27) printf '\n%s_peak(Fare, Peak) :-\n    Peak is Fare * 3 / .\n' "$m" ;;
+                76) printf '\n%s_night(Stop) :-\n    %s_stop(Stop, D),\n    D > 5,\n    42.\n' "$m" "$m" ;;
+                131) printf '\n%s_zone(Stop, Zone) :-\n    %s_stop(Stop, D),\n    Zone is D // 10\n%s_zone_name(Z, zone(Z)).\n' "$m" "$m" "$m" ;;
+                164) printf '\natom_length(Stop, 3) :-\n    %s_stop(Stop, _).\n' "$m" ;;
+                esac
+            fi
+        } >"$dir/src/$m.pl"
+    done
+}
+
+# gplc has no machine-readable form of its messages: the errors (not its warnings) are
+# taken from each file compiled alone by its Prolog-to-WAM compiler (pl2wam), as
+# `FILE:LINE:COLUMN: syntax error` or `FILE:FIRST-LAST: fatal error` heads each.
+gplc_truth() { # NAME DIR VERDICT-ARGS...
+    mkdir -p "$WORK/$1.alone"
+    (cd "$2" && for f in src/*.pl; do
+        pl2wam "$f" -o "$WORK/$1.alone/out.wam" 2>&1 || true
+    done >"$WORK/$1.raw")
+    python3 -c '
+import json, re, sys
+found = []
+for line in open(sys.argv[1]):
+    m = re.match(r"^(\S+\.pl:\d+(?:[:-]\d+)?): (?:syntax error|fatal error|error)", line)
+    if m and m.group(1) not in found:
+        found.append(m.group(1))
+json.dump(found, open(sys.argv[2], "w"))
+' "$WORK/$1.raw" "$WORK/$1.json"
+    truth "$1" names "$WORK/$1.json" "${@:3}"
+}
+
+if want gplc && command -v gplc >/dev/null && command -v make >/dev/null; then
+    d="$WORK/gplc"
+    gplc_project "$d" yes
+    COMMAND='make -k'
+    run gplc-make-errors "$d" "$COMMAND"
+    gplc_truth gplc-make-errors "$d" --verdict-regex "^make: (\*\*\* \[|Target .* not remade)"
+    (cd "$d" && make -s clean)
+    COMMAND='make -k 2>&1'
+    run gplc-make-errors-merged "$d" "$COMMAND"
+    gplc_truth gplc-make-errors-merged "$d" --verdict-regex "^make: (\*\*\* \[|Target .* not remade)"
+    (cd "$d" && make -s clean)
+    COMMAND='mkdir -p obj; for f in src/*.pl; do echo "GPLC $f"; gplc -c "$f" -o "obj/$(basename "$f" .pl).o" || echo "FAILED: $f"; done'
+    run gplc-loop-errors "$d" "$COMMAND"
+    gplc_truth gplc-loop-errors "$d"
+    (cd "$d" && make -s clean)
+    COMMAND='make -k -j2 2>&1'
+    run gplc-make-errors-jobs-merged "$d" "$COMMAND"
+    gplc_truth gplc-make-errors-jobs-merged "$d" --verdict-regex "^make: (\*\*\* \[|Target .* not remade)"
+    d="$WORK/gplc-pass"
+    gplc_project "$d" no
+    COMMAND='make'
+    run gplc-make-warnings-pass "$d" "$COMMAND"
+    truth gplc-make-warnings-pass plain --verdict-prefix 'objects: '
+fi
+
+sbcl_project() { # dir: 160 Lisp files with style warnings and notes, 4 that fail to compile (yes) or none (no)
+    local dir=$1 errors=$2 i m
+    mkdir -p "$dir/src" "$dir/build"
+    cat >"$dir/build.lisp" <<'LISP'
+;; Compiles every file of src/ into build/, and says how many failed.
+(let ((failed 0) (files (sort (directory "src/*.lisp") #'string< :key #'namestring)))
+  (dolist (f files)
+    (multiple-value-bind (fasl warnings-p failure-p)
+        (compile-file f :output-file (merge-pathnames (make-pathname :directory '(:relative "build") :type "fasl")
+                                                      (file-namestring f)))
+      (declare (ignore fasl warnings-p))
+      (when failure-p
+        (incf failed)
+        (format t "~&FAILED: ~a~%" (enough-namestring f)))))
+  (format t "~&build: ~d of ~d files failed~%" failed (length files))
+  (sb-ext:exit :code (if (zerop failed) 0 1)))
+LISP
+    cat >"$dir/Makefile" <<'MAKE'
+SBCL ?= sbcl
+SRC := $(sort $(wildcard src/*.lisp))
+FASL := $(patsubst src/%.lisp,build/%.fasl,$(SRC))
+
+all: $(FASL)
+	@echo "all: $(words $(FASL)) files compiled"
+
+build/%.fasl: src/%.lisp
+	@mkdir -p build
+	$(SBCL) --noinform --non-interactive --eval '(sb-ext:exit :code (if (nth-value 2 (compile-file "$<" :output-file "$(abspath $@)")) 1 0))'
+
+clean:
+	rm -rf build/*.fasl
+.PHONY: all clean
+MAKE
+    for i in $(seq 1 160); do
+        m=$(printf 'route-%03d' "$i")
+        {
+            echo ";;;; $m: stops, distances and fares of line $i"
+            echo "(defpackage :transit.$m (:use :cl) (:export #:fare #:distance #:describe-stop))"
+            echo "(in-package :transit.$m)"
+            echo ''
+            echo "(defparameter *stops* '((a . 0) (b . $((i % 7 + 3))) (c . $((i % 11 + 9)))))"
+            echo ''
+            echo '(defun distance (from to)'
+            echo '  (abs (- (cdr (assoc to *stops*)) (cdr (assoc from *stops*)))))'
+            echo ''
+            echo '(defun fare (from to)'
+            if (( i % 3 == 0 )); then
+                echo '  (let ((base 120))'
+                echo "    (+ 100 (* (distance from to) $((i % 5 + 10))))))"
+            else
+                echo "  (+ 100 (* (distance from to) $((i % 5 + 10)))))"
+            fi
+            echo ''
+            echo '(defun describe-stop (stop)'
+            if (( i % 4 == 1 )); then
+                echo '  (log-visit stop)'
+            fi
+            echo '  (format nil "~a at ~a km" stop (cdr (assoc stop *stops*))))'
+            echo ''
+            echo '(defun check-stop (stop)'
+            echo '  (if (assoc stop *stops*) stop (error "unknown stop ~a" stop))'
+            if (( i % 5 == 2 )); then
+                echo '  (when (null stop) (warn "null stop")))'
+            else
+                echo '  )'
+            fi
+            echo ''
+            echo "(defun total (fares) (reduce #'+ fares))"
+            if [[ $errors == yes ]]; then
+                case $i in
+                66) printf '\n(defun %s-peak (from to)\n  (let ((f (fare from to) 3))\n    (* f 2)))\n' "$m" ;;
+                118) printf '\n(defun %s-surcharge (from to)\n  (+ (fare from to) "ten"))\n' "$m" ;;
+                149) printf '\n(defun %s-zone (stop)\n  (distance stop))\n' "$m" ;;
+                27) printf '\n(defun %s-night (stop)\n  (let ((d (cdr (assoc stop *stops*))))\n    (when (> d 5)\n      (fare (quote a) stop)))\n' "$m" ;;
+                esac
+            fi
+        } >"$dir/src/$m.lisp"
+    done
+}
+
+# SBCL's conditions are caught and reported inside its compiler, and have no
+# machine-readable form: the errors and full warnings (those that fail compile-file,
+# not its style warnings and notes) are taken from each file compiled alone, as the
+# `in: DEFUN NAME` context heading each names it, or a read error's `in form starting
+# at line: L, column: C`.
+sbcl_truth() { # NAME DIR VERDICT-ARGS...
+    mkdir -p "$WORK/$1.alone"
+    (cd "$2" && for f in src/*.lisp; do
+        echo "=== $f"
+        sbcl --noinform --non-interactive --eval "(compile-file \"$f\" :output-file \"$WORK/$1.alone/out.fasl\")" 2>&1 || true
+    done >"$WORK/$1.raw")
+    python3 -c '
+import json, re, sys
+found, context = [], None
+lines = open(sys.argv[1]).read().split("\n")
+for n, line in enumerate(lines):
+    if line.startswith("=== "):
+        context = None
+    m = re.match(r"^; (in: .*\S)", line)
+    if m:
+        context = m.group(1)
+    m = re.search(r"\((in form starting at line: \d+, column: \d+)", line)
+    if m and m.group(1) not in found:
+        found.append(m.group(1))
+    read_error = "READ error" in "".join(lines[n + 1:n + 2])
+    if re.match(r"^; caught (ERROR|WARNING):", line) and not read_error and context and context not in found:
+        found.append(context)
+json.dump(found, open(sys.argv[2], "w"))
+' "$WORK/$1.raw" "$WORK/$1.json"
+    truth "$1" names "$WORK/$1.json" "${@:3}"
+}
+
+if want sbcl && command -v sbcl >/dev/null; then
+    d="$WORK/sbcl"
+    sbcl_project "$d" yes
+    COMMAND='sbcl --non-interactive --load build.lisp'
+    run sbcl-build-errors "$d" "$COMMAND"
+    sbcl_truth sbcl-build-errors "$d" --verdict-prefix 'build: '
+    COMMAND='sbcl --non-interactive --load build.lisp 2>&1'
+    run sbcl-build-errors-merged "$d" "$COMMAND"
+    sbcl_truth sbcl-build-errors-merged "$d" --verdict-prefix 'build: '
+    COMMAND='sbcl --script build.lisp 2>&1 | tee build.log'
+    run sbcl-build-errors-script-tee "$d" "$COMMAND"
+    sbcl_truth sbcl-build-errors-script-tee "$d" --verdict-prefix 'build: '
+    (cd "$d" && make -s clean)
+    if command -v make >/dev/null; then
+        COMMAND='make -k'
+        run sbcl-make-errors "$d" "$COMMAND"
+        sbcl_truth sbcl-make-errors "$d" --verdict-regex "^make: (\*\*\* \[|Target .* not remade)"
+    fi
+    d="$WORK/sbcl-pass"
+    sbcl_project "$d" no
+    COMMAND='sbcl --non-interactive --load build.lisp'
+    run sbcl-build-warnings-pass "$d" "$COMMAND"
+    truth sbcl-build-warnings-pass plain --verdict-prefix 'build: '
+fi
+
+mcs_project() { # dir: 200 C# files with -warn:4 warnings, 4 with type errors (yes) or none (no)
+    local dir=$1 errors=$2 i c
+    mkdir -p "$dir/src/Billing" "$dir/bin"
+    cat >"$dir/Makefile" <<'MAKE'
+MCS ?= mcs
+MCSFLAGS ?= -warn:4
+SRC := $(sort $(wildcard src/Billing/*.cs))
+MODULES := $(patsubst src/Billing/%.cs,obj/%.netmodule,$(SRC))
+
+modules: $(MODULES)
+	@echo "modules: $(words $(MODULES)) compiled"
+
+obj/%.netmodule: src/Billing/%.cs
+	@mkdir -p obj
+	$(MCS) $(MCSFLAGS) -target:module -out:$@ $<
+
+clean:
+	rm -rf obj bin/*.dll
+.PHONY: modules clean
+MAKE
+    for i in $(seq 1 200); do
+        c=$(printf 'Invoice%03d' "$i")
+        {
+            echo 'using System;'
+            echo 'using System.Collections.Generic;'
+            echo ''
+            echo 'namespace Billing'
+            echo '{'
+            echo "    public class $c"
+            echo '    {'
+            if (( i % 6 == 1 )); then
+                echo '        private int revision = 1;'
+            fi
+            echo "        public string Currency { get; set; } = \"EUR\";"
+            echo "        public List<int> Lines { get; } = new List<int>();"
+            echo ''
+            echo '        public int Total()'
+            echo '        {'
+            if (( i % 3 == 0 )); then
+                echo '            int rounded;'
+            fi
+            echo '            int sum = 0;'
+            echo '            foreach (var cents in Lines)'
+            echo '                sum += cents;'
+            echo "            return sum + $i * 0;"
+            echo '        }'
+            echo ''
+            echo '        public bool Overdue(DateTime today)'
+            echo '        {'
+            if (( i % 4 == 1 )); then
+                echo '            var grace = TimeSpan.FromDays(3);'
+            fi
+            echo "            return today > new DateTime(2024, 1, 1).AddDays($i);"
+            if (( i % 4 == 3 )); then
+                echo '            Console.WriteLine("checked");'
+            fi
+            echo '        }'
+            echo ''
+            echo '        [Obsolete("use Label() instead")]'
+            echo '        public string Describe() { return Label(); }'
+            echo ''
+            echo '        public string Label()'
+            echo '        {'
+            if (( i % 5 == 2 )); then
+                echo '            return Currency + " " + Total();'
+                echo '            Console.WriteLine("labelled");'
+            else
+                echo '            return Currency + " " + Total();'
+            fi
+            echo '        }'
+            if (( i % 2 == 0 )); then
+                echo ''
+                echo '        public string Legacy() { return Describe(); }'
+            fi
+            if [[ $errors == yes ]]; then
+                case $i in
+                37) printf '\n        public int Fee()\n        {\n            int fee = Currency.Length > 3 ? "high" : "low";\n            return fee;\n        }\n' ;;
+                92) printf '\n        public int Refund()\n        {\n            return RefundPolicy.Limit(Total());\n        }\n' ;;
+                141) printf '\n        public int Split(int parts)\n        {\n            return Lines.Sum() / parts;\n        }\n' ;;
+                188) printf '\n        public int Tax(bool exempt)\n        {\n            if (!exempt)\n                return Total() / 5;\n        }\n' ;;
+                esac
+            fi
+            echo '    }'
+            echo '}'
+        } >"$dir/src/Billing/$c.cs"
+    done
+}
+
+# mcs has no machine-readable form of its messages: the errors (not its warnings) are
+# taken from each file compiled alone, as `FILE(LINE,COLUMN): error CS` heads each.
+mcs_truth() { # NAME DIR VERDICT-ARGS...
+    mkdir -p "$WORK/$1.alone"
+    (cd "$2" && for f in src/Billing/*.cs; do
+        mcs -warn:4 -target:library -out:"$WORK/$1.alone/alone.dll" "$f" 2>&1 || true
+    done >"$WORK/$1.raw")
+    python3 -c '
+import json, re, sys
+found = []
+for line in open(sys.argv[1]):
+    m = re.match(r"^(\S+\.cs\(\d+,\d+\)): error CS\d+", line)
+    if m and m.group(1) not in found:
+        found.append(m.group(1))
+json.dump(found, open(sys.argv[2], "w"))
+' "$WORK/$1.raw" "$WORK/$1.json"
+    truth "$1" names "$WORK/$1.json" "${@:3}"
+}
+
+if want mcs && command -v mcs >/dev/null; then
+    d="$WORK/mcs"
+    mcs_project "$d" yes
+    COMMAND="mcs -target:library -warn:4 -out:bin/Billing.dll -recurse:'src/*.cs'"
+    run mcs-errors "$d" "$COMMAND"
+    mcs_truth mcs-errors "$d" --verdict-prefix 'Compilation failed'
+    COMMAND="mcs -target:library -warn:4 -out:bin/Billing.dll -recurse:'src/*.cs' 2>&1"
+    run mcs-errors-merged "$d" "$COMMAND"
+    mcs_truth mcs-errors-merged "$d" --verdict-prefix 'Compilation failed'
+    COMMAND="mcs -target:library -warn:4 -debug -out:bin/Billing.dll src/Billing/*.cs 2>&1 | tee build.log"
+    run mcs-errors-debug-tee "$d" "$COMMAND"
+    mcs_truth mcs-errors-debug-tee "$d" --verdict-prefix 'Compilation failed'
+    if command -v make >/dev/null; then
+        COMMAND='make -k'
+        run mcs-make-errors "$d" "$COMMAND"
+        mcs_truth mcs-make-errors "$d" --verdict-regex "^make: (\*\*\* \[|Target .* not remade)"
+    fi
+    d="$WORK/mcs-pass"
+    mcs_project "$d" no
+    COMMAND="mcs -target:library -warn:4 -out:bin/Billing.dll -recurse:'src/*.cs'"
+    run mcs-warnings-pass "$d" "$COMMAND"
+    truth mcs-warnings-pass plain --verdict-prefix 'Compilation succeeded'
+fi
+
+octave_project() { # dir: 240 function files with 6 %!-tests each, 6 failing tests (yes) or none (no)
+    local dir=$1 errors=$2 i f
+    mkdir -p "$dir/inst"
+    cat >"$dir/run_tests.m" <<'OCT'
+## Runs the %!-tests of every function in inst/, and exits 1 if any failed.
+addpath ("inst");
+if (! exist ("VERBOSE", "var"))
+  VERBOSE = "quiet";
+endif
+files = dir ("inst/*.m");
+passed = 0;
+total = 0;
+for k = 1:numel (files)
+  [n, nmax] = test (files(k).name(1:end-2), VERBOSE, stdout);
+  passed += n;
+  total += nmax;
+endfor
+printf ("\nSummary: %d of %d tests passed, %d failed\n", passed, total, total - passed);
+exit (passed < total);
+OCT
+    for i in $(seq 1 240); do
+        f=$(printf 'tariff_%03d' "$i")
+        {
+            echo "function c = $f (km, zone)"
+            echo "  ## $f: the fare of line $i, in cents, for KM kilometres in ZONE (1 to 3)."
+            echo '  if (nargin < 2)'
+            echo '    zone = 1;'
+            echo '  endif'
+            echo '  if (! isnumeric (km) || km < 0)'
+            echo "    error (\"$f: KM must be a non-negative number\");"
+            echo '  endif'
+            echo "  c = 100 + km * $((i % 9 + 10)) + (zone - 1) * 50;"
+            echo 'endfunction'
+            echo ''
+            echo "%!assert ($f (0), 100)"
+            echo "%!assert ($f (1), $((100 + i % 9 + 10)))"
+            echo "%!assert ($f (2, 3), $((100 + 2 * (i % 9 + 10) + 100)))"
+            echo "%!error <non-negative> $f (-1)"
+            echo '%!test'
+            echo "%! fares = arrayfun (@(k) $f (k), 0:3);"
+            echo '%! assert (all (diff (fares) > 0))'
+            echo "%!assert ($f ([0 1]), [100 $((100 + i % 9 + 10))])"
+            if [[ $errors == yes ]]; then
+                case $i in
+                23) echo "%!assert ($f (10), $((100 + 10 * (i % 9 + 10) + 5)))" ;;
+                78) echo "%!assert ($f (1, 2), $((100 + (i % 9 + 10) + 40)))" ;;
+                121) echo "%!error <zone> $f (1, 7)" ;;
+                166) echo '%!test'
+                     echo "%! peak_$i = $f (5) * peak_factor ();"
+                     echo "%! assert (peak_$i > 0)" ;;
+                203) echo "%!assert ($f (2.5), $((100 + 5 * (i % 9 + 10) / 2 + 1)))"
+                     echo "%!assert ($f (\"3\"), 100)" ;;
+                esac
+            fi
+        } >"$dir/inst/$f.m"
+    done
+}
+
+# Octave's own test function on each file, writing to a file of its own: each failed
+# block as the run shows it, its `***** ` header (or the first line of a %!test block's
+# code), and for oruntests's table the row of each file whose tests did not all pass.
+octave_truth() { # NAME DIR table|blocks VERDICT-ARGS...
+    mkdir -p "$WORK/$1.alone"
+    cat >"$WORK/octave_collect.m" <<'OCT'
+addpath ("inst");
+out = getenv ("OCTAVE_TRUTH_OUT");
+files = dir ("inst/*.m");
+fid = fopen ([out ".blocks"], "w");
+short = fopen ([out ".files"], "w");
+for k = 1:numel (files)
+  name = files(k).name(1:end-2);
+  [n, nmax] = test (name, "quiet", fid);
+  if (n < nmax)
+    fprintf (short, "%s\n", files(k).name);
+  endif
+endfor
+fclose (fid);
+fclose (short);
+OCT
+    (cd "$2" && OCTAVE_TRUTH_OUT="$WORK/$1.alone/found" octave-cli "$WORK/octave_collect.m" >/dev/null 2>&1 || true)
+    python3 -c '
+import json, re, sys
+base, mode, log = sys.argv[1], sys.argv[3], sys.argv[4:]
+found = []
+if mode == "table":
+    failing = [l.strip() for l in open(base + ".files") if l.strip()]
+    text = [l.strip() for path in log for l in open(path, errors="replace")]
+    for name in failing:
+        rows = [l for l in text if l.startswith(name + " ")]
+        if rows and rows[0] not in found:
+            found.append(rows[0])
+else:
+    lines = open(base + ".blocks").read().split("\n")
+    header = None
+    for n, line in enumerate(lines):
+        if line.startswith("***** "):
+            header = n
+        if line.startswith("!!!!! ") and "failed" in line and header is not None:
+            head = lines[header][6:].strip()
+            if head in ("test", "shared"):
+                head = lines[header + 1].strip()
+            if head not in found:
+                found.append(head)
+json.dump(found, open(sys.argv[2], "w"))
+' "$WORK/$1.alone/found" "$WORK/$1.json" "$3" "$LOGS/$1.out" "$LOGS/$1.err"
+    truth "$1" names "$WORK/$1.json" "${@:4}"
+}
+
+if want octave && command -v octave-cli >/dev/null; then
+    d="$WORK/octave"
+    octave_project "$d" yes
+    COMMAND='octave-cli run_tests.m'
+    run octave-test-fail "$d" "$COMMAND"
+    octave_truth octave-test-fail "$d" blocks --verdict-prefix 'Summary: '
+    COMMAND='octave-cli run_tests.m 2>&1'
+    run octave-test-fail-merged "$d" "$COMMAND"
+    octave_truth octave-test-fail-merged "$d" blocks --verdict-prefix 'Summary: '
+    COMMAND='octave-cli --eval '"'"'VERBOSE = "normal"; run_tests'"'"' 2>&1 | tee test.log'
+    run octave-test-fail-normal-tee "$d" "$COMMAND"
+    octave_truth octave-test-fail-normal-tee "$d" blocks --verdict-prefix 'Summary: '
+    COMMAND='octave-cli --eval '"'"'addpath ("inst"); oruntests ("inst")'"'"
+    run octave-oruntests-fail "$d" "$COMMAND"
+    octave_truth octave-oruntests-fail "$d" table
+    d="$WORK/octave-pass"
+    octave_project "$d" no
+    COMMAND='octave-cli run_tests.m'
+    run octave-test-pass "$d" "$COMMAND"
+    truth octave-test-pass plain --verdict-prefix 'Summary: '
 fi
 
 echo "corpus: $(ls "$LOGS"/*.truth | wc -l) cases, $(du -sh "$LOGS" | cut -f1)" >&2

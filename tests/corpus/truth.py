@@ -52,7 +52,9 @@ DiscoverRunner, reuse's JSON report, and the Python APIs of cmakelang, pyupgrade
 pymarkdown and mdformat; lizard's CSV, the subunit stream of stestr's run, the JSON of
 typos, secretlint and markuplint, and the JUnit XML of @hapi/lab; Boost.Test's JUnit
 report, the XML logs of check, cmocka and CUnit's automated mode, gcc's JSON diagnostics
-of each file ninja builds and appstreamcli's YAML report), and from the log itself or the
+of each file ninja builds and appstreamcli's YAML report; gdc's JSON diagnostics, Ruby's
+compiler and Lua's loadfile on each file, rackunit's hooks around the same test modules
+and Octave's test function on each file), and from the log itself or the
 project's design where it has none (pip, ld, Test::More's diagnostics, `php -l`,
 black, CMake, xmllint, shfmt, ward, Ruby's test-unit, mkdocs, the Erlang and OCaml
 compilers' errors, alcotest, uvu, tape's uncaught error, tap's coverage table; gfortran, nasm, `perl -c` and javac, each file compiled alone;
@@ -62,7 +64,8 @@ Verilator's, iverilog's, GHDL's and msgfmt's errors, each file alone, and the fa
 checks of the Verilog and VHDL testbenches, each run alone; JSDoc's ERROR lines of a run
 that only dumps its doclets; GNAT's, sparse's, tcc's and
 cobc's errors, each file alone, and jing's place of the error, each invalid file alone; taplo, each file alone; pydoclint, each
-module alone; valac's errors and mandoc's (`-W error`), each file alone).
+module alone; valac's errors and mandoc's (`-W error`), each file alone; the OCaml
+compilers', gplc's (its pl2wam), SBCL's and mcs's errors, each file alone).
 Every verdict and item
 is checked to be in the log as a
 terminal shows it.
