@@ -68,6 +68,10 @@ const TAP_DETAILS: usize = 4;
 
 /// Lines before a key line within which a locator line is attached to it.
 const LOCATOR_BEFORE: u64 = 4;
+/// Lines between a failure's numbered entry and its key line kept with them, at most:
+/// the titles of the test under its suite's (Mocha's `  1) budget` over `reads the
+/// budget of a missing team:`).
+const ENTRY_TITLES: usize = 2;
 /// The last lines read kept: where a key line finds what comes before it (a
 /// stylish report's file, up to [`HEADER_BEFORE`] lines above its row), whichever
 /// reads brought them.
@@ -133,6 +137,7 @@ const KEY_TRIGGERS: &[&str] = &[
     ": F",
     "generated", // a count of warnings: cargo's `generated 5 warnings`
     "ailure",    // a summary's count after its word: `Failures: 4`
+    "failing",   // a summary's count before its word: Mocha's `5 failing`
     // a diagnostic's severity after its place (`m.c:4:5: warning: … [id]`): tallied
     // by kind, the rare kinds among many being key lines (see [`Tally`])
     ": warning",
@@ -222,6 +227,8 @@ const KEY: &str = concat!(
     r"|\bERROR\b",
     r"|^(\w+\.)*\w*(Error|Exception|Exit|Interrupt)\b(:|$)",
     r"|\b\w*(Error|Exception)\b: ",
+    // with its code between: Node's `AssertionError [ERR_ASSERTION]: …`
+    r"|\b\w*(Error|Exception) \[[A-Z][A-Z0-9_]+\]: ",
     r"|\bException\b",
     r"|^npm (ERR!|error) ",
     r"|\bERR!",
@@ -247,7 +254,7 @@ const KEY: &str = concat!(
     r"|^E\s+\S",
     r"|^\s+\S+_test\.go:\d+: ",
     r"|^\S+\.go:\d+:\d+: ",
-    r"|\b[1-9]\d* (failed|failures?|errors?)\b",
+    r"|\b[1-9]\d* (failed|failing|failures?|errors?)\b",
     // a summary's count after its word: phpunit's `Errors: 4, Failures: 4.`, `failed=1`
     r"|\b([Ff]ailed|FAILED|[Ff]ailures?|FAILURES?|[Ee]rrors?|ERRORS?)[:=] ?[1-9]\d*\b",
     r"|\bfailed\b",
@@ -1034,16 +1041,21 @@ impl Digest {
             locators.insert(0, title);
         }
         // The numbered entry that opens the failure (ExUnit's and Mocha's `  1) test
-        // lists the codes (Shop.CouponsTest)` over its place and its assertion) names
-        // the failing test.
-        if let Some(entry) = self.entry_before(before, line)
-            && !locators.iter().any(|l| l.line == entry.line)
+        // lists the codes (Shop.CouponsTest)` over its place and its assertion)
+        // names the failing test, with the titles under it (Mocha's nested `it`).
+        let entry = self.entry_before(before, line);
+        if let Some(first) = entry.first()
+            && !locators.iter().any(|l| l.line == first.line)
         {
-            if let Some(name) = numbered_entry(&entry.text) {
+            if let Some(name) = numbered_entry(&first.text) {
                 let name = name.to_owned();
-                self.failed_test_named(&name, entry.line);
+                self.failed_test_named(&name, first.line);
             }
-            locators.insert(0, entry);
+            let entry: Vec<Numbered> = entry
+                .into_iter()
+                .filter(|e| !locators.iter().any(|l| l.line == e.line))
+                .collect();
+            locators.splice(0..0, entry);
         }
         locators
     }
@@ -1218,16 +1230,51 @@ impl Digest {
 
     /// A numbered entry (`  1) name`) among the [`LOCATOR_BEFORE`] lines before line
     /// `line`, since a blank line: the nearest.
-    fn entry_before(&self, before: &[u8], line: u64) -> Option<Numbered> {
-        self.nearest_before(before, line, true, |text| numbered_entry(text).is_some())
+    fn entry_before(&self, before: &[u8], line: u64) -> Vec<Numbered> {
+        let lines = self.lines_before(before, LOCATOR_BEFORE as usize);
+        let mut between = Vec::new();
+        for (back, (bytes, omitted)) in (1..=LOCATOR_BEFORE).zip(lines) {
+            let text = String::from_utf8_lossy(&bytes);
+            let text = text.trim_end_matches('\r');
+            // A blank line right above the failure (Mocha's before its assertion)
+            // leaves it with its entry; a blank line further up ends the search.
+            if text.trim().is_empty() {
+                if back == 1 {
+                    continue;
+                }
+                return Vec::new();
+            }
+            let seen = Seen {
+                text,
+                omitted,
+                line: line - back,
+            };
+            if numbered_entry(text).is_some() {
+                between.push(seen.numbered(text));
+                between.reverse();
+                return between;
+            }
+            // The titles between are plain lines; a place or a step's mark (`✔ And
+            // …`) between is not one.
+            if classify(text) == Class::Plain
+                && symbol_lead(text).is_none()
+                && between.len() < ENTRY_TITLES
+            {
+                between.push(seen.numbered(text));
+            }
+        }
+        Vec::new()
     }
 
     /// The locator among the [`LOCATOR_BEFORE`] lines before line `line`, the nearest
     /// first: the last lines of `before` (the text right before it in the same
     /// chunk), then the last lines read before that chunk.
     fn locator_before(&self, before: &[u8], line: u64) -> Option<Numbered> {
+        // Not the place of a step that passed (cucumber's `✔ And a price of 250 cents #
+        // features/steps.js:5` over the next step's failure).
         self.nearest_before(before, line, false, |text| {
             matches!(classify(text), Class::Locator | Class::KeyLocator)
+                && !symbol_lead(text).is_some_and(|s| PASS_MARKS.contains(&s))
         })
     }
 
@@ -1445,6 +1492,9 @@ fn with_out_of_place(mut odd: Vec<KeyLine>, out_of_place: Vec<KeyLine>) -> Vec<K
     }
     odd
 }
+
+/// The marks of a step or a test that passed.
+const PASS_MARKS: &[&str] = &["✓", "✔", "√"];
 
 /// The marks of an outcome, a failure's message or a place, which name no subject.
 const MARKS: &[&str] = &["✖", "✓", "✔", "√", "✗", "✘", "×", "✕", "→", "›", "❯", "●"];

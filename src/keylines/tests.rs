@@ -2345,3 +2345,187 @@ fn a_steps_failure_after_dot_leaders_is_a_key_line_with_the_list_under_it() {
         assert!(!is_key(line), "{line}");
     }
 }
+
+#[test]
+fn a_severity_at_its_place_in_words_is_a_key_line_with_the_message_under_it() {
+    // CSSLint's compact report (tests/corpus/logs/csslint-errors.out): each problem a
+    // numbered severity at its place, the message and the line it quotes under it;
+    // 473 warnings, 5 errors.
+    let mut text = String::new();
+    for n in 1..=120 {
+        text.push_str(&format!(
+            "csslint: There are 2 problems in /home/dev/work/csslint/css/page{n:03}.css.\n\n\
+             page{n:03}.css\n\
+             1: warning at line 5, col 3\n\
+             Using width with padding can sometimes make elements larger than you expect.\n  \
+             padding: 4px;\n\n"
+        ));
+        if n == 21 {
+            text.push_str(
+                "page021.css\n\
+                 2: error at line 8, col 11\n\
+                 Unknown property 'colr'.\n\
+                 .banner { colr: #fff; height: 40px; }\n\n",
+            );
+        }
+    }
+    let whole = rows(&digest(&text, text.len()).keys);
+    for chunk in [1, 7, 4096] {
+        assert_eq!(rows(&digest(&text, chunk).keys), whole, "chunk {chunk}");
+    }
+    let summary = digest(&text, 4096);
+    assert_eq!(summary.keys.len(), 1, "{whole:?}");
+    let key = &summary.keys[0];
+    assert_eq!(key.first.text, "2: error at line 8, col 11");
+    let under: Vec<&str> = key.locators.iter().map(|l| l.text.as_str()).collect();
+    assert_eq!(
+        under,
+        [
+            "Unknown property 'colr'.",
+            ".banner { colr: #fff; height: 40px; }"
+        ]
+    );
+    assert!(!is_key("1: warning at line 5, col 3"));
+    // A severity at its place with a message of its own waits for no message.
+    assert!(is_key("Error at line 3: unexpected token"));
+    assert!(!says_no_message("Error at line 3: unexpected token"));
+}
+
+#[test]
+fn a_long_lines_record_that_says_error_is_kept_where_its_middle_would_be_cut() {
+    // CSSLint's checkstyle report (tests/corpus/logs/csslint-errors-checkstyle.out): a
+    // file's problems on one line, its error between warnings.
+    let warning = |line: u32| {
+        format!(
+            r#"<error line="{line}" column="3" severity="warning" message="Using width with padding can sometimes make elements larger than you expect." source="net.csslint.Bewareofbrokenboxsize"/>"#
+        )
+    };
+    let error = r#"<error line="8" column="11" severity="error" message="Unknown property 'colr'." source="net.csslint.Requireuseofknownproperties"/>"#;
+    let line = format!(
+        r#"<file name="/home/dev/work/csslint/css/page021.css">{}{}{error}{}{}</file>"#,
+        warning(5),
+        warning(6),
+        warning(9),
+        warning(10)
+    );
+    assert!(!cut_middle(&line, KEY_LINE_BYTES).contains(error));
+    let cut = cut_line(&line, KEY_LINE_BYTES);
+    assert!(cut.contains(error), "{cut}");
+    assert!(cut.starts_with(r#"<file name="/home/dev/work/csslint/css/page021.css">"#));
+    assert!(cut.len() <= KEY_LINE_BYTES + 64, "{}", cut.len());
+    // A JSON record's severity too; a line that says no error is cut in its middle.
+    let json = line.replace(
+        error,
+        r#"{"severity":"error","message":"Unknown property"}"#,
+    );
+    assert!(cut_line(&json, KEY_LINE_BYTES).contains(r#"{"severity":"error","#));
+    let calm = line.replace(error, "");
+    assert_eq!(
+        cut_line(&calm, KEY_LINE_BYTES),
+        cut_middle(&calm, KEY_LINE_BYTES)
+    );
+    // What is cut never splits a character.
+    let wide = format!("{}{error}{}", "é".repeat(150), "ü".repeat(150));
+    assert!(cut_line(&wide, KEY_LINE_BYTES).contains(error));
+    // The report's odd line, the file with an error among 120 with warnings only,
+    // shows its error.
+    let mut report = String::from("<?xml version=\"1.0\" encoding=\"utf-8\"?><checkstyle>\n");
+    for n in 1..=120 {
+        let file = format!(
+            r#"<file name="/home/dev/work/csslint/css/page{n:03}.css">{}{}{}{}</file>"#,
+            warning(5),
+            warning(6),
+            warning(9),
+            warning(10)
+        );
+        report.push_str(&if n == 21 { line.clone() } else { file });
+        report.push('\n');
+    }
+    report.push_str("</checkstyle>\n");
+    let odd = odd_of(&report, 4096);
+    assert!(odd.iter().any(|(_, t, _)| t.contains(error)), "{odd:?}");
+}
+
+#[test]
+fn mochas_failure_keeps_its_entry_and_the_tests_title_under_it() {
+    // nyc over mocha (tests/corpus/logs/nyc-mocha-fail.out): 620 passing tests, the
+    // summary, then each failure's numbered entry (its suite), the test's title, a
+    // blank line before an assertion with Node's error code; a coverage table after.
+    let mut text = String::from("\n  budget\n");
+    for n in 1..=300 {
+        text.push_str(&format!("    ✔ adds case {n}\n"));
+    }
+    text.push_str(
+        "\n\n  620 passing (65ms)\n  2 failing\n\n\
+         \x20 1) budget\n\
+         \x20      reads the budget of a missing team:\n\
+         \x20    TypeError: Cannot read properties of undefined (reading 'total')\n\
+         \x20     at Context.<anonymous> (test/budget.test.js:33:105)\n\n\
+         \x20 2) currency\n\
+         \x20      labels a currency code in upper case:\n\n\
+         \x20     AssertionError [ERR_ASSERTION]: Expected values to be strictly equal:\n\
+         + actual - expected\n\n\
+         + 'currency:eur'\n\
+         - 'currency:EUR'\n\n\
+         \x20     at Context.<anonymous> (test/currency.test.js:41:67)\n\n",
+    );
+    for n in 1..=100 {
+        text.push_str(&format!(" src/mod{n}.js | 41.3 | 20 | 50 | 41.3 | 3-9\n"));
+    }
+    let whole = rows(&digest(&text, text.len()).keys);
+    for chunk in [1, 7, 4096] {
+        assert_eq!(rows(&digest(&text, chunk).keys), whole, "chunk {chunk}");
+    }
+    let summary = digest(&text, 4096);
+    let shown: Vec<(&str, Vec<&str>)> = summary
+        .keys
+        .iter()
+        .map(|k| {
+            let locators = k.locators.iter().map(|l| l.text.trim()).collect();
+            (k.first.text.trim(), locators)
+        })
+        .collect();
+    assert_eq!(shown[0], ("2 failing", vec![]), "{shown:?}");
+    assert_eq!(
+        shown[1].1[..2],
+        ["1) budget", "reads the budget of a missing team:"],
+        "{shown:?}"
+    );
+    assert!(
+        shown[2].0.starts_with("AssertionError [ERR_ASSERTION]:"),
+        "{shown:?}"
+    );
+    assert_eq!(
+        shown[2].1[..2],
+        ["2) currency", "labels a currency code in upper case:"],
+        "{shown:?}"
+    );
+}
+
+#[test]
+fn a_step_that_passed_does_not_locate_the_failure_after_it() {
+    // cucumber-js (tests/corpus/logs/cucumber-33-failures.out): the passing steps'
+    // places right above a failing step's assertion.
+    let mut text = String::new();
+    for n in 1..=80 {
+        text.push_str(&format!(
+            "   ✔ Given a cart with {n} items # features/steps.js:4\n"
+        ));
+    }
+    text.push_str(
+        "1) Scenario: cart totals 6 items # features/cart.feature:33\n\
+         \x20  ✔ And a price of 250 cents # features/step_definitions/steps.js:5\n\
+         \x20      AssertionError [ERR_ASSERTION]: Expected values to be strictly equal:\n",
+    );
+    let summary = digest(&text, text.len());
+    let key = summary
+        .keys
+        .iter()
+        .find(|k| k.first.text.contains("AssertionError"))
+        .unwrap_or_else(|| panic!("{:?}", summary.keys));
+    assert!(
+        key.locators.iter().all(|l| !l.text.contains('✔')),
+        "{:?}",
+        key.locators
+    );
+}
