@@ -177,6 +177,9 @@ const EXCLUDE: &str = concat!(
     r"^\s*(\S+:\d+:(\d+:)? )?(warning|note|help|info)(\[[\w-]+\])?: ",
     r"|^\s*= (note|help): ",
     r"|^\s*(warning|WARNING|WARN|DEBUG|INFO)\b[^:]*$",
+    // a line whose severity and rule close it (ESLint's and solhint's unix format:
+    // `a.sol:9:9: Error message for require is too long [Warning/reason-string]`)
+    r"|\S:\d+(:\d+)?: .*\[(Warning|warning|Info|info)/[\w@./-]+\]\s*$",
 );
 
 /// Where a failure is: the lines of compilers, tracebacks and test runners that name
@@ -212,6 +215,9 @@ const KEY: &str = concat!(
     // rule's id in parentheses (semgrep's `a.py:17:16:error(eval-of-request-data):`)
     r"|(^|[\s:(\[])(error|ERROR|fatal error)(\[[\w-]+\])?(:|!| [A-Z]{1,4}\d{2,5}:)",
     r"|\S:\d+(:\d+)?:(error|ERROR)\([\w./-]+\):",
+    // or its severity and rule closing the line: `a.sol:7:5: Explicitly mark
+    // visibility of state [Error/state-visibility]`
+    r"|\S:\d+(:\d+)?: .*\[(Error|error|Fatal|fatal)/[\w@./-]+\]\s*$",
     r"|^\s*(error|ERROR)\s",
     // a severity at its place in words: CSSLint's `2: error at line 8, col 11`
     r"|\b(error|ERROR|Error|fatal|FATAL) at line \d+",

@@ -2529,3 +2529,34 @@ fn a_step_that_passed_does_not_locate_the_failure_after_it() {
         key.locators
     );
 }
+
+#[test]
+fn a_severity_and_rule_closing_a_line_say_what_it_is_whatever_its_message_says() {
+    // solhint's unix format (tests/corpus/logs/solhint-errors-unix-merged.out), ESLint's
+    // too: 1721 warnings, some of them about an `Error message`, and 5 errors.
+    let mut text = String::new();
+    for n in 1..=150 {
+        text.push_str(&format!(
+            "contracts/vaults/Vault{n}.sol:9:9: Error message for require is too long: 55 counted / 40 allowed [Warning/reason-string]\n\
+             contracts/vaults/Vault{n}.sol:4:1: Missing @title tag in contract 'Vault{n}' [Warning/use-natspec]\n"
+        ));
+        if n == 61 {
+            text.push_str(
+                "contracts/vaults/Vault61.sol:7:5: Explicitly mark visibility of state [Error/state-visibility]\n",
+            );
+        }
+    }
+    text.push_str("\n1726 problem/s (1 error/s, 300 warning/s)\n");
+    let keys: Vec<String> = digest(&text, 4096)
+        .keys
+        .into_iter()
+        .map(|k| k.first.text)
+        .collect();
+    assert_eq!(
+        keys,
+        [
+            "contracts/vaults/Vault61.sol:7:5: Explicitly mark visibility of state [Error/state-visibility]",
+            "1726 problem/s (1 error/s, 300 warning/s)",
+        ]
+    );
+}
