@@ -395,33 +395,49 @@ fn the_corpus_meets_its_targets() {
     // The largest overflow view; an output within 200 lines and 51,200 bytes is
     // shown whole, as the original shows it, whatever its size (Spectral's 27 KB).
     assert!(now.max_bytes <= 16 * 1024, "{}", report.table());
-    // The families the rules were written from meet the targets.
+    // The families the rules were written from meet the targets, but for the runs whose
+    // stdout the binary guard takes (`vite build --debug 2>&1` prints a regular
+    // expression holding a NUL byte): their answer is the binary notice, which shows
+    // none of their items.
     let seen = &report.seen;
     assert!(seen.item_share() >= 0.99, "{}", report.table());
-    assert_eq!(seen.verdicts_shown, seen.verdicts, "{}", report.table());
-    assert_eq!(seen.clean_looking, 0, "{}", report.table());
+    let families = &report.held_out_families;
+    let binary: Vec<&str> = report
+        .cases
+        .iter()
+        .filter(|(name, _, answer)| {
+            !eval::of_family(name, families) && answer.starts_with("Binary output detected")
+        })
+        .map(|(name, _, _)| name.as_str())
+        .collect();
+    assert_eq!(binary, ["vite-build-error-debug-merged"]);
+    let missed: Vec<&str> = report
+        .cases
+        .iter()
+        .filter(|(name, seen, _)| {
+            !eval::of_family(name, families)
+                && (seen.looks_clean || seen.verdict_shown == Some(false))
+        })
+        .map(|(name, _, _)| name.as_str())
+        .collect();
+    assert_eq!(missed, binary, "{}", report.table());
     // The families never looked at while the rules were written: the figures they
     // gave, held (see docs/long-output.md), not the targets, which they miss. The
     // twelve of the earlier passes give 122 of 123 items, the six of issue 40's eighth
-    // pass's second set 103 of 104; the fourteen of its tenth pass 56 of 60 and 63
-    // of 79, with one verdict missed and one failing run that looks clean; the seven
-    // of its eleventh pass still held out 84 of 84; the 15 of its twelfth pass still
-    // held out 173 of 189 and 121 of 127, with two verdicts missed and one failing run
-    // that looks clean; the 24 of its thirteenth pass, 208 of 226 (209 when first
-    // measured), 121 of 130 and 162 of 177: 1,213 of 1,299 items in all. So the whole
-    // corpus gives 97.5%.
+    // pass's second set 103 of 104; the seven of its tenth pass still held out 56 of
+    // 60; the seven of its eleventh pass 84 of 84; the seven of its twelfth pass still
+    // held out 121 of 127; the 24 of its thirteenth pass 208 of 226, 121 of 130 and
+    // 162 of 177; the 24 of its fourteenth pass 163 of 181, 172 of 181 and 131 of
+    // 171 (as when first measured), with five failing runs that look clean: 1,443 of
+    // 1,564 items in all. So the whole corpus gives 97.0%.
     let held = &report.held_out;
-    assert!(held.answers >= 298, "{}", report.table());
-    assert!(held.item_share() >= 0.93, "{}", report.table());
-    assert!(
-        held.verdicts_shown + 3 >= held.verdicts,
-        "{}",
-        report.table()
-    );
-    assert!(held.clean_looking <= 2, "{}", report.table());
+    assert!(held.answers >= 348, "{}", report.table());
+    assert!(held.item_share() >= 0.92, "{}", report.table());
+    assert_eq!(held.verdicts_shown, held.verdicts, "{}", report.table());
+    assert!(held.clean_looking <= 5, "{}", report.table());
     assert!(held.mean_bytes() <= 8.0 * 1024.0, "{}", report.table());
     assert!(held.max_bytes <= 16 * 1024, "{}", report.table());
-    assert!(now.item_share() >= 0.97, "{}", report.table());
+    assert!(now.item_share() >= 0.969, "{}", report.table());
     // Each stream's part of an answer is within 200 lines and 51,200 bytes: the
     // overflow view of a stream too long to show whole, or the stream whole (a whole
     // stdout beside the view of a long stderr may take the answer past 200 lines).
