@@ -137,17 +137,25 @@ impl Long {
 
     /// Reads bytes of a long line, a piece ending at each object in an array.
     fn read(&mut self, bytes: &[u8]) {
+        if bytes.is_empty() {
+            return;
+        }
         self.read += bytes.len() as u64;
         let mut from = 0;
         if let Some(before) = self.open.take() {
             // The `{` that ended the last bytes, held back: it may start a piece.
-            if bytes.first() == Some(&b'"') && (before == b'[' || before == b',') {
+            if bytes[0] == b'"' && (before == b'[' || before == b',') && !self.path.in_string {
                 self.next_piece();
             }
             self.keep(b"{");
             self.path.read(b"{");
         }
+        // The bytes before `fed` are read by the path: where each `{` stands in the
+        // JSON is known (one inside a string starts no piece).
+        let mut fed = from;
         for at in memchr::memchr_iter(b'{', bytes) {
+            self.path.read(&bytes[fed..at]);
+            fed = at;
             let before = bytes[..at]
                 .iter()
                 .rev()
@@ -156,18 +164,20 @@ impl Long {
                 .unwrap_or(self.last);
             if at + 1 == bytes.len() {
                 self.keep(&bytes[from..at]);
-                self.path.read(&bytes[from..at]);
                 self.open = Some(before);
                 from = bytes.len();
-            } else if bytes[at + 1] == b'"' && (before == b'[' || before == b',') {
+                fed = from;
+            } else if bytes[at + 1] == b'"'
+                && (before == b'[' || before == b',')
+                && !self.path.in_string
+            {
                 self.keep(&bytes[from..at]);
-                self.path.read(&bytes[from..at]);
                 self.next_piece();
                 from = at;
             }
         }
         self.keep(&bytes[from..]);
-        self.path.read(&bytes[from..]);
+        self.path.read(&bytes[fed..]);
         if let Some(&b) = bytes.iter().rev().find(|b| !b.is_ascii_whitespace()) {
             self.last = b;
         }
@@ -205,7 +215,8 @@ impl Long {
             });
         }
         let signed = &text[..crate::render::floor_char_boundary(text, SIGNED)];
-        let shown = shown(text, file.map(|(_, at)| at));
+        let prefix = self.within.as_ref().map_or(0, |field| field.len() + 5);
+        let shown = shown(text, file.map(|(_, at)| at), prefix);
         match &self.within {
             Some(field) => {
                 let shown = format!("\"{field}\":[ {shown}");
@@ -259,7 +270,7 @@ impl Long {
 pub(super) struct JsonPath {
     open: Vec<Option<String>>,
     deeper: usize,
-    in_string: bool,
+    pub(super) in_string: bool,
     escaped: bool,
     string: Vec<u8>,
     /// The string just read, a field's name if `:` follows; the name whose value
@@ -361,21 +372,30 @@ fn opens_json(bytes: &[u8]) -> bool {
 }
 
 /// What is shown of a piece: its start, and from the fields naming its file (at
-/// `file_at`) and saying its message on, each [`SHOWN_FILE`] bytes, within
-/// [`SHOWN_START`] and one field's more (the start gives way).
-fn shown(text: &str, file_at: Option<usize>) -> String {
+/// `file_at`) and saying its message on, each [`SHOWN_FILE`] bytes (three quarters of
+/// it when both are), within [`SHOWN_START`] and one field's more, with the `prefix`
+/// shown before it (the start gives way, down to half of it).
+fn shown(text: &str, file_at: Option<usize>, prefix: usize) -> String {
     let floor = |at: usize| crate::render::floor_char_boundary(text, at);
-    let mut fields: Vec<(usize, usize)> = file_at
+    let at: Vec<usize> = file_at
         .into_iter()
         .chain(record_message(text).map(|(_, at)| at))
-        .map(|at| (at, floor(at + SHOWN_FILE)))
         .collect();
+    // Two fields share what one would take, and a half more.
+    let each = if at.len() > 1 {
+        SHOWN_FILE * 3 / 4
+    } else {
+        SHOWN_FILE
+    };
+    let mut fields: Vec<(usize, usize)> = at.into_iter().map(|at| (at, floor(at + each))).collect();
     fields.sort_unstable();
     let beyond = |start: usize| fields.iter().any(|&(_, end)| end > start);
     if !beyond(floor(SHOWN_START)) {
         return cut_middle(text, SHOWN_START + SHOWN_FILE);
     }
-    let others: usize = fields.iter().map(|&(at, end)| end - at).sum();
+    // The fields, the marks between the parts and the array's field before them
+    // leave the start the rest.
+    let others: usize = fields.iter().map(|&(at, end)| end - at + 5).sum::<usize>() + prefix;
     let start = floor(
         (SHOWN_START + SHOWN_FILE)
             .saturating_sub(others)

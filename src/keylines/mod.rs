@@ -177,9 +177,6 @@ const EXCLUDE: &str = concat!(
     r"^\s*(\S+:\d+:(\d+:)? )?(warning|note|help|info)(\[[\w-]+\])?: ",
     r"|^\s*= (note|help): ",
     r"|^\s*(warning|WARNING|WARN|DEBUG|INFO)\b[^:]*$",
-    // a line whose severity and rule close it (ESLint's and solhint's unix format:
-    // `a.sol:9:9: Error message for require is too long [Warning/reason-string]`)
-    r"|\S:\d+(:\d+)?: .*\[(Warning|warning|Info|info)/[\w@./-]+\]\s*$",
 );
 
 /// Where a failure is: the lines of compilers, tracebacks and test runners that name
@@ -215,12 +212,9 @@ const KEY: &str = concat!(
     // rule's id in parentheses (semgrep's `a.py:17:16:error(eval-of-request-data):`)
     r"|(^|[\s:(\[])(error|ERROR|fatal error)(\[[\w-]+\])?(:|!| [A-Z]{1,4}\d{2,5}:)",
     r"|\S:\d+(:\d+)?:(error|ERROR)\([\w./-]+\):",
-    // or its severity and rule closing the line: `a.sol:7:5: Explicitly mark
-    // visibility of state [Error/state-visibility]`
-    r"|\S:\d+(:\d+)?: .*\[(Error|error|Fatal|fatal)/[\w@./-]+\]\s*$",
     r"|^\s*(error|ERROR)\s",
     // a severity at its place in words: CSSLint's `2: error at line 8, col 11`
-    r"|\b(error|ERROR|Error|fatal|FATAL) at line \d+",
+    r"|^\s*(\d+: *|\S+: *)?(error|ERROR|Error|fatal) at line \d+",
     // a stylish report's error rows, the severity a word, a symbol or a letter:
     // `  5:10  error  'x' is not defined  no-undef`, `  5:3  ✖  Unknown unit "pz"`
     r"|^\s+\d+:\d+\s+(error|✖|✘|×|‼|E)\s+\S",
@@ -318,6 +312,9 @@ pub fn classify(line: &str) -> Class {
     if rules.warnings.is_match(line) {
         return Class::Key;
     }
+    if let Some(error) = closing_severity(line) {
+        return if error { Class::Key } else { Class::Plain };
+    }
     if rules.exclude.is_match(line) {
         return Class::Plain;
     }
@@ -337,6 +334,29 @@ pub fn classify(line: &str) -> Class {
 /// A key line (an error, a failure…): it holds a trigger word and [`classify`] says so.
 pub fn is_key(line: &str) -> bool {
     rules().triggers.find(line).is_some() && classify(line) == Class::Key
+}
+
+/// The severity and rule closing a diagnostic's line, which say what it is whatever
+/// its message says (ESLint's and solhint's unix format: `a.sol:7:5: Explicitly mark
+/// visibility of state [Error/state-visibility]`; `a.sol:9:9: Error message for
+/// require is too long [Warning/reason-string]`): whether it is an error.
+fn closing_severity(line: &str) -> Option<bool> {
+    static PLACE: OnceLock<Regex> = OnceLock::new();
+    let inner = line.trim_end().strip_suffix(']')?;
+    let (severity, rule) = inner[inner.rfind('[')? + 1..].split_once('/')?;
+    let error = match severity {
+        "Error" | "error" | "Fatal" | "fatal" => true,
+        "Warning" | "warning" | "Info" | "info" => false,
+        _ => return None,
+    };
+    let rule_like = !rule.is_empty()
+        && rule
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b"@./_-".contains(&b));
+    let placed = PLACE
+        .get_or_init(|| pattern::regex(r"^\s*\S+:\d+(:\d+)?: ").expect("a valid rule"))
+        .is_match(line);
+    (rule_like && placed).then_some(error)
 }
 
 /// A summary that counts no failure: `test result: ok. 9 passed; 0 failed`.
@@ -896,6 +916,7 @@ impl Digest {
             let listed = !status || text.starts_with("- ") || text.starts_with([' ', '\t']);
             if !listed
                 || text.trim().is_empty()
+                || is_problem_header(text)
                 || (triggered && classify(text) == Class::Key)
                 || line > key.first.line + STATUS_DETAILS as u64
             {
@@ -1238,38 +1259,53 @@ impl Digest {
     /// `line`, since a blank line: the nearest.
     fn entry_before(&self, before: &[u8], line: u64) -> Vec<Numbered> {
         let lines = self.lines_before(before, LOCATOR_BEFORE as usize);
-        let mut between = Vec::new();
-        for (back, (bytes, omitted)) in (1..=LOCATOR_BEFORE).zip(lines) {
-            let text = String::from_utf8_lossy(&bytes);
-            let text = text.trim_end_matches('\r');
-            // A blank line right above the failure (Mocha's before its assertion)
-            // leaves it with its entry; a blank line further up ends the search.
-            if text.trim().is_empty() {
-                if back == 1 {
+        let texts: Vec<Cow<'_, str>> = lines
+            .iter()
+            .map(|(b, _)| String::from_utf8_lossy(b))
+            .collect();
+        let text = |at: usize| texts[at].trim_end_matches('\r');
+        // The entry first, by its shape alone; a blank line ends the search, but one
+        // right above the failure under a title (Mocha's `labels a … case:` before its
+        // assertion).
+        let mut found = None;
+        for at in 0..texts.len() {
+            if text(at).trim().is_empty() {
+                let titled = at == 0 && texts.get(1).is_some_and(|t| t.trim_end().ends_with(':'));
+                if titled {
                     continue;
                 }
-                return Vec::new();
+                break;
             }
-            let seen = Seen {
-                text,
-                omitted,
-                line: line - back,
-            };
-            if numbered_entry(text).is_some() {
-                between.push(seen.numbered(text));
-                between.reverse();
-                return between;
-            }
-            // The titles between are plain lines; a place or a step's mark (`✔ And
-            // …`) between is not one.
-            if classify(text) == Class::Plain
-                && symbol_lead(text).is_none()
-                && between.len() < ENTRY_TITLES
-            {
-                between.push(seen.numbered(text));
+            if numbered_entry(text(at)).is_some() {
+                found = Some(at);
+                break;
             }
         }
-        Vec::new()
+        let Some(entry) = found else {
+            return Vec::new();
+        };
+        let numbered = |at: usize| {
+            Seen {
+                text: text(at),
+                omitted: lines[at].1,
+                line: line - at as u64 - 1,
+            }
+            .numbered(text(at))
+        };
+        // The titles between are plain lines; a place or a step's mark (`✔ And …`)
+        // between is not one.
+        let mut kept = vec![numbered(entry)];
+        for at in (0..entry).rev() {
+            let title = text(at);
+            if !title.trim().is_empty()
+                && classify(title) == Class::Plain
+                && symbol_lead(title).is_none()
+                && kept.len() <= ENTRY_TITLES
+            {
+                kept.push(numbered(at));
+            }
+        }
+        kept
     }
 
     /// The locator among the [`LOCATOR_BEFORE`] lines before line `line`, the nearest
@@ -1531,7 +1567,16 @@ fn says_no_message(text: &str) -> bool {
 }
 
 const NO_MESSAGE: &str =
-    r"^\s*(\d+: *)?(error|ERROR|Error|fatal|FATAL) at line \d+(, col(umn)? \d+)?:?\s*$";
+    r"^\s*(\d+: *)?(error|ERROR|Error|fatal) at line \d+(, col(umn)? \d+)?:?\s*$";
+
+/// The header of a problem of a report like CSSLint's, whatever its severity: `3:
+/// warning at line 9, col 2`.
+fn is_problem_header(text: &str) -> bool {
+    static HEADER: OnceLock<Regex> = OnceLock::new();
+    HEADER
+        .get_or_init(|| pattern::regex(r"^\s*\d+: *\w+ at line \d+").expect("a valid rule"))
+        .is_match(text)
+}
 
 /// A step's status of failure after dot leaders, ending its line: pre-commit's `no
 /// debug prints.....Failed`.
@@ -1659,22 +1704,15 @@ fn has_location(text: &str) -> bool {
         .is_match(text)
 }
 
-/// `text`, or its first and last `max / 2` bytes around a marker of what was cut.
 /// A line cut to `max` bytes as [`cut_middle`] cuts it, unless the record that says
 /// error lies in what that leaves out (one `<error … severity="error" …/>` among a
 /// file's warnings, all on one line): then its start, and that record from its
 /// opening on.
 pub fn cut_line(text: &str, max: usize) -> String {
-    static MARK: OnceLock<Regex> = OnceLock::new();
     if text.len() <= max {
         return text.to_owned();
     }
-    let mark = MARK.get_or_init(|| {
-        pattern::regex(
-            r#"(?i)\bseverity\\?["']?\s*[=:]\s*\\?["']?(error|fatal|critical|blocker)\b"#,
-        )
-        .expect("a valid rule")
-    });
+    let mark = error_mark();
     let half = max / 2;
     let Some(at) = mark
         .find_iter(text)
@@ -1687,9 +1725,10 @@ pub fn cut_line(text: &str, max: usize) -> String {
     let head = floor(max / 4);
     // The record opens at the last `<` or `{` before its severity, near it.
     let near = floor(at.saturating_sub(max / 2)).max(head);
-    let from = text[near..at]
-        .rfind(['<', '{'])
-        .map_or(floor(at.saturating_sub(max / 4)).max(head), |o| near + o);
+    // Not a record without its opening (a command line's `--severity=ERROR`).
+    let Some(from) = text[near..at].rfind(['<', '{']).map(|o| near + o) else {
+        return cut_middle(text, max);
+    };
     let to = floor(from + max - head);
     let mut out = format!(
         "{}…[{} bytes cut]…{}",
@@ -1703,6 +1742,25 @@ pub fn cut_line(text: &str, max: usize) -> String {
     out
 }
 
+/// A record's severity of error inside a line: `severity="error"`, `"severity":
+/// "fatal"`.
+fn error_mark() -> &'static Regex {
+    static MARK: OnceLock<Regex> = OnceLock::new();
+    MARK.get_or_init(|| {
+        pattern::regex(
+            r#"(?i)\bseverity\\?["']?\s*[=:]\s*\\?["']?(error|fatal|critical|blocker)\b"#,
+        )
+        .expect("a valid rule")
+    })
+}
+
+/// Whether `text` holds a record's severity of error ([`error_mark`]).
+fn says_error_within(text: &str) -> bool {
+    // The word first, as plain text is searched: most long lines have none.
+    memchr::memmem::find(text.as_bytes(), b"everity").is_some() && error_mark().is_match(text)
+}
+
+/// `text`, or its first and last `max / 2` bytes around a marker of what was cut.
 pub fn cut_middle(text: &str, max: usize) -> String {
     if text.len() <= max {
         return text.to_owned();

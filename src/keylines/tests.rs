@@ -2444,6 +2444,28 @@ fn a_long_lines_record_that_says_error_is_kept_where_its_middle_would_be_cut() {
     report.push_str("</checkstyle>\n");
     let odd = odd_of(&report, 4096);
     assert!(odd.iter().any(|(_, t, _)| t.contains(error)), "{odd:?}");
+    // Its error past the line's first 512 bytes, which sign it, signs it too.
+    let late = format!(
+        r#"<file name="/home/dev/work/csslint/css/page140.css">{}{}{}{error}</file>"#,
+        warning(5),
+        warning(6),
+        warning(9)
+    );
+    assert!(late.find(r#"severity="error""#).unwrap() > 512);
+    let mut report = String::new();
+    for n in 1..=120 {
+        let file = format!(
+            r#"<file name="/home/dev/work/csslint/css/page{n:03}.css">{}{}{}{}</file>"#,
+            warning(5),
+            warning(6),
+            warning(9),
+            warning(10)
+        );
+        report.push_str(&if n == 40 { late.clone() } else { file });
+        report.push('\n');
+    }
+    let odd = odd_of(&report, 4096);
+    assert!(odd.iter().any(|(_, t, _)| t.contains(error)), "{odd:?}");
 }
 
 #[test]
@@ -2558,5 +2580,91 @@ fn a_severity_and_rule_closing_a_line_say_what_it_is_whatever_its_message_says()
             "contracts/vaults/Vault61.sol:7:5: Explicitly mark visibility of state [Error/state-visibility]",
             "1726 problem/s (1 error/s, 300 warning/s)",
         ]
+    );
+}
+
+#[test]
+fn review_fixes_of_the_fourteenth_pass_hold() {
+    // A blank line above a failure ends the search for its entry, unless a title
+    // ending in `:` is right above it (Mocha): a numbered list of steps names no test.
+    let text = "Steps to reproduce:\n  1) open the page\n  2) click save\n\nError: save failed\n";
+    let summary = digest(text, text.len());
+    assert!(
+        summary.failed_tests.is_empty(),
+        "{:?}",
+        summary.failed_tests
+    );
+    assert!(summary.keys[0].locators.is_empty(), "{:?}", summary.keys);
+    // The message under a severity at its place ends at the next problem's header.
+    let text = "page021.css\n2: error at line 8, col 11\nUnknown property 'colr'.\n\
+                3: warning at line 9, col 2\nUnknown property 'x'.\n";
+    let summary = digest(text, text.len());
+    let under: Vec<&str> = summary.keys[0]
+        .locators
+        .iter()
+        .map(|l| l.text.as_str())
+        .collect();
+    assert_eq!(under, ["Unknown property 'colr'."]);
+    // A severity at a place in words opens its line (or follows its number or name).
+    assert!(!is_key("the check found no error at line 5 of the file"));
+    assert!(is_key("config.y: error at line 5"));
+    // A command line's `--severity=ERROR` is no record: the line keeps its end.
+    let line = format!(
+        "Error: Command failed: semgrep {} --severity=ERROR {} -> exit 2: 3 blocking findings",
+        "--include=src/x.py ".repeat(12),
+        "--exclude=vendor/y ".repeat(12)
+    );
+    assert!(cut_line(&line, KEY_LINE_BYTES).ends_with("3 blocking findings"));
+    // A `{"` inside a string starts no record.
+    let mut records: Vec<String> = (1..=200)
+        .map(|n| {
+            format!(r#"{{"path":"src/a{n}.rb","severity":"convention","message":"Line too long"}}"#)
+        })
+        .collect();
+    records[77] = r#"{"path":"src/odd.rb","message":"expected [{","severity":"error"}"#.to_owned();
+    let text = format!(r#"{{"files":[{}]}}"#, records.join(",")) + "\n";
+    let whole = rows(&digest(&text, text.len()).pieces);
+    let odd = whole
+        .iter()
+        .find(|(_, t, _)| t.contains("src/odd.rb"))
+        .unwrap_or_else(|| panic!("{whole:?}"));
+    assert!(
+        odd.1.starts_with(r#""files":[ {"path""#) && odd.1.contains(r#""severity":"error""#),
+        "{whole:?}"
+    );
+    // Empty reads between bytes change nothing (the held-back `{` stays held).
+    for chunk in [1, 2, 7] {
+        let mut split = Digest::new();
+        for c in text.as_bytes().chunks(chunk) {
+            split.push(c);
+            split.push(b"");
+        }
+        assert_eq!(rows(&split.finish().pieces), whole, "chunk {chunk}");
+    }
+    // A record's file and message both far in it are shown within a key line's bytes.
+    let record = format!(
+        r#"{{"rule":"x","pad":"{}","file":"src/lib/a.js","pad2":"{}","message":"{}END"}}"#,
+        "a".repeat(300),
+        "b".repeat(300),
+        "M".repeat(140)
+    );
+    let records: Vec<String> = (1..=200)
+        .map(|n| format!(r#"{{"rule":"y","n":{n},"pad":"{}"}}"#, "c".repeat(20)))
+        .collect();
+    let text = format!(
+        r#"{{"errors":[{record}],"others":[{}]}}"#,
+        records.join(",")
+    );
+    let whole = rows(&digest(&text, text.len()).pieces);
+    let shown = whole
+        .iter()
+        .find(|(_, t, _)| t.starts_with(r#""errors":[ "#))
+        .unwrap_or_else(|| panic!("{whole:?}"));
+    assert!(shown.1.len() <= KEY_LINE_BYTES, "{}", shown.1.len());
+    assert!(
+        shown.1.contains(r#""file":"src/lib/a.js","pad2":"b"#)
+            && shown.1.contains(r#""message":"MMMM"#)
+            && !shown.1.contains("bytes cut"),
+        "{shown:?}"
     );
 }
